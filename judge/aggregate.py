@@ -1,0 +1,94 @@
+"""Per-question-type tables from tidy per-question rows (pandas).
+
+Every table is per type first, ``all`` last, with the weakest type named: averages hide the
+failures of the small types. Means use only the rows that have a value; the rows that do not
+(out-of-scope questions for retrieval, non-ok verdicts for the judge) are counted in their own
+columns, never turned into 0 or NaN inside a mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from judge.golden import GoldenSet
+from judge.retrieval import RetrievalScores
+
+ALL = "all"
+
+
+class TypeTable(NamedTuple):
+    """A per-type table: one row per question type, then ``all``."""
+
+    frame: pd.DataFrame
+    """Index: type names then ``all``. Columns: counts first, then metric means."""
+    metrics: list[str]
+    count_columns: list[str]
+    primary: str
+    """The metric that decides the weakest type."""
+    weakest: str | None
+    """The type with the lowest primary mean (None if no type has a value)."""
+
+    def to_json(self) -> dict[str, Any]:
+        rows = []
+        for type_name, row in self.frame.iterrows():
+            item: dict[str, Any] = {"type": type_name}
+            for column in self.count_columns:
+                item[column] = int(row[column])
+            for metric in self.metrics:
+                value = row[metric]
+                item[metric] = None if pd.isna(value) else round(float(value), 6)
+            rows.append(item)
+        return {"primary_metric": self.primary, "weakest_type": self.weakest, "rows": rows}
+
+
+def retrieval_rows(golden: GoldenSet, scores: RetrievalScores) -> pd.DataFrame:
+    """Tidy rows: question_id, type, split, metric, value (one row per question and metric)."""
+    by_id = golden.by_id()
+    n = len(scores.question_ids)
+    frames = [
+        pd.DataFrame(
+            {
+                "question_id": scores.question_ids,
+                "type": [by_id[q].type for q in scores.question_ids],
+                "split": [by_id[q].split or "" for q in scores.question_ids],
+                "metric": [metric] * n,
+                "value": values,
+            }
+        )
+        for metric, values in scores.values.items()
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def per_type_table(
+    rows: pd.DataFrame,
+    types: Sequence[str],
+    metrics: Sequence[str],
+    counts: dict[str, dict[str, int]] | None = None,
+) -> TypeTable:
+    """Mean of each metric per type, plus ``all``; ``metrics[0]`` is the primary metric.
+
+    ``rows`` are tidy (type, metric, value); ``n`` counts the questions with a value for the
+    primary metric. ``counts`` adds columns of per-type counts (e.g. excluded questions).
+    """
+    counts = counts or {}
+    primary = metrics[0]
+    means = rows.pivot_table(index="type", columns="metric", values="value", aggfunc="mean")
+    n_per_type = rows[rows["metric"] == primary].groupby("type")["question_id"].nunique()
+    overall = rows.groupby("metric")["value"].mean()
+    index = [*types, ALL]
+    frame = pd.DataFrame(index=index)
+    frame["n"] = [int(n_per_type.get(t, 0)) for t in types] + [int(n_per_type.sum())]
+    for name, per_type in counts.items():
+        frame[name] = [per_type.get(t, 0) for t in types] + [sum(per_type.values())]
+    for metric in metrics:
+        column = means[metric] if metric in means.columns else pd.Series(dtype=float)
+        values: list[float] = [float(column.get(t, float("nan"))) for t in types]
+        values.append(overall.get(metric, float("nan")))
+        frame[metric] = values
+    candidates = frame.loc[list(types), primary].dropna()
+    weakest = str(candidates.idxmin()) if len(candidates) > 1 else None
+    return TypeTable(frame, list(metrics), ["n", *counts], primary, weakest)

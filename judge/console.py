@@ -1,0 +1,66 @@
+"""Terminal output: progress bars on a terminal, plain lines otherwise (nightly logs, CI)."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from judge.runs import AdapterProgress
+
+stderr = Console(stderr=True, highlight=False)
+
+
+def _progress() -> Progress:
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[detail]}"),
+        TimeElapsedColumn(),
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=stderr,
+        transient=False,
+    )
+
+
+@contextmanager
+def adapter_progress() -> Iterator[Callable[[AdapterProgress], None]]:
+    """A callback for ``produce_run`` that shows a bar and prints each failed question."""
+    progress = _progress()
+    task: list[TaskID] = []
+    failures = 0
+
+    def on_event(event: AdapterProgress) -> None:
+        nonlocal failures
+        if not task:
+            progress.start()
+            task.append(progress.add_task("asking the adapter", total=event.total, detail=""))
+        if event.error is not None:
+            failures += 1
+            progress.console.print(
+                f"adapter failed for question '{event.question_id}': {event.error}"
+            )
+        progress.update(task[0], completed=event.done, detail=f"failed {failures}")
+
+    try:
+        yield on_event
+    finally:
+        if task:
+            progress.stop()
+
+
+def is_terminal() -> bool:
+    return sys.stderr.isatty()

@@ -1,0 +1,76 @@
+"""Errors a user can act on.
+
+Every error the harness raises on purpose derives from ``HarnessError``; the CLI prints its
+message on one line (or one line per problem) without a traceback and exits with its
+``exit_code``. Anything else is a bug and keeps its traceback.
+
+    HarnessError                    exit 2
+    ├── InputError                  bad golden set, corpus, run, labels: lists every problem
+    ├── ConfigError                 bad judge.toml or command-line option
+    │   └── PromptError             a prompt file with missing or unknown placeholders
+    ├── AdapterError                the user's module:function cannot be loaded
+    └── BackendError                the judge backend failed
+        ├── BackendUnavailable      exit 3: no server / no model; checked before any work
+        ├── TransientBackendError   timeouts, 5xx, dropped connections: retried, never cached
+        ├── BackendRequestError     4xx: the request is wrong, retrying will not help
+        └── PromptTooLong           the prompt does not fit the context window: never judged
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+#: Exit codes of the CLI, documented in README.md.
+EXIT_OK = 0
+EXIT_REGRESSION = 1
+EXIT_BAD_INPUT = 2
+EXIT_JUDGE_UNAVAILABLE = 3
+EXIT_INTERRUPTED = 130
+
+
+class HarnessError(Exception):
+    """A problem the user can act on; the message says where and what to do."""
+
+    exit_code = EXIT_BAD_INPUT
+
+
+class InputError(HarnessError):
+    """One or more bad records in an input file. ``problems`` holds one line each."""
+
+    def __init__(self, problems: Sequence[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class ConfigError(HarnessError):
+    """The configuration or a command-line option is wrong."""
+
+
+class PromptError(ConfigError):
+    """A judge prompt file cannot be used as it is."""
+
+
+class AdapterError(HarnessError):
+    """The user's ``module:function`` adapter cannot be loaded or called."""
+
+
+class BackendError(HarnessError):
+    """The judge backend failed."""
+
+
+class BackendUnavailable(BackendError):
+    """The judge cannot run at all (server down, model missing); raised before any work."""
+
+    exit_code = EXIT_JUDGE_UNAVAILABLE
+
+
+class TransientBackendError(BackendError):
+    """A failure that may pass: timeout, 5xx, queue full, dropped connection. Retried."""
+
+
+class BackendRequestError(BackendError):
+    """The backend refused the request (4xx); retrying the same request will not help."""
+
+
+class PromptTooLong(BackendError):
+    """The prompt does not fit the model's context; judging it would judge a truncated prompt."""

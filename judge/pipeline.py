@@ -1,0 +1,71 @@
+"""The stages wired together: inputs → retrieval scores → (judge) → per-type tables.
+
+The CLI calls these functions and only prints; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import NamedTuple
+
+from judge.aggregate import TypeTable, per_type_table, retrieval_rows
+from judge.config import Config
+from judge.errors import ConfigError
+from judge.golden import GoldenSet, Leak, find_leaks, load_golden
+from judge.retrieval import RetrievalScores, metric_names, score_run
+from judge.runs import AdapterProgress, Run, load_run, produce_run
+
+
+class Inputs(NamedTuple):
+    """A validated golden set and the run to evaluate."""
+
+    golden: GoldenSet
+    run: Run
+    run_source: str
+    """Where the run came from: a file path or ``adapter:module:function``."""
+    leaks: list[Leak]
+
+
+def load_inputs(
+    config: Config,
+    run_path: Path | None = None,
+    on_adapter_progress: Callable[[AdapterProgress], None] = lambda _: None,
+) -> Inputs:
+    """Load and validate the golden set and the run (a file, or produced by the adapter)."""
+    golden = load_golden(config.data)
+    path = run_path or config.data.run
+    if path is not None:
+        run = load_run(path, golden, config.data.max_file_mb)
+        source = str(path)
+    elif config.data.adapter:
+        run = produce_run(
+            config.data.adapter, golden, config.data.adapter_concurrency, on_adapter_progress
+        )
+        source = f"adapter:{config.data.adapter}"
+    else:
+        raise ConfigError("no run: set data.run (a file) or data.adapter (module:function)")
+    return Inputs(golden, run, source, find_leaks(golden))
+
+
+class RetrievalResult(NamedTuple):
+    """Per-question scores and the per-type table."""
+
+    scores: RetrievalScores
+    table: TypeTable
+
+
+def evaluate_retrieval(config: Config, golden: GoldenSet, run: Run) -> RetrievalResult:
+    """Score retrieval and build the per-type table (primary metric: recall@context_k)."""
+    ks = config.retrieval.ks
+    scores = score_run(golden, run, ks)
+    by_id = golden.by_id()
+    excluded = Counter(by_id[qid].type for qid in scores.excluded)
+    table = per_type_table(
+        retrieval_rows(golden, scores),
+        config.data.question_types,
+        metric_names(ks),
+        counts={"excluded": dict(excluded)},
+    )
+    return RetrievalResult(scores, table)

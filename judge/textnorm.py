@@ -1,0 +1,123 @@
+"""Text normalisation shared by evidence matching, the leak check and the lexical baseline.
+
+Japanese and English both go through the same steps, none of which assumes word boundaries:
+
+1. Unicode NFKC (full-width ``ＰＲＯ`` → ``PRO``, half-width ``ｶﾞ`` → ``ガ``, ``（`` → ``(``),
+2. case folding,
+3. quote and bracket characters removed (``「設定」`` and ``"設定"`` and ``設定`` all match),
+4. all whitespace removed (a chunk may break a Japanese sentence across lines; an English
+   quote that differs from its source only in spacing still matches).
+
+``normalise_with_offsets`` also returns, for each output character, the index of the original
+character it came from, so a match found in normalised text maps back to a span of the
+original chunk.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# Quote marks and brackets that judges add, drop or swap when they quote.
+_DROP = frozenset(
+    "\"'`´‘’‚‛“”„‟«»‹›「」『』〝〞〟＂＇()[]{}（）［］｛｝【】〔〕〈〉《》〖〗〘〙〚〛"
+)
+# Voiced sound marks and combining characters belong to the character before them.
+_JOINERS = frozenset("\uff9e\uff9f\u3099\u309a")
+
+
+def _clusters(text: str) -> list[tuple[int, str]]:
+    """Split ``text`` into (start index, cluster) where a cluster is a base plus its marks."""
+    clusters: list[tuple[int, str]] = []
+    for index, char in enumerate(text):
+        if clusters and (char in _JOINERS or unicodedata.combining(char)):
+            start, previous = clusters[-1]
+            clusters[-1] = (start, previous + char)
+        else:
+            clusters.append((index, char))
+    return clusters
+
+
+def normalise_with_offsets(text: str) -> tuple[str, list[int]]:
+    """Normalise ``text`` for matching; return it and the original index of each character.
+
+    The end of a span ``[i, j)`` in the normalised text maps to ``offsets[j - 1] + 1`` at most,
+    so use :func:`original_span` rather than indexing by hand.
+    """
+    out: list[str] = []
+    offsets: list[int] = []
+    for start, cluster in _clusters(text):
+        for char in unicodedata.normalize("NFKC", cluster).casefold():
+            if char in _DROP or char.isspace():
+                continue
+            out.append(char)
+            offsets.append(start)
+    return "".join(out), offsets
+
+
+def normalise(text: str) -> str:
+    """The normalised form of ``text`` (see module docstring)."""
+    return normalise_with_offsets(text)[0]
+
+
+def original_span(text: str, offsets: list[int], start: int, end: int) -> tuple[int, int]:
+    """Map the normalised span ``[start, end)`` back to ``[begin, stop)`` in ``text``.
+
+    The span is widened to whole source characters (a normalised ``ガ`` covers ``ｶﾞ``).
+    """
+    begin = offsets[start]
+    last = offsets[end - 1]
+    stop = last + 1
+    # Extend over the marks that were folded into the last character.
+    while stop < len(text) and (text[stop] in _JOINERS or unicodedata.combining(text[stop])):
+        stop += 1
+    return begin, stop
+
+
+def collapse_whitespace(text: str) -> str:
+    """NFKC, then every whitespace run becomes one space; ends stripped."""
+    return " ".join(unicodedata.normalize("NFKC", text).split())
+
+
+_SENTENCE_END = re.compile(r"(?<=[。．！？!?])|(?<=[.])(?=\s)|\n+")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split Japanese or English text into sentences, keeping their end marks."""
+    parts = (part.strip() for part in _SENTENCE_END.split(text))
+    return [part for part in parts if part]
+
+
+_LATIN_WORD = re.compile(r"[0-9a-z]+(?:['.][0-9a-z]+)*")
+
+
+def _is_cjk(char: str) -> bool:
+    code = ord(char)
+    return (
+        0x3040 <= code <= 0x30FF  # hiragana, katakana
+        or 0x3400 <= code <= 0x4DBF  # CJK extension A
+        or 0x4E00 <= code <= 0x9FFF  # CJK unified ideographs
+        or 0xF900 <= code <= 0xFAFF  # compatibility ideographs
+        or 0xAC00 <= code <= 0xD7AF  # hangul syllables
+    )
+
+
+def lexical_tokens(text: str) -> list[str]:
+    """Tokens for overlap scoring: Latin words, and character bigrams inside CJK runs.
+
+    Japanese has no spaces between words, so words cannot be split without a dictionary;
+    character bigrams are the standard dictionary-free substitute. A CJK run of one character
+    yields that character.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    tokens: list[str] = _LATIN_WORD.findall(folded)
+    run: list[str] = []
+    for char in [*folded, " "]:
+        if _is_cjk(char) or char == "ー":
+            run.append(char)
+            continue
+        if len(run) == 1:
+            tokens.append(run[0])
+        tokens.extend(run[i] + run[i + 1] for i in range(len(run) - 1))
+        run = []
+    return tokens

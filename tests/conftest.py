@@ -1,0 +1,166 @@
+"""Shared fixtures: a tiny golden set written to a temporary folder, and a config for it."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judge.config import Config, load_config
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "golden" / "sample"
+
+CORPUS = [
+    {
+        "chunk_id": "pricing/plans",
+        "doc": "pricing",
+        "heading": "料金プラン",
+        "text": "プレミアムプランは月額400円、年額3,800円です。年額プランは2か月分お得です。",
+    },
+    {
+        "chunk_id": "pricing/trial",
+        "doc": "pricing",
+        "heading": "無料体験",
+        "text": "初回のみ7日間の無料体験があります。体験期間中に解約すれば料金はかかりません。",
+    },
+    {
+        "chunk_id": "backup/auto",
+        "doc": "backup",
+        "heading": "自動バックアップ",
+        "text": "自動バックアップは毎日午前3時に実行されます。Wi-Fi接続時のみ動作します。",
+    },
+    {
+        "chunk_id": "backup/restore",
+        "doc": "backup",
+        "heading": "復元",
+        "text": "1. 設定を開きます。2. バックアップを選びます。3. 復元をタップします。",
+    },
+    {
+        "chunk_id": "widgets/sizes",
+        "doc": "widgets",
+        "heading": "サイズ",
+        "text": "ウィジェットは小と中の2サイズです。iPadには対応していません。",
+    },
+]
+
+QUESTIONS = [
+    {
+        "id": "q1",
+        "type": "factual",
+        "question": "年額プランはいくらですか？",
+        "relevant_chunks": ["pricing/plans"],
+        "answerable": True,
+        "split": "tune",
+    },
+    {
+        "id": "q2",
+        "type": "procedural",
+        "question": "バックアップから戻す手順を教えて",
+        "relevant_chunks": ["backup/restore", "backup/auto"],
+        "answerable": True,
+        "split": "tune",
+    },
+    {
+        "id": "q3",
+        "type": "negative",
+        "question": "iPadでウィジェットは使えますか",
+        "relevant_chunks": ["widgets/sizes"],
+        "answerable": True,
+        "split": "holdout",
+    },
+    {
+        "id": "q4",
+        "type": "out_of_scope",
+        "question": "Windows版はありますか",
+        "relevant_chunks": [],
+        "answerable": False,
+        "split": "holdout",
+    },
+]
+
+RUN = [
+    {
+        "run_meta": {
+            "system": "test-rag",
+            "embedding_model": "e5-small",
+            "chunking": {"method": "heading"},
+        }
+    },
+    {
+        "id": "q1",
+        "retrieved": [
+            {"chunk_id": "pricing/plans", "score": 0.9},
+            {"chunk_id": "pricing/trial", "score": 0.5},
+        ],
+        "answer": "年額3,800円です。",
+    },
+    {
+        "id": "q2",
+        "retrieved": [
+            {"chunk_id": "backup/auto", "score": 0.8},
+            {"chunk_id": "widgets/sizes", "score": 0.4},
+            {"chunk_id": "backup/restore", "score": 0.3},
+        ],
+        "answer": "設定を開き、バックアップを選び、復元をタップします。",
+    },
+    {
+        "id": "q3",
+        "retrieved": [
+            {"chunk_id": "pricing/trial", "score": 0.7},
+            {"chunk_id": "pricing/plans", "score": 0.6},
+        ],
+        "answer": "はい、使えます。",
+    },
+    {
+        "id": "q4",
+        "retrieved": [{"chunk_id": "pricing/plans", "score": 0.2}],
+        "answer": "ヘルプには記載がありません。",
+    },
+]
+
+
+def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
+    path.write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+    )
+    return path
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Callable[..., Config]:
+    """Write the tiny golden set (optionally altered) and return a function giving its Config.
+
+    ``tiny(questions=..., corpus=..., run=..., extra_toml="...")`` replaces a file's records.
+    """
+
+    def make(
+        questions: list[dict[str, Any]] | None = None,
+        corpus: list[dict[str, Any]] | None = None,
+        run: list[dict[str, Any]] | None = None,
+        extra_toml: str = "",
+    ) -> Config:
+        write_jsonl(tmp_path / "questions.jsonl", QUESTIONS if questions is None else questions)
+        write_jsonl(tmp_path / "corpus.jsonl", CORPUS if corpus is None else corpus)
+        write_jsonl(tmp_path / "run.jsonl", RUN if run is None else run)
+        toml = tmp_path / "judge.toml"
+        toml.write_text(
+            '[data]\nquestions = "questions.jsonl"\ncorpus = "corpus.jsonl"\nrun = "run.jsonl"\n'
+            + extra_toml
+            + f'\n[judge]\ncache_path = "{tmp_path / "cache.sqlite3"}"\n'
+            + f'prompt = "{REPO / "prompts" / "judge.v1.md"}"\n'
+            + f'\n[reports]\ndir = "{tmp_path / "reports"}"\n',
+            encoding="utf-8",
+        )
+        return load_config(toml)
+
+    return make
+
+
+@pytest.fixture
+def sample_config() -> Config:
+    """The shipped sample set's configuration (judge.toml at the repository root)."""
+    return load_config(REPO / "judge.toml")

@@ -1,0 +1,53 @@
+from collections.abc import Callable
+
+import pytest
+
+from judge.config import Config
+from judge.golden import load_golden
+from judge.pipeline import evaluate_retrieval
+from judge.render import WEAKEST_MARK, render_markdown, render_text
+from judge.runs import load_run
+
+Tiny = Callable[..., Config]
+
+
+def test_per_type_retrieval_table(tiny: Tiny) -> None:
+    config = tiny()
+    golden = load_golden(config.data)
+    assert config.data.run is not None
+    table = evaluate_retrieval(config, golden, load_run(config.data.run, golden)).table
+    frame = table.frame
+    assert list(frame.index) == ["factual", "procedural", "negative", "out_of_scope", "all"]
+    assert list(frame["n"]) == [1, 1, 1, 0, 3]
+    assert list(frame["excluded"]) == [0, 0, 0, 1, 1]
+    # recall@5 per type: q1 = 1, q2 = 1, q3 = 0; all = (1 + 1 + 0) / 3
+    assert frame.loc["all", "recall@5"] == pytest.approx(2 / 3)
+    assert frame.loc["negative", "recall@5"] == 0.0
+    assert table.primary == "recall@5"
+    assert table.weakest == "negative"
+    assert frame.columns[:4].tolist() == ["n", "excluded", "recall@5", "hit@5"]
+    payload = table.to_json()
+    assert payload["weakest_type"] == "negative"
+    oos = payload["rows"][3]
+    assert oos == {
+        "type": "out_of_scope",
+        "n": 0,
+        "excluded": 1,
+        **{m: None for m in table.metrics},
+    }
+
+
+def test_rendered_tables_mark_the_weakest_and_end_with_all(tiny: Tiny) -> None:
+    config = tiny()
+    golden = load_golden(config.data)
+    assert config.data.run is not None
+    table = evaluate_retrieval(config, golden, load_run(config.data.run, golden)).table
+    text = render_text(table).splitlines()
+    assert text[0].split()[:4] == ["type", "n", "excluded", "recall@5"]
+    negative = next(line for line in text if line.startswith("negative"))
+    assert negative.endswith(WEAKEST_MARK)
+    assert text[-1].startswith("all")
+    assert "–" in next(line for line in text if line.startswith("out_of_scope"))
+    markdown = render_markdown(table).splitlines()
+    assert markdown[-1].startswith("| **all** |")
+    assert "◀ weakest" in markdown[4]
