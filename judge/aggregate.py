@@ -8,13 +8,14 @@ columns, never turned into 0 or NaN inside a mean.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, NamedTuple
 
 import pandas as pd
 
 from judge.golden import GoldenSet
 from judge.retrieval import RetrievalScores
+from judge.verdict import Verdict
 
 ALL = "all"
 
@@ -92,3 +93,38 @@ def per_type_table(
     candidates = frame.loc[list(types), primary].dropna()
     weakest = str(candidates.idxmin()) if len(candidates) > 1 else None
     return TypeTable(frame, list(metrics), ["n", *counts], primary, weakest)
+
+
+#: Judge metrics, in display order; faithfulness is the primary one.
+JUDGE_METRICS = ["faithfulness", "relevance", "full_marks", "quote_verified"]
+NOT_OK = ["parse_error", "backend_error", "truncated"]
+
+
+def judge_rows(golden: GoldenSet, verdicts: Iterable[Verdict]) -> pd.DataFrame:
+    """Tidy rows of the ok verdicts: faithfulness, relevance (0-2), full_marks (1 when both are
+    2), quote_verified (1 when the quote was found exactly or normalised; only for verdicts
+    that quoted something)."""
+    by_id = golden.by_id()
+    rows: list[tuple[str, str, str, str, float]] = []
+    for v in verdicts:
+        if v.status != "ok" or v.faithfulness is None or v.relevance is None:
+            continue
+        q = by_id[v.question_id]
+        base = (v.question_id, q.type, q.split or "")
+        rows.append((*base, "faithfulness", float(v.faithfulness)))
+        rows.append((*base, "relevance", float(v.relevance)))
+        rows.append((*base, "full_marks", float(v.faithfulness == 2 and v.relevance == 2)))
+        if v.match is not None and v.match.kind != "empty":
+            rows.append((*base, "quote_verified", float(v.match.found)))
+    return pd.DataFrame(rows, columns=["question_id", "type", "split", "metric", "value"])
+
+
+def status_counts(golden: GoldenSet, verdicts: Iterable[Verdict]) -> dict[str, dict[str, int]]:
+    """Per non-ok status, per type: how many verdicts have it (every status, even if 0)."""
+    by_id = golden.by_id()
+    counts: dict[str, dict[str, int]] = {status: {} for status in NOT_OK}
+    for v in verdicts:
+        if v.status in counts:
+            qtype = by_id[v.question_id].type
+            counts[v.status][qtype] = counts[v.status].get(qtype, 0) + 1
+    return counts

@@ -103,6 +103,108 @@ def cmd_trec_export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _judge_overrides(args: argparse.Namespace, config: Config) -> Config:
+    changes = {
+        key: value
+        for key, value in (
+            ("backend", args.backend),
+            ("prompt", args.prompt),
+            ("concurrency", args.concurrency),
+        )
+        if value is not None
+    }
+    return config.with_overrides(judge=changes) if changes else config
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from judge.backends import open_backend
+    from judge.cache import VerdictCache
+    from judge.console import judge_progress
+    from judge.pipeline import evaluate_judge
+    from judge.prompts import load_prompt
+    from judge.render import render_text
+    from judge.report import write_run_folder
+
+    config = _judge_overrides(args, _config(args))
+    inputs = _inputs(args, config)
+    _print_leaks(inputs, config)
+    prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
+    retrieval = evaluate_retrieval(config, inputs.golden, inputs.run)
+    opened = open_backend(config.judge)
+    print(f"judge: {opened.backend.identity.describe()}")
+    print(f"       ({opened.reason})")
+    print(
+        f"prompt: {prompt.path} · run: {inputs.run_source} · context_k {config.retrieval.context_k}"
+    )
+    cache = VerdictCache(config.judge.cache_path)
+    try:
+        with judge_progress() as on_progress:
+            judged = evaluate_judge(config, inputs, retrieval, opened, cache, on_progress)
+    finally:
+        cache.close()
+    outcome = judged.outcome
+    if outcome.interrupted:
+        print(
+            f"interrupted: {len(outcome.verdicts)} of {len(inputs.run.records)} answers judged and "
+            "cached; run the same command again to resume",
+            file=sys.stderr,
+        )
+        return EXIT_INTERRUPTED
+    hits = sum(v.cached for v in outcome.verdicts.values())
+    print(
+        f"\njudged {len(outcome.verdicts)} answers in {outcome.elapsed_s:.1f} s ({hits} from the cache)"
+    )
+    print(f"\nretrieval per type (context_k = {config.retrieval.context_k})")
+    print(render_text(retrieval.table))
+    print(f"\njudge per type ({opened.backend.identity.kind} · {opened.backend.identity.model})")
+    print(render_text(judged.table))
+    review = [v for v in outcome.verdicts.values() if v.review or v.status != "ok"]
+    if review:
+        print(f"\n{len(review)} verdicts need a look:")
+        for v in review:
+            why = "; ".join(v.review) if v.review else f"{v.status}: {v.error}"
+            print(f"  {v.question_id}: {why}")
+    folder = write_run_folder(
+        config.reports.dir, inputs, retrieval, judged, config.retrieval.context_k
+    )
+    print(f"\nsaved {folder}")
+    return 0
+
+
+def cmd_cache_stats(args: argparse.Namespace) -> int:
+    from judge.cache import VerdictCache
+
+    config = _config(args)
+    cache = VerdictCache(config.judge.cache_path)
+    try:
+        stats = cache.stats()
+    finally:
+        cache.close()
+    print(f"cache: {config.judge.cache_path} · {len(stats)} judge configuration(s)")
+    for entry in stats:
+        print(f"\n{entry.fingerprint}  {entry.replies} replies  last used {entry.last_used_at}")
+        print(f"  {entry.label}")
+        for key, value in entry.parts.items():
+            if key != "schema":
+                print(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
+    return 0
+
+
+def cmd_cache_prune(args: argparse.Namespace) -> int:
+    from judge.cache import VerdictCache
+
+    config = _config(args)
+    cache = VerdictCache(config.judge.cache_path)
+    try:
+        fingerprints, replies = cache.prune(args.days)
+    finally:
+        cache.close()
+    print(
+        f"removed {fingerprints} judge configuration(s) unused for {args.days:g} days ({replies} replies)"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge", description="Evaluate a RAG system: retrieval metrics and a Gemma judge."
@@ -129,6 +231,21 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--qrels", help="qrels output path")
     export.add_argument("--trec-out", help="TREC run output path")
     export.set_defaults(handler=cmd_trec_export)
+
+    run = commands.add_parser("run", help="retrieval metrics, then judge every answer")
+    run.add_argument("--run", type=Path, help="a run file (overrides data.run)")
+    run.add_argument("--backend", choices=["auto", "ollama", "embedded", "openai", "lexical"])
+    run.add_argument("--prompt", type=Path, help="a prompt file (overrides judge.prompt)")
+    run.add_argument("--concurrency", type=int, help="items judged at once")
+    run.set_defaults(handler=cmd_run)
+
+    cache = commands.add_parser("cache", help="the verdict cache")
+    cache_commands = cache.add_subparsers(dest="cache_command", required=True)
+    stats = cache_commands.add_parser("stats", help="judge configurations and their replies")
+    stats.set_defaults(handler=cmd_cache_stats)
+    prune = cache_commands.add_parser("prune", help="drop configurations not used lately")
+    prune.add_argument("--days", type=float, required=True, help="unused for this many days")
+    prune.set_defaults(handler=cmd_cache_prune)
     return parser
 
 

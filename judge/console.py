@@ -17,6 +17,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from judge.grading import JudgeProgress
 from judge.runs import AdapterProgress
 
 stderr = Console(stderr=True, highlight=False)
@@ -64,3 +65,30 @@ def adapter_progress() -> Iterator[Callable[[AdapterProgress], None]]:
 
 def is_terminal() -> bool:
     return sys.stderr.isatty()
+
+
+@contextmanager
+def judge_progress() -> Iterator[Callable[[JudgeProgress], None]]:
+    """A bar with done/total, cache hits, non-ok verdicts and an ETA (plain lines off a tty)."""
+    progress = _progress()
+    task = progress.add_task("judging", total=None, detail="")
+    live = is_terminal()
+    last_line = [-1]
+    if live:
+        progress.start()
+
+    def on_event(event: JudgeProgress) -> None:
+        detail = f"cached {event.cached}  not ok {event.not_ok}"
+        if live:
+            progress.update(task, total=event.total, completed=event.done, detail=detail)
+            return
+        decile = event.done * 10 // max(event.total, 1)
+        if decile != last_line[0] or event.done == event.total:
+            last_line[0] = decile
+            stderr.print(f"judged {event.done}/{event.total} ({detail})")
+
+    try:
+        yield on_event
+    finally:
+        if live:
+            progress.stop()

@@ -12,6 +12,7 @@ message on one line (or one line per problem) without a traceback and exits with
     └── BackendError                the judge backend failed
         ├── BackendUnavailable      exit 3: no server / no model; checked before any work
         ├── TransientBackendError   timeouts, 5xx, dropped connections: retried, never cached
+        │   └── ConnectionLost      the server stopped answering; ends the run once retries fail
         ├── BackendRequestError     4xx: the request is wrong, retrying will not help
         └── PromptTooLong           the prompt does not fit the context window: never judged
 """
@@ -66,6 +67,10 @@ class BackendUnavailable(BackendError):
 
 class TransientBackendError(BackendError):
     """A failure that may pass: timeout, 5xx, queue full, dropped connection. Retried."""
+
+
+class ConnectionLost(TransientBackendError):
+    """The connection failed; if it keeps failing the server is gone and the run stops."""
 
 
 class BackendRequestError(BackendError):

@@ -10,10 +10,23 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from judge.aggregate import TypeTable, per_type_table, retrieval_rows
+import pandas as pd
+
+from judge.aggregate import (
+    JUDGE_METRICS,
+    TypeTable,
+    judge_rows,
+    per_type_table,
+    retrieval_rows,
+    status_counts,
+)
+from judge.backends import OpenedBackend
+from judge.cache import VerdictCache
 from judge.config import Config
 from judge.errors import ConfigError
 from judge.golden import GoldenSet, Leak, find_leaks, load_golden
+from judge.grading import JudgeOutcome, JudgeProgress, build_items, judge_items
+from judge.prompts import Prompt, load_prompt
 from judge.retrieval import RetrievalScores, metric_names, score_run
 from judge.runs import AdapterProgress, Run, load_run, produce_run
 
@@ -69,3 +82,51 @@ def evaluate_retrieval(config: Config, golden: GoldenSet, run: Run) -> Retrieval
         counts={"excluded": dict(excluded)},
     )
     return RetrievalResult(scores, table)
+
+
+class JudgeResult(NamedTuple):
+    """The judge stage's outcome and the per-type table next to retrieval."""
+
+    outcome: JudgeOutcome
+    table: TypeTable
+    backend_reason: str
+    prompt: Prompt
+
+
+def evaluate_judge(
+    config: Config,
+    inputs: Inputs,
+    retrieval: RetrievalResult,
+    opened: OpenedBackend,
+    cache: VerdictCache,
+    on_progress: Callable[[JudgeProgress], None] = lambda _: None,
+) -> JudgeResult:
+    """Judge every answer and build the per-type table (primary metric: faithfulness)."""
+    prompt = load_prompt(config.judge.prompt)
+    items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
+    outcome = judge_items(
+        items,
+        opened.backend,
+        prompt,
+        cache,
+        concurrency=config.judge.concurrency,
+        max_attempts=config.judge.max_attempts,
+        on_progress=on_progress,
+    )
+    verdicts = list(outcome.verdicts.values())
+    k = config.retrieval.context_k
+    context_metrics = [f"recall@{k}", f"hit@{k}", "mrr", f"ndcg@{k}"]
+    rows = pd.concat(
+        [
+            judge_rows(inputs.golden, verdicts),
+            retrieval_rows(inputs.golden, retrieval.scores).query("metric in @context_metrics"),
+        ],
+        ignore_index=True,
+    )
+    table = per_type_table(
+        rows,
+        config.data.question_types,
+        [*JUDGE_METRICS, *context_metrics],
+        counts=status_counts(inputs.golden, verdicts),
+    )
+    return JudgeResult(outcome, table, opened.reason, prompt)

@@ -1,0 +1,120 @@
+"""Judge backends: one small interface, several implementations, chosen by name.
+
+A backend turns one rendered prompt into one ``Reply``. It raises ``PromptTooLong`` for a
+prompt that would not fit (never judging a truncated prompt), ``TransientBackendError`` for
+failures worth retrying, ``BackendRequestError`` for requests that will never succeed and
+``BackendUnavailable`` when it cannot run at all. The retry policy lives in ``judge.grading``,
+not here.
+
+Backends are imported lazily, so the harness runs without llama-cpp-python installed until the
+embedded judge is actually chosen.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple, Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from judge.config import JudgeConfig
+from judge.errors import BackendUnavailable, ConfigError
+from judge.runs import ContextChunk
+from judge.verdict import Reply
+
+
+class BackendIdentity(BaseModel):
+    """Which judge this is. ``kind``, ``model``, ``digest`` and ``options`` change verdicts and
+    go into the fingerprint; ``endpoint`` and ``server_version`` are recorded only."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: str
+    model: str
+    digest: str | None
+    """Ollama's manifest digest, a GGUF file's sha256, or None when the server reports none."""
+    options: dict[str, Any]
+    """Everything sent with each request that changes the output (temperature, seed, ...)."""
+    endpoint: str | None = None
+    server_version: str | None = None
+
+    def describe(self) -> str:
+        digest = f", {self.digest[:19]}…" if self.digest else ""
+        where = f" at {self.endpoint}" if self.endpoint else ""
+        return f"{self.kind} · {self.model}{digest}{where}"
+
+
+class JudgeRequest(NamedTuple):
+    """One item to judge: the rendered prompt and schema, and the inputs it was rendered from
+    (the model-free baseline reads those instead of the prompt)."""
+
+    prompt: str
+    schema: dict[str, Any]
+    question: str
+    context: list[ContextChunk]
+    answer: str
+
+
+class JudgeBackend(Protocol):
+    """The one method every backend has (plus its identity, fixed at construction)."""
+
+    identity: BackendIdentity
+
+    def complete(self, request: JudgeRequest) -> Reply:
+        """Judge one item; the reply must follow ``request.schema`` where supported."""
+        ...
+
+
+def _ollama(config: JudgeConfig) -> JudgeBackend:
+    from judge.backends.ollama import OllamaBackend
+
+    return OllamaBackend(config.ollama)
+
+
+def _embedded(config: JudgeConfig) -> JudgeBackend:
+    from judge.backends.embedded import EmbeddedBackend
+
+    return EmbeddedBackend(config.embedded)
+
+
+def _openai(config: JudgeConfig) -> JudgeBackend:
+    from judge.backends.openai import OpenAIBackend
+
+    return OpenAIBackend(config.openai)
+
+
+def _lexical(config: JudgeConfig) -> JudgeBackend:
+    from judge.backends.lexical import LexicalBackend
+
+    return LexicalBackend()
+
+
+BACKENDS: dict[str, Callable[[JudgeConfig], JudgeBackend]] = {
+    "ollama": _ollama,
+    "embedded": _embedded,
+    "openai": _openai,
+    "lexical": _lexical,
+}
+
+
+class OpenedBackend(NamedTuple):
+    """The backend that will judge, and why it was chosen (shown first in every output)."""
+
+    backend: JudgeBackend
+    reason: str
+
+
+def open_backend(config: JudgeConfig) -> OpenedBackend:
+    """Construct (and preflight) the configured backend; ``auto`` prefers Ollama."""
+    if config.backend == "auto":
+        try:
+            return OpenedBackend(_ollama(config), "auto: Ollama answered")
+        except BackendUnavailable as exc:
+            backend = _embedded(config)
+            return OpenedBackend(
+                backend, f"auto: Ollama not used ({exc}); using the embedded model"
+            )
+    factory = BACKENDS.get(config.backend)
+    if factory is None:
+        raise ConfigError(f"unknown backend '{config.backend}'; use one of {', '.join(BACKENDS)}")
+    return OpenedBackend(factory(config), f"backend = {config.backend}")

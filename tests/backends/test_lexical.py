@@ -1,0 +1,70 @@
+import json
+
+from judge.backends import JudgeRequest
+from judge.backends.lexical import LexicalBackend, judge_lexically
+from judge.runs import ContextChunk
+from judge.verdict import make_verdict
+
+CONTEXT = [
+    "ひとことPROの年額プランは3,800円（税込）です。月額プランは400円です。",
+    "ウィジェットはiPadには対応していません。iPhoneとAndroidで使えます。",
+]
+
+
+def test_grounded_japanese_answer_scores_high_and_quotes_its_sentence() -> None:
+    payload = judge_lexically(
+        "年額プランはいくらですか", CONTEXT, "年額プランは3,800円（税込）です。"
+    )
+    assert (payload["faithfulness"], payload["relevance"]) == (2, 2)
+    assert payload["evidence"] == "ひとことPROの年額プランは3,800円（税込）です。"
+
+
+def test_invented_content_lowers_faithfulness() -> None:
+    answer = (
+        "年額プランは3,800円です。さらに家族全員が無料で使える特典と専用サポート窓口が付きます。"
+    )
+    payload = judge_lexically("年額プランはいくらですか", CONTEXT, answer)
+    assert payload["faithfulness"] < 2
+
+
+def test_off_topic_answer_is_not_relevant() -> None:
+    payload = judge_lexically(
+        "年額プランはいくらですか", CONTEXT, "ウィジェットはiPadには対応していません。"
+    )
+    assert payload["relevance"] == 0
+
+
+def test_refusals() -> None:
+    # The context says nothing about Windows: a refusal is right (2/2, no quote needed).
+    payload = judge_lexically(
+        "Windows版のアプリはありますか", CONTEXT, "ヘルプには記載がありません。"
+    )
+    assert (payload["faithfulness"], payload["relevance"], payload["evidence"]) == (2, 2, "")
+    # The context answers the question: refusing is not relevant.
+    payload = judge_lexically(
+        "年額プランの料金はいくらですか", CONTEXT, "申し訳ありませんが、お答えできません。"
+    )
+    assert (payload["faithfulness"], payload["relevance"]) == (2, 0)
+
+
+def test_english_works_too() -> None:
+    context = ["The yearly plan costs 3,800 yen. Widgets do not support iPad."]
+    payload = judge_lexically(
+        "How much is the yearly plan?", context, "The yearly plan costs 3,800 yen."
+    )
+    assert (payload["faithfulness"], payload["relevance"]) == (2, 2)
+
+
+def test_backend_reply_goes_through_the_same_verdict_path() -> None:
+    chunks = [ContextChunk(i + 1, f"c/{i}", text) for i, text in enumerate(CONTEXT)]
+    request = JudgeRequest(
+        "(prompt ignored)",
+        {},
+        "年額プランはいくらですか",
+        chunks,
+        "年額プランは3,800円（税込）です。",
+    )
+    reply = LexicalBackend().complete(request)
+    assert json.loads(reply.text)["faithfulness"] == 2
+    verdict = make_verdict("q", "k", reply, chunks, True)
+    assert verdict.status == "ok" and verdict.match is not None and verdict.match.kind == "exact"

@@ -1,0 +1,236 @@
+"""The Ollama backend at the HTTP level: real request and response shapes, every failure."""
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from tenacity import wait_none
+
+from judge.backends.ollama import OllamaBackend
+from judge.cache import VerdictCache
+from judge.config import Config, OllamaConfig
+from judge.errors import BackendUnavailable
+from judge.golden import load_golden
+from judge.grading import build_items, judge_items
+from judge.prompts import load_prompt
+from judge.runs import load_run
+from judge.verdict import verdict_schema
+from tests.conftest import REPO
+
+Tiny = Callable[..., Config]
+TAGS = {
+    "models": [
+        {
+            "name": "gemma3:12b",
+            "model": "gemma3:12b",
+            "modified_at": "2026-11-01T10:00:00.000000Z",
+            "size": 8149190253,
+            "digest": "f4031aab637d1ffa37b42570452ae0e4fad0314754d17ded67322e4b95836f8a",
+            "details": {
+                "format": "gguf",
+                "family": "gemma3",
+                "parameter_size": "12.2B",
+                "quantization_level": "Q4_K_M",
+            },
+        }
+    ]
+}
+GOOD = {
+    "evidence": "プレミアムプランは月額400円、年額3,800円です。",
+    "faithfulness": 2,
+    "relevance": 2,
+    "note": "price quoted from context",
+}
+
+
+def chat_response(
+    content: Any, done_reason: str = "stop", prompt_eval_count: int = 812
+) -> httpx.Response:
+    text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+    return httpx.Response(
+        200,
+        json={
+            "model": "gemma3:12b",
+            "created_at": "2026-11-29T12:00:00.000Z",
+            "message": {"role": "assistant", "content": text},
+            "done": True,
+            "done_reason": done_reason,
+            "total_duration": 5_191_566_416,
+            "load_duration": 2_154_458,
+            "prompt_eval_count": prompt_eval_count,
+            "prompt_eval_duration": 383_809_000,
+            "eval_count": 64,
+            "eval_duration": 4_709_213_000,
+        },
+    )
+
+
+class FakeOllama:
+    """A scripted Ollama: /api/version, /api/tags, and /api/chat answered by ``chat``."""
+
+    def __init__(
+        self, chat: Callable[[dict[str, Any]], httpx.Response], version: str = "0.13.0"
+    ) -> None:
+        self.chat = chat
+        self.version = version
+        self.requests: list[dict[str, Any]] = []
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/version":
+            return httpx.Response(200, json={"version": self.version})
+        if request.url.path == "/api/tags":
+            return httpx.Response(200, json=TAGS)
+        assert request.url.path == "/api/chat" and request.method == "POST"
+        body = json.loads(request.content)
+        self.requests.append(body)
+        return self.chat(body)
+
+
+def _backend(fake: FakeOllama, **config: Any) -> OllamaBackend:
+    return OllamaBackend(OllamaConfig(**config), transport=httpx.MockTransport(fake))
+
+
+def _judge_one(tiny: Tiny, tmp_path: Path, backend: OllamaBackend, max_attempts: int = 3):  # type: ignore[no-untyped-def]
+    config = tiny()
+    golden = load_golden(config.data)
+    assert config.data.run is not None
+    items = build_items(golden, load_run(config.data.run, golden), 5)[:1]
+    cache = VerdictCache(tmp_path / "c.sqlite3")
+    try:
+        outcome = judge_items(
+            items,
+            backend,
+            load_prompt(REPO / "prompts" / "judge.v1.md"),
+            cache,
+            max_attempts=max_attempts,
+            retry_wait=wait_none(),
+        )
+    finally:
+        cache.close()
+    return outcome.verdicts["q1"]
+
+
+def test_request_shape(tiny: Tiny, tmp_path: Path) -> None:
+    fake = FakeOllama(lambda body: chat_response(GOOD))
+    backend = _backend(fake, model="gemma3:12b", num_ctx=8192, num_predict=320, seed=42)
+    verdict = _judge_one(tiny, tmp_path, backend)
+    assert verdict.status == "ok" and verdict.match is not None and verdict.match.kind == "exact"
+    assert (verdict.prompt_tokens, verdict.completion_tokens) == (812, 64)
+    (body,) = fake.requests
+    assert body["model"] == "gemma3:12b"
+    assert body["stream"] is False
+    assert body["options"] == {"temperature": 0, "seed": 42, "num_ctx": 8192, "num_predict": 320}
+    assert body["format"] == verdict_schema()
+    assert body["truncate"] is False
+    (message,) = body["messages"]
+    assert message["role"] == "user"  # Gemma has no system role: one user turn
+    assert '"年額3,800円です。"' in message["content"]  # the answer, JSON-encoded
+    assert backend.identity.digest == TAGS["models"][0]["digest"]
+    assert backend.identity.server_version == "0.13.0"
+
+
+def test_old_server_gets_no_truncate_flag_and_full_context_means_truncated(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    fake = FakeOllama(lambda body: chat_response(GOOD, prompt_eval_count=2048), version="0.11.4")
+    verdict = _judge_one(tiny, tmp_path, _backend(fake, num_ctx=2048))
+    assert "truncate" not in fake.requests[0]
+    assert verdict.status == "truncated" and verdict.faithfulness is None
+    assert "2048 prompt tokens = num_ctx 2048" in (verdict.error or "")
+
+
+def test_context_overflow_400_is_truncated_not_retried(tiny: Tiny, tmp_path: Path) -> None:
+    fake = FakeOllama(
+        lambda body: httpx.Response(
+            400, json={"error": "the input length exceeds the context length"}
+        )
+    )
+    verdict = _judge_one(tiny, tmp_path, _backend(fake))
+    assert verdict.status == "truncated" and len(fake.requests) == 1
+
+
+def test_404_model_gone_stops_the_run(tiny: Tiny, tmp_path: Path) -> None:
+    fake = FakeOllama(
+        lambda body: httpx.Response(404, json={"error": "model 'gemma3:12b' not found"})
+    )
+    with pytest.raises(BackendUnavailable, match="run 'ollama pull gemma3:12b'"):
+        _judge_one(tiny, tmp_path, _backend(fake))
+
+
+def test_500_is_retried_then_reported(tiny: Tiny, tmp_path: Path) -> None:
+    fake = FakeOllama(
+        lambda body: httpx.Response(500, json={"error": "llama runner process has terminated"})
+    )
+    verdict = _judge_one(tiny, tmp_path, _backend(fake), max_attempts=3)
+    assert verdict.status == "backend_error" and len(fake.requests) == 3
+    assert (
+        verdict.error == "Ollama HTTP 500: llama runner process has terminated (after 3 attempts)"
+    )
+
+
+def test_503_queue_full_then_success(tiny: Tiny, tmp_path: Path) -> None:
+    replies = iter(
+        [
+            httpx.Response(
+                503,
+                json={"error": "server busy, please try again.  maximum pending requests exceeded"},
+            )
+        ]
+    )
+    fake = FakeOllama(lambda body: next(replies, None) or chat_response(GOOD))
+    verdict = _judge_one(tiny, tmp_path, _backend(fake))
+    assert verdict.status == "ok" and len(fake.requests) == 2
+
+
+def test_timeouts_are_retried(tiny: Tiny, tmp_path: Path) -> None:
+    def chat(body: dict[str, Any]) -> httpx.Response:
+        raise httpx.ReadTimeout("timed out")
+
+    fake = FakeOllama(chat)
+    verdict = _judge_one(tiny, tmp_path, _backend(fake, timeout_s=1), max_attempts=2)
+    assert verdict.status == "backend_error" and len(fake.requests) == 2
+    assert "no reply from Ollama within 1 s" in (verdict.error or "")
+
+
+def test_dropped_connection_that_persists_ends_the_run(tiny: Tiny, tmp_path: Path) -> None:
+    def chat(body: dict[str, Any]) -> httpx.Response:
+        raise httpx.RemoteProtocolError("Server disconnected without sending a response.")
+
+    with pytest.raises(BackendUnavailable, match="stopped answering"):
+        _judge_one(tiny, tmp_path, _backend(FakeOllama(chat)), max_attempts=2)
+
+
+def test_length_and_malformed_replies_are_parse_errors(tiny: Tiny, tmp_path: Path) -> None:
+    cut = FakeOllama(
+        lambda body: chat_response('{"evidence": "プレミアムプランは月額', done_reason="length")
+    )
+    verdict = _judge_one(tiny, tmp_path, _backend(cut))
+    assert verdict.status == "parse_error" and "cut off" in (verdict.error or "")
+    prose = FakeOllama(lambda body: chat_response("Sure! The answer is faithful."))
+    verdict = _judge_one(tiny, tmp_path / "x", _backend(prose))
+    assert verdict.status == "parse_error" and verdict.raw_reply == "Sure! The answer is faithful."
+
+
+def test_refused_connection_at_preflight_says_what_to_run() -> None:
+    def refuse(request: httpx.Request) -> httpx.Response:
+        raise httpx.ConnectError("[Errno 111] Connection refused")
+
+    with pytest.raises(BackendUnavailable) as caught:
+        OllamaBackend(
+            OllamaConfig(host="http://127.0.0.1:11434"), transport=httpx.MockTransport(refuse)
+        )
+    assert str(caught.value) == (
+        "Ollama not reachable at http://127.0.0.1:11434 ([Errno 111] Connection refused); "
+        "start it with 'ollama serve', then 'ollama pull gemma3:12b'"
+    )
+
+
+def test_model_not_pulled_at_preflight() -> None:
+    fake = FakeOllama(lambda body: chat_response(GOOD))
+    with pytest.raises(
+        BackendUnavailable, match=r"model 'gemma3:27b' is not pulled .*run 'ollama pull gemma3:27b'"
+    ):
+        _backend(fake, model="gemma3:27b")

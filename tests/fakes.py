@@ -1,0 +1,46 @@
+"""A scripted judge backend for tests: replies decided by a function of the request."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from judge.backends import BackendIdentity, JudgeRequest
+from judge.verdict import Reply
+
+
+def good_reply(request: JudgeRequest) -> Reply:
+    """A well-formed 2/2 verdict quoting the first sentence of the first chunk."""
+    quote = request.context[0].text.split("。")[0] + "。" if request.context else ""
+    payload = {"evidence": quote, "faithfulness": 2, "relevance": 2, "note": "ok"}
+    return Reply(text=json.dumps(payload, ensure_ascii=False), finish_reason="stop")
+
+
+class ScriptedBackend:
+    """Answers with ``script(request)``: a Reply, or an exception to raise."""
+
+    def __init__(
+        self,
+        script: Callable[[JudgeRequest], Reply | Exception] = good_reply,
+        model: str = "scripted",
+        options: dict[str, Any] | None = None,
+    ) -> None:
+        self.script = script
+        self.identity = BackendIdentity(
+            kind="scripted",
+            model=model,
+            digest="sha256:fake",
+            options=options or {"temperature": 0},
+        )
+        self.calls: list[JudgeRequest] = []
+        self._lock = threading.Lock()
+
+    def complete(self, request: JudgeRequest) -> Reply:
+        with self._lock:
+            self.calls.append(request)
+        outcome = self.script(request)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome

@@ -1,0 +1,83 @@
+import pytest
+
+from judge.evidence import verify_quote
+from judge.runs import ContextChunk
+
+JA = ContextChunk(
+    1,
+    "backup/auto",
+    "自動バックアップは、毎日午前3時ごろに実行されます。\n直近7世代まで保存され、"
+    "「設定 > バックアップ」から確認できます。Wi-Fi接続時のみ動作します。",
+)
+EN = ContextChunk(2, "pricing/en", 'The yearly plan costs ¥3,800. Tap "Restore" to get it back.')
+CONTEXT = [JA, EN]
+
+
+def _span(chunk: ContextChunk, start: int | None, end: int | None) -> str:
+    assert start is not None and end is not None
+    return chunk.text[start:end]
+
+
+def test_exact_japanese_quote_records_chunk_and_span() -> None:
+    match = verify_quote(" 直近7世代まで保存され、", CONTEXT)
+    assert match.kind == "exact" and match.chunk_id == "backup/auto"
+    assert _span(JA, match.start, match.end) == "直近7世代まで保存され、"
+
+
+def test_normalised_japanese_full_width_spaces_and_brackets() -> None:
+    # Full-width digits and letters, a line break removed, quote brackets swapped.
+    quote = "毎日午前３時ごろに実行されます。直近７世代まで保存され、『設定 > バックアップ』"
+    match = verify_quote(quote, CONTEXT)
+    assert match.kind == "normalised" and match.chunk_id == "backup/auto"
+    # The span runs from the first to the last matched character; a closing bracket that
+    # normalisation dropped is not part of it.
+    assert _span(JA, match.start, match.end) == (
+        "毎日午前3時ごろに実行されます。\n直近7世代まで保存され、「設定 > バックアップ"
+    )
+
+
+def test_normalised_english_case_quotes_and_spacing() -> None:
+    match = verify_quote("tap  “restore” to get it back.", CONTEXT)
+    assert match.kind == "normalised" and match.chunk_id == "pricing/en"
+    assert _span(EN, match.start, match.end) == 'Tap "Restore" to get it back.'
+
+
+def test_half_width_katakana_maps_back_to_the_whole_source_characters() -> None:
+    chunk = ContextChunk(1, "t/k", "まず ﾊﾞｯｸｱｯﾌﾟ を開きます")
+    match = verify_quote("バックアップを開きます", [chunk])
+    assert match.kind == "normalised"
+    assert _span(chunk, match.start, match.end) == "ﾊﾞｯｸｱｯﾌﾟ を開きます"
+
+
+def test_partial_quote_needs_ninety_percent_in_one_span() -> None:
+    # One character changed at the end of a 26-character quote: 25/26 = 96 % found.
+    quote = "自動バックアップは、毎日午前3時ごろに実行されるよ"
+    match = verify_quote(quote, CONTEXT)
+    assert match.kind == "partial" and match.chunk_id == "backup/auto"
+    assert match.coverage == pytest.approx(23 / 25, abs=0.05)
+    assert _span(JA, match.start, match.end).startswith("自動バックアップは")
+
+
+def test_absent_quote_keeps_its_best_coverage() -> None:
+    match = verify_quote("毎週日曜日にバックアップされます。", CONTEXT)
+    assert match.kind == "absent" and match.chunk_id is None
+    assert 0 < match.coverage < 0.9
+    assert verify_quote("The monthly plan is free.", CONTEXT).kind == "absent"
+    assert verify_quote("「」", CONTEXT).kind == "too_short"
+
+
+def test_empty_quote() -> None:
+    assert verify_quote("  ", CONTEXT).kind == "empty"
+
+
+def test_first_chunk_in_rank_order_wins() -> None:
+    twin = ContextChunk(3, "dup/b", JA.text)
+    assert verify_quote("Wi-Fi接続時のみ動作します。", [JA, twin]).chunk_id == "backup/auto"
+    assert verify_quote("Wi-Fi接続時のみ動作します。", [twin, JA]).chunk_id == "dup/b"
+
+
+def test_a_quote_too_short_to_identify_a_sentence_proves_nothing() -> None:
+    # Each of these occurs in the context, and none of them identifies a sentence.
+    for quote in ("1", "はい", "3,800", "Wi-Fi接続"):
+        assert verify_quote(quote, CONTEXT).kind == "too_short", quote
+    assert verify_quote("Wi-Fi接続時のみ", CONTEXT).kind == "exact"  # 8 characters is enough

@@ -1,0 +1,145 @@
+"""The judge stage with a scripted backend: what the judge sees, retries, statuses."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from tenacity import wait_none
+
+from judge.cache import VerdictCache
+from judge.config import Config
+from judge.errors import (
+    BackendRequestError,
+    BackendUnavailable,
+    ConnectionLost,
+    PromptTooLong,
+    TransientBackendError,
+)
+from judge.golden import load_golden
+from judge.grading import build_items, judge_items
+from judge.prompts import load_prompt
+from judge.runs import load_run
+from judge.verdict import Reply
+from tests.conftest import REPO
+from tests.fakes import ScriptedBackend, good_reply
+
+Tiny = Callable[..., Config]
+PROMPT = load_prompt(REPO / "prompts" / "judge.v1.md")
+
+
+def _items(config: Config, context_k: int = 5):  # type: ignore[no-untyped-def]
+    golden = load_golden(config.data)
+    assert config.data.run is not None
+    return build_items(golden, load_run(config.data.run, golden), context_k)
+
+
+def _judge(items, backend, tmp_path: Path, **kwargs):  # type: ignore[no-untyped-def]
+    cache = VerdictCache(tmp_path / "cache.sqlite3")
+    try:
+        return judge_items(items, backend, PROMPT, cache, retry_wait=wait_none(), **kwargs)
+    finally:
+        cache.close()
+
+
+def test_the_judge_sees_only_the_top_context_k_chunks(tiny: Tiny, tmp_path: Path) -> None:
+    backend = ScriptedBackend()
+    _judge(_items(tiny(), context_k=2), backend, tmp_path)
+    q2 = next(r for r in backend.calls if r.question.startswith("バックアップから"))
+    # The run ranked auto, widgets, restore: with context_k 2 the golden chunk
+    # backup/restore (rank 3) must not reach the judge.
+    assert [c.chunk_id for c in q2.context] == ["backup/auto", "widgets/sizes"]
+    assert "backup/restore" not in q2.prompt and "2. バックアップを選びます" not in q2.prompt
+    assert '"chunk_id": "backup/auto"' in q2.prompt
+    assert "設定を開き、バックアップを選び" in q2.prompt  # the answer
+
+
+def test_all_ok_and_progress(tiny: Tiny, tmp_path: Path) -> None:
+    events = []
+    outcome = _judge(_items(tiny()), ScriptedBackend(), tmp_path, on_progress=events.append)
+    assert {v.status for v in outcome.verdicts.values()} == {"ok"}
+    assert events[-1].done == events[-1].total == 4
+    assert not outcome.interrupted
+
+
+def test_transient_errors_are_retried_then_succeed(tiny: Tiny, tmp_path: Path) -> None:
+    failures = iter([TransientBackendError("HTTP 503: queue full")] * 2)
+    backend = ScriptedBackend(lambda r: next(failures, None) or good_reply(r))
+    outcome = _judge(_items(tiny())[:1], backend, tmp_path, max_attempts=3)
+    assert outcome.verdicts["q1"].status == "ok"
+    assert len(backend.calls) == 3
+
+
+def test_exhausted_retries_give_a_backend_error_that_is_not_cached(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    backend = ScriptedBackend(lambda r: TransientBackendError("HTTP 500: out of memory"))
+    outcome = _judge(_items(tiny())[:1], backend, tmp_path, max_attempts=2)
+    verdict = outcome.verdicts["q1"]
+    assert verdict.status == "backend_error" and verdict.faithfulness is None
+    assert verdict.error == "HTTP 500: out of memory (after 2 attempts)"
+    assert len(backend.calls) == 2
+    # Never cached: the next run asks again.
+    again = ScriptedBackend()
+    assert _judge(_items(tiny())[:1], again, tmp_path).verdicts["q1"].status == "ok"
+    assert len(again.calls) == 1
+
+
+def test_client_errors_are_not_retried(tiny: Tiny, tmp_path: Path) -> None:
+    backend = ScriptedBackend(lambda r: BackendRequestError("HTTP 400: bad format"))
+    outcome = _judge(_items(tiny())[:1], backend, tmp_path, max_attempts=5)
+    assert outcome.verdicts["q1"].status == "backend_error"
+    assert len(backend.calls) == 1
+
+
+def test_a_server_that_is_gone_ends_the_run(tiny: Tiny, tmp_path: Path) -> None:
+    backend = ScriptedBackend(lambda r: ConnectionLost("connection refused"))
+    with pytest.raises(BackendUnavailable, match="stopped answering after 2 attempts"):
+        _judge(_items(tiny()), backend, tmp_path, max_attempts=2)
+
+
+def test_a_prompt_too_long_is_truncated_and_never_scored(tiny: Tiny, tmp_path: Path) -> None:
+    backend = ScriptedBackend(lambda r: PromptTooLong("needs 5000 > n_ctx 4096"))
+    outcome = _judge(_items(tiny())[:1], backend, tmp_path)
+    verdict = outcome.verdicts["q1"]
+    assert (verdict.status, verdict.faithfulness, verdict.error) == (
+        "truncated",
+        None,
+        "needs 5000 > n_ctx 4096",
+    )
+    # Deterministic for a given judge configuration, so it is cached.
+    again = ScriptedBackend()
+    assert _judge(_items(tiny())[:1], again, tmp_path).verdicts["q1"].status == "truncated"
+    assert again.calls == []
+
+
+def test_ctrl_c_keeps_what_was_judged(tiny: Tiny, tmp_path: Path) -> None:
+    def script(request):  # type: ignore[no-untyped-def]
+        if request.question.startswith("iPad"):
+            raise KeyboardInterrupt
+        return good_reply(request)
+
+    items = _items(tiny())
+    outcome = _judge(items, ScriptedBackend(script), tmp_path)
+    assert outcome.interrupted
+    assert set(outcome.verdicts) == {"q1", "q2"}
+    resumed = ScriptedBackend()
+    outcome = _judge(items, resumed, tmp_path)
+    assert [r.question for r in resumed.calls] == [
+        items[2].question.question,
+        items[3].question.question,
+    ]
+    assert sum(v.cached for v in outcome.verdicts.values()) == 2
+
+
+def test_concurrency_keeps_results_in_place(tiny: Tiny, tmp_path: Path) -> None:
+    outcome = _judge(_items(tiny()), ScriptedBackend(), tmp_path, concurrency=4)
+    assert sorted(outcome.verdicts) == ["q1", "q2", "q3", "q4"]
+    for qid, verdict in outcome.verdicts.items():
+        assert verdict.question_id == qid
+
+
+def test_parse_errors_are_counted_not_scored(tiny: Tiny, tmp_path: Path) -> None:
+    backend = ScriptedBackend(lambda r: Reply(text="The answer looks fine!", finish_reason="stop"))
+    outcome = _judge(_items(tiny()), backend, tmp_path)
+    assert {v.status for v in outcome.verdicts.values()} == {"parse_error"}
+    assert all(v.raw_reply == "The answer looks fine!" for v in outcome.verdicts.values())

@@ -1,0 +1,72 @@
+import json
+
+from judge.runs import ContextChunk
+from judge.verdict import Reply, make_verdict, verdict_schema
+
+CONTEXT = [ContextChunk(1, "pricing/yearly", "年額プランは3,800円です。月額は400円です。")]
+
+
+def _verdict(text: str, finish: str | None = "stop", answerable: bool = True):  # type: ignore[no-untyped-def]
+    return make_verdict("q1", "k", Reply(text=text, finish_reason=finish), CONTEXT, answerable)
+
+
+def _payload(**changes: object) -> str:
+    base = {"evidence": "年額プランは3,800円です。", "faithfulness": 2, "relevance": 1, "note": "n"}
+    return json.dumps({**base, **changes}, ensure_ascii=False)
+
+
+def test_ok_verdict_with_verified_quote() -> None:
+    v = _verdict(_payload())
+    assert v.status == "ok" and (v.faithfulness, v.relevance) == (2, 1)
+    assert v.match is not None and v.match.kind == "exact" and v.match.chunk_id == "pricing/yearly"
+    assert v.review == ()
+
+
+def test_not_json_is_a_parse_error_with_the_raw_reply_kept() -> None:
+    v = _verdict('{"evidence": "年額')
+    assert v.status == "parse_error" and v.faithfulness is None and v.relevance is None
+    assert v.raw_reply == '{"evidence": "年額'
+    assert v.error is not None and v.error.startswith("not JSON")
+
+
+def test_out_of_range_score_and_unknown_field_are_parse_errors() -> None:
+    v = _verdict(_payload(faithfulness=3))
+    assert v.status == "parse_error" and v.error is not None and "faithfulness" in v.error
+    assert _verdict(_payload(confidence=0.9)).status == "parse_error"
+    assert _verdict(_payload(relevance="2")).status == "parse_error"
+    assert _verdict("[1, 2]").status == "parse_error"
+
+
+def test_cut_off_reply_is_never_ok_even_if_it_parses() -> None:
+    v = _verdict(_payload(), finish="length")
+    assert v.status == "parse_error" and v.error is not None and "cut off" in v.error
+
+
+def test_truncated_and_backend_error_replies() -> None:
+    v = make_verdict("q1", "k", Reply(kind="truncated", detail="too long"), CONTEXT, True)
+    assert (v.status, v.error, v.faithfulness) == ("truncated", "too long", None)
+    v = make_verdict("q1", "k", Reply(kind="error", detail="HTTP 500"), CONTEXT, True)
+    assert (v.status, v.error) == ("backend_error", "HTTP 500")
+
+
+def test_faithful_without_evidence_is_flagged() -> None:
+    v = _verdict(_payload(evidence="年額プランは4,800円です。"))
+    assert v.status == "ok" and v.match is not None and v.match.kind == "absent"
+    assert v.review == ("faithful, but the quote is not in the context",)
+    # An empty quote is fine for an unanswerable question (a correct refusal) ...
+    assert _verdict(_payload(evidence=""), answerable=False).review == ()
+    # ... but worth a look when the question had an answer.
+    assert _verdict(_payload(evidence="")).review == (
+        "faithful, but no quote (the question is answerable)",
+    )
+    # An unfaithful verdict with an absent quote is not flagged: nothing claims support.
+    assert _verdict(_payload(evidence="nothing like this", faithfulness=0)).review == ()
+
+
+def test_schema_orders_evidence_first_and_bounds_lengths() -> None:
+    schema = verdict_schema()
+    assert list(schema["properties"]) == ["evidence", "faithfulness", "relevance", "note"]
+    assert schema["properties"]["faithfulness"]["enum"] == [0, 1, 2]
+    assert schema["properties"]["evidence"]["maxLength"] == 200
+    assert schema["properties"]["note"]["maxLength"] == 80
+    assert schema["additionalProperties"] is False
