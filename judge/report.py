@@ -60,8 +60,11 @@ def write_run_folder(
     """Write results.json, verdicts.jsonl and the judged run into a new folder; return it."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     short = judged.outcome.fingerprint.value.split(":")[1][:8]
-    final = reports_dir / f"{stamp}-{short}"
-    tmp = reports_dir / f".{final.name}.partial"
+    name = f"{stamp}-{short}"
+    final, suffix = reports_dir / name, 2
+    while final.exists():  # two runs in the same second with the same judge
+        final, suffix = reports_dir / f"{name}-{suffix}", suffix + 1
+    tmp = reports_dir / f".{final.name}.{os.getpid()}.partial"
     if tmp.exists():
         shutil.rmtree(tmp)
     tmp.mkdir(parents=True)

@@ -98,3 +98,52 @@ def test_check_on_the_shipped_sample(capsys: pytest.CaptureFixture[str]) -> None
     assert "questions: 30 (12 factual, 8 procedural, 5 negative, 5 out_of_scope)" in captured.out
     assert "labels:" in captured.out
     assert "warning" not in captured.err
+
+
+def test_run_with_the_lexical_judge_says_which_judge_first_and_saves(
+    tiny: Tiny, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tiny()
+    assert main(["--config", _toml(config), "run", "--backend", "lexical"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "judge: lexical · lexical-v1"
+    assert out[1].strip() == "(backend = lexical)"
+    assert any(line.startswith("judged 4 answers") and "(0 from the cache)" in line for line in out)
+    (folder,) = (config.reports.dir).iterdir()
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    assert results["format_version"] == 1
+    assert results["judge"]["identity"]["kind"] == "lexical"
+    assert results["judge_table"]["rows"][-1]["type"] == "all"
+    assert len((folder / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()) == 4
+    # Second run: everything from the cache.
+    assert main(["--config", _toml(config), "run", "--backend", "lexical"]) == 0
+    assert "(4 from the cache)" in capsys.readouterr().out
+    assert main(["--config", _toml(config), "cache", "stats"]) == 0
+    stats = capsys.readouterr().out
+    assert "1 judge configuration(s)" in stats and "4 replies" in stats
+
+
+def test_run_with_a_broken_prompt_fails_before_judging(
+    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompt = tmp_path / "bad.md"
+    prompt.write_text("$question $answer", encoding="utf-8")
+    code = main(["--config", _toml(tiny()), "run", "--backend", "lexical", "--prompt", str(prompt)])
+    assert code == 2
+    assert capsys.readouterr().err.strip() == f"error: {prompt}: missing placeholder $context"
+
+
+def test_unreachable_ollama_exits_3_with_the_command_to_run(
+    tiny: Tiny, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tiny(extra_toml="")
+    toml = Path(_toml(config))
+    toml.write_text(
+        toml.read_text(encoding="utf-8")
+        + '\n[judge.ollama]\nhost = "http://127.0.0.1:9"\n',
+        encoding="utf-8",
+    )
+    assert main(["--config", str(toml), "run", "--backend", "ollama"]) == 3
+    err = capsys.readouterr().err
+    assert err.startswith("error: Ollama not reachable at http://127.0.0.1:9")
+    assert "'ollama serve'" in err

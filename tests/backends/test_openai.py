@@ -21,6 +21,7 @@ from judge.errors import BackendUnavailable
 from judge.grading import build_items, judge_items
 from judge.pipeline import load_inputs
 from judge.prompts import load_prompt
+from judge.runs import ContextChunk
 from judge.verdict import verdict_schema
 from tests.conftest import REPO
 
@@ -209,19 +210,14 @@ def test_against_a_real_llama_cpp_server(
     if verdict.status == "ok":
         assert verdict.faithfulness in (0, 1, 2)
     # A context larger than the server's 2048 tokens is refused and recorded as truncated.
-    long_config = sample_config.with_overrides(retrieval={"context_k": 10})
-    inputs = load_inputs(long_config)
-    item = build_items(inputs.golden, inputs.run, 10)[0]
+    inputs = load_inputs(sample_config)
+    item = build_items(inputs.golden, inputs.run, 5)[0]
+    long_chunk = ContextChunk(1, item.context[0].chunk_id, item.context[0].text * 20)
+    long_item = item._replace(context=[long_chunk], key="long")
     cache = VerdictCache(tmp_path / "long.sqlite3")
-    outcome = judge_items(
-        [item],
-        backend,
-        load_prompt(REPO / "prompts" / "judge.v1.md"),
-        cache,
-        max_attempts=1,
-        retry_wait=wait_none(),
-    )
+    prompt = load_prompt(REPO / "prompts" / "judge.v1.md")
+    outcome = judge_items([long_item], backend, prompt, cache, max_attempts=1, retry_wait=wait_none())
     cache.close()
-    assert outcome.verdicts[item.question.id].status == "truncated", outcome.verdicts[
-        item.question.id
-    ]
+    verdict = outcome.verdicts[item.question.id]
+    assert verdict.status == "truncated", verdict
+    assert verdict.raw_reply == ""
