@@ -18,9 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,9 @@ from judge.grading import build_items, judge_items
 from judge.pipeline import load_inputs
 from judge.prompts import load_prompt
 from judge.verdict import Reply
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import loopback_ollama  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 PROMPT = REPO / "prompts" / "judge.v1.md"
@@ -104,57 +105,17 @@ def cached_rerun(n_items: int = 1000) -> dict[str, Any]:
     return {"items": n_items, "seconds": round(elapsed, 3)}
 
 
-def _slow_ollama(delay_s: float, slots: int) -> ThreadingHTTPServer:
-    gate = threading.Semaphore(slots)
-    verdict = json.dumps({"evidence": "", "faithfulness": 2, "relevance": 2, "note": "ok"})
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        # Headers and body go out in two writes; with Nagle on, the second waits ~40 ms for a
-        # delayed ACK, which would be charged to the harness.
-        disable_nagle_algorithm = True
-
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def _send(self, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self) -> None:
-            if self.path == "/api/version":
-                self._send({"version": "0.13.0"})
-            else:
-                self._send({"models": [{"name": "bench:1", "model": "bench:1", "digest": "d" * 64,
-                                        "size": 1, "modified_at": "2026-01-01T00:00:00Z"}]})
-
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers["Content-Length"]))
-            with gate:  # N slots, like OLLAMA_NUM_PARALLEL; the rest wait, as in Ollama's queue
-                time.sleep(delay_s)
-            self._send({"message": {"role": "assistant", "content": verdict}, "done": True,
-                        "done_reason": "stop", "prompt_eval_count": 100, "eval_count": 20})
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
-
-
 def concurrency(delay_s: float = 0.2, slots: int = 4, n_items: int = 80) -> dict[str, Any]:
     from judge.backends.ollama import OllamaBackend
 
-    server = _slow_ollama(delay_s, slots)
+    server = loopback_ollama.start(delay_s, slots)
     try:
         with tempfile.TemporaryDirectory() as tmp:
             config = load_config(write_dataset(Path(tmp), n_items))
             inputs = load_inputs(config)
             items = build_items(inputs.golden, inputs.run, 5)
             host = f"http://127.0.0.1:{server.server_address[1]}"
-            backend = OllamaBackend(OllamaConfig(host=host, model="bench:1"))
+            backend = OllamaBackend(OllamaConfig(host=host, model=loopback_ollama.MODEL))
             cache = VerdictCache(Path(tmp) / "c.sqlite3")
             start = time.perf_counter()
             judge_items(items, backend, load_prompt(PROMPT), cache, concurrency=slots)
@@ -162,6 +123,7 @@ def concurrency(delay_s: float = 0.2, slots: int = 4, n_items: int = 80) -> dict
             cache.close()
     finally:
         server.shutdown()
+        server.server_close()
     achieved = n_items / elapsed
     ideal = slots / delay_s
     return {"delay_s": delay_s, "slots": slots, "items": n_items, "items_per_s": round(achieved, 2),
@@ -169,37 +131,52 @@ def concurrency(delay_s: float = 0.2, slots: int = 4, n_items: int = 80) -> dict
 
 
 def embedded(config: Config | None = None) -> dict[str, Any]:
-    """Harness vs bare llama-cpp-python on the sample set (about 4 minutes each)."""
+    """Harness vs bare llama-cpp-python on the sample set (about 4 minutes each).
+
+    Fair by construction: one model instance for both; its state is reset before every timed
+    call (otherwise the second of two identical prompts would skip prompt evaluation through
+    llama.cpp's prefix reuse); the two are interleaved item by item, alternating which goes
+    first, so drift and background load fall on both; one untimed warm-up call first.
+    """
     from llama_cpp.llama_grammar import LlamaGrammar
 
     from judge.backends.embedded import EmbeddedBackend, gemma_turns
     from judge.verdict import verdict_schema
 
     config = config or load_config(REPO / "judge.toml")
+    settings = config.judge.embedded
     inputs = load_inputs(config)
     items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
     prompt = load_prompt(config.judge.prompt)
-    backend = EmbeddedBackend(config.judge.embedded)
+    backend = EmbeddedBackend(settings)
+    grammar = LlamaGrammar.from_json_schema(json.dumps(verdict_schema()), verbose=False)
+
+    def bare(item: Any) -> None:
+        text = prompt.render(item.question.question, item.context, item.record.answer)
+        tokens = backend.llm.tokenize(gemma_turns(text).encode("utf-8"), special=True)
+        backend.llm.create_completion(prompt=tokens, max_tokens=settings.max_tokens, temperature=0.0,
+                                      seed=settings.seed, grammar=grammar, stop=["<end_of_turn>"])
+
     with tempfile.TemporaryDirectory() as tmp:
         cache = VerdictCache(Path(tmp) / "c.sqlite3")
-        start = time.perf_counter()
-        judge_items(items, backend, prompt, cache)
-        harness_s = time.perf_counter() - start
+
+        def harness(item: Any) -> None:
+            judge_items([item], backend, prompt, cache)
+
+        bare(items[0])  # warm-up: first-call costs belong to neither side
+        totals = {"harness": 0.0, "bare": 0.0}
+        for index, item in enumerate(items):
+            order = [("harness", harness), ("bare", bare)]
+            for name, run_one in order if index % 2 == 0 else reversed(order):
+                backend.llm.reset()
+                start = time.perf_counter()
+                run_one(item)
+                totals[name] += time.perf_counter() - start
         cache.close()
-    # The same work without the harness: same model instance, prompts, grammar and settings.
-    grammar = LlamaGrammar.from_json_schema(json.dumps(verdict_schema()), verbose=False)
-    texts = [prompt.render(i.question.question, i.context, i.record.answer) for i in items]
-    start = time.perf_counter()
-    for text in texts:
-        tokens = backend.llm.tokenize(gemma_turns(text).encode("utf-8"), special=True)
-        backend.llm.create_completion(prompt=tokens, max_tokens=config.judge.embedded.max_tokens,
-                                      temperature=0.0, seed=config.judge.embedded.seed,
-                                      grammar=grammar, stop=["<end_of_turn>"])
-    bare_s = time.perf_counter() - start
     n = len(items)
-    return {"items": n, "harness_items_per_min": round(n / harness_s * 60, 2),
-            "bare_items_per_min": round(n / bare_s * 60, 2),
-            "harness_overhead": round(harness_s / bare_s - 1, 4)}
+    return {"items": n, "harness_items_per_min": round(n / totals["harness"] * 60, 2),
+            "bare_items_per_min": round(n / totals["bare"] * 60, 2),
+            "harness_overhead": round(totals["harness"] / totals["bare"] - 1, 4)}
 
 
 if __name__ == "__main__":

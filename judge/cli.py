@@ -8,9 +8,10 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from judge.config import Config, load_config
-from judge.errors import EXIT_INTERRUPTED, HarnessError, InputError
+from judge.errors import EXIT_INTERRUPTED, EXIT_REGRESSION, HarnessError, InputError
 from judge.pipeline import Inputs, evaluate_retrieval, load_inputs
 from judge.render import render_text
 from judge.trec import read_trec_run, write_qrels, write_trec_run
@@ -117,57 +118,180 @@ def _judge_overrides(args: argparse.Namespace, config: Config) -> Config:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+
     from judge.backends import open_backend
     from judge.cache import VerdictCache
     from judge.console import judge_progress
+    from judge.golden import load_labels
+    from judge.lock import run_lock
     from judge.pipeline import evaluate_judge
     from judge.prompts import load_prompt
-    from judge.render import render_text
-    from judge.report import write_run_folder
+    from judge.report import build_report, new_folder_name, write_report
 
+    nightly = getattr(args, "nightly", False)
+    fail_on_regression = args.fail_on_regression or nightly
+    require_baseline = args.require_baseline or nightly
+    started_at = datetime.now(UTC)
     config = _judge_overrides(args, _config(args))
     inputs = _inputs(args, config)
     _print_leaks(inputs, config)
     prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
+    labels = (
+        load_labels(config.data.labels, inputs.golden.by_id()) if config.data.labels else []
+    )
     retrieval = evaluate_retrieval(config, inputs.golden, inputs.run)
-    opened = open_backend(config.judge)
-    print(f"judge: {opened.backend.identity.describe()}")
-    print(f"       ({opened.reason})")
-    print(
-        f"prompt: {prompt.path} · run: {inputs.run_source} · context_k {config.retrieval.context_k}"
-    )
-    cache = VerdictCache(config.judge.cache_path)
-    try:
-        with judge_progress() as on_progress:
-            judged = evaluate_judge(config, inputs, retrieval, opened, cache, on_progress)
-    finally:
-        cache.close()
-    outcome = judged.outcome
-    if outcome.interrupted:
-        print(
-            f"interrupted: {len(outcome.verdicts)} of {len(inputs.run.records)} answers judged and "
-            "cached; run the same command again to resume",
-            file=sys.stderr,
+    out: list[str] = []  # the nightly prints its verdict first, so output waits for the end
+    emit = out.append if nightly else print
+    with run_lock(config.reports.dir):
+        opened = open_backend(config.judge)
+        emit(f"judge: {opened.backend.identity.describe()}")
+        emit(f"       ({opened.reason})")
+        emit(f"prompt: {prompt.path} · run: {inputs.run_source} · context_k {config.retrieval.context_k}")
+        cache = VerdictCache(config.judge.cache_path)
+        try:
+            with judge_progress() as on_progress:
+                judged = evaluate_judge(config, inputs, retrieval, opened, cache, on_progress)
+        finally:
+            cache.close()
+        outcome = judged.outcome
+        if outcome.interrupted:
+            print("\n".join(out))
+            print(
+                f"interrupted: {len(outcome.verdicts)} of {len(inputs.run.records)} answers judged "
+                "and cached; run the same command again to resume",
+                file=sys.stderr,
+            )
+            return EXIT_INTERRUPTED
+        folder_name = new_folder_name(config, outcome.fingerprint.value, started_at)
+        report = build_report(config, inputs, retrieval, judged, labels, started_at, folder_name)
+        folder = write_report(config, report, inputs.run)
+    for line in summary_lines(report, config, folder):
+        emit(line)
+    code, verdict = gate(report, fail_on_regression, require_baseline)
+    if nightly:
+        print(f"nightly: {verdict}")
+        print("\n".join(out))
+    else:
+        print(f"\ngate: {verdict}")
+    return code
+
+
+def summary_lines(report: Any, config: Config, folder: Path) -> list[str]:
+    """The console summary of a judged run: tables, comparisons, flips, what needs review."""
+    from judge.report import review_reasons
+
+    outcome_hits = sum(v.cached for v in report.verdicts)
+    lines = [
+        f"\njudged {len(report.verdicts)} answers in {report.manifest['judge_seconds']:.1f} s "
+        f"({outcome_hits} from the cache)",
+        f"\nretrieval per type (context_k = {config.retrieval.context_k})",
+        render_text(report.retrieval),
+        f"\njudge per type ({report.manifest['judge']['backend']} · {report.manifest['judge']['model']})",
+        render_text(report.judge),
+    ]
+    for split, table in report.splits.items():
+        lines += [f"\nsplit {split}", render_text(table)]
+    lines.append("")
+    for comp in [*report.comparisons, *report.baseline]:
+        against = comp.baseline or "nothing"
+        if comp.baseline is None:
+            lines.append(f"{comp.section}: {comp.note}")
+            continue
+        moved = [c for c in comp.changes if c.direction != "noise"]
+        lines.append(
+            f"{comp.section} vs {against}: {len(comp.regressions)} regressed, "
+            f"{len(moved) - len(comp.regressions)} improved, "
+            f"{len(comp.changes) - len(moved)} within ±{config.reports.regression_threshold:g}"
+            + (f" ({comp.note})" if comp.note else "")
         )
-        return EXIT_INTERRUPTED
-    hits = sum(v.cached for v in outcome.verdicts.values())
-    print(
-        f"\njudged {len(outcome.verdicts)} answers in {outcome.elapsed_s:.1f} s ({hits} from the cache)"
-    )
-    print(f"\nretrieval per type (context_k = {config.retrieval.context_k})")
-    print(render_text(retrieval.table))
-    print(f"\njudge per type ({opened.backend.identity.kind} · {opened.backend.identity.model})")
-    print(render_text(judged.table))
-    review = [v for v in outcome.verdicts.values() if v.review or v.status != "ok"]
+        for c in comp.regressions:
+            lines.append(f"  ▼ {c.type} {c.metric}: {c.old:.3f} → {c.new:.3f} ({c.delta:+.3f})")
+    edit = report.prompt_edit
+    if edit is not None:
+        lines.append(f"\nprompt edit since {edit.previous_folder}: {len(edit.flips)} verdicts changed")
+        for flip in edit.flips:
+            old, new = flip.old, flip.new
+            lines.append(
+                f"  {flip.question_id}: F{old.faithfulness} R{old.relevance} ({old.status}) → "
+                f"F{new.faithfulness} R{new.relevance} ({new.status})"
+            )
+        if edit.labelled:
+            before = "–" if edit.agreement_before is None else f"{edit.agreement_before:.1%}"
+            after = "–" if edit.agreement_after is None else f"{edit.agreement_after:.1%}"
+            lines.append(f"  agreement with {edit.labelled} human labels (both scores): {before} → {after}")
+    review = [(v.question_id, review_reasons(v)) for v in report.verdicts if review_reasons(v)]
     if review:
-        print(f"\n{len(review)} verdicts need a look:")
-        for v in review:
-            why = "; ".join(v.review) if v.review else f"{v.status}: {v.error}"
-            print(f"  {v.question_id}: {why}")
-    folder = write_run_folder(
-        config.reports.dir, inputs, retrieval, judged, config.retrieval.context_k
-    )
-    print(f"\nsaved {folder}")
+        lines.append(f"\n{len(review)} verdicts need a look (review.html shows each quote in its chunk):")
+        lines += [f"  {qid}: {'; '.join(reasons)}" for qid, reasons in review]
+    lines.append(f"\nsaved {folder}")
+    return lines
+
+
+def gate(report: Any, fail_on_regression: bool, require_baseline: bool) -> tuple[int, str]:
+    """Exit code and one-line verdict of the regression gate."""
+    regressions = report.regressions
+    missing = [
+        section
+        for section in ("retrieval", "judge")
+        if not any(c.baseline is not None for c in [*report.comparisons, *report.baseline] if c.section == section)
+    ]
+    if regressions:
+        text = f"REGRESSED: {len(regressions)} per-type metric(s) fell by more than the threshold"
+        return (EXIT_REGRESSION if fail_on_regression else 0), text
+    if missing:
+        text = f"no compatible earlier run or baseline for {' and '.join(missing)}: nothing compared"
+        return (EXIT_REGRESSION if require_baseline else 0), text
+    return 0, "ok: no regression beyond the threshold"
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from judge.history import pin_baseline, ratchet_baseline
+    from judge.runs_index import history_entry, resolve_folder
+
+    config = _config(args)
+    folder = resolve_folder(config.reports.dir, args.folder)
+    entry = history_entry(config.reports.dir, folder)
+    path = config.reports.baseline
+    if args.baseline_command == "pin":
+        pin_baseline(path, entry, replace=args.replace)
+        print(f"pinned {path} from {folder.name}")
+        return 0
+    _, raised = ratchet_baseline(path, entry)
+    print(f"ratcheted {path} with {folder.name}: {len(raised)} metric(s) raised, none lowered")
+    for c in raised:
+        print(f"  ▲ {c.section} {c.type} {c.metric}: {c.old:.3f} → {c.new:.3f}")
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    from judge.show import show_item
+
+    config = _config(args)
+    print(show_item(config.reports.dir, args.folder, args.question_id, color=_color()))
+    return 0
+
+
+def _color() -> bool:
+    import os
+
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from judge.show import diff_runs
+
+    config = _config(args)
+    print(diff_runs(config.reports.dir, args.a, args.b, config.reports.regression_threshold))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from judge.rerender import rerender
+
+    config = _config(args)
+    folder = rerender(config, args.folder)
+    print(f"re-rendered {folder} from its run and the cache (nothing judged)")
     return 0
 
 
@@ -237,7 +361,42 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", choices=["auto", "ollama", "embedded", "openai", "lexical"])
     run.add_argument("--prompt", type=Path, help="a prompt file (overrides judge.prompt)")
     run.add_argument("--concurrency", type=int, help="items judged at once")
-    run.set_defaults(handler=cmd_run)
+    run.add_argument("--fail-on-regression", action="store_true",
+                     help="exit 1 when a per-type metric fell by more than the threshold")
+    run.add_argument("--require-baseline", action="store_true",
+                     help="exit 1 when there is nothing compatible to compare with")
+    run.set_defaults(handler=cmd_run, nightly=False)
+
+    nightly = commands.add_parser(
+        "nightly", help="run with the gate: exit 1 on regression or missing baseline; verdict first"
+    )
+    nightly.add_argument("--run", type=Path, help="a run file (overrides data.run)")
+    nightly.set_defaults(handler=cmd_run, nightly=True, backend=None, prompt=None,
+                         concurrency=None, fail_on_regression=True, require_baseline=True)
+
+    show = commands.add_parser("show", help="one verdict with its chunks and the quote marked")
+    show.add_argument("question_id")
+    show.add_argument("--folder", help="a run folder (default: the latest run)")
+    show.set_defaults(handler=cmd_show)
+
+    report = commands.add_parser("report", help="re-render a run's report from the cache")
+    report.add_argument("folder", nargs="?", help="a run folder (default: the latest run)")
+    report.set_defaults(handler=cmd_report)
+
+    diff = commands.add_parser("diff", help="compare two runs")
+    diff.add_argument("a", help="the earlier run folder")
+    diff.add_argument("b", help="the later run folder")
+    diff.set_defaults(handler=cmd_diff)
+
+    baseline = commands.add_parser("baseline", help="the pinned baseline the gate holds runs to")
+    baseline_commands = baseline.add_subparsers(dest="baseline_command", required=True)
+    pin = baseline_commands.add_parser("pin", help="pin a run's numbers as the baseline")
+    pin.add_argument("folder", nargs="?", help="a run folder (default: the latest run)")
+    pin.add_argument("--replace", action="store_true", help="overwrite an existing baseline")
+    pin.set_defaults(handler=cmd_baseline)
+    ratchet = baseline_commands.add_parser("ratchet", help="raise the baseline where a run is better")
+    ratchet.add_argument("folder", nargs="?", help="a run folder (default: the latest run)")
+    ratchet.set_defaults(handler=cmd_baseline)
 
     cache = commands.add_parser("cache", help="the verdict cache")
     cache_commands = cache.add_subparsers(dest="cache_command", required=True)

@@ -145,6 +145,9 @@ class ReportsConfig(_Frozen):
 
     dir: Path = Path("reports")
     regression_threshold: float = Field(default=0.05, ge=0)
+    """A metric moving more than this is improved or regressed; less is noise."""
+    baseline: Path = Path("judge-baseline.json")
+    """The pinned baseline (commit it): every run is also held to it when it exists."""
 
 
 class Config(_Frozen):
@@ -171,7 +174,7 @@ class Config(_Frozen):
 _PATH_FIELDS = {
     "data": ("questions", "corpus", "run", "labels"),
     "judge": ("prompt", "cache_path"),
-    "reports": ("dir",),
+    "reports": ("dir", "baseline"),
 }
 
 

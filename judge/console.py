@@ -73,7 +73,7 @@ def judge_progress() -> Iterator[Callable[[JudgeProgress], None]]:
     progress = _progress()
     task = progress.add_task("judging", total=None, detail="")
     live = is_terminal()
-    last_line = [-1]
+    last_line = [-1]  # the last decile printed, so that a log gets about ten lines
     if live:
         progress.start()
 
@@ -83,7 +83,7 @@ def judge_progress() -> Iterator[Callable[[JudgeProgress], None]]:
             progress.update(task, total=event.total, completed=event.done, detail=detail)
             return
         decile = event.done * 10 // max(event.total, 1)
-        if decile != last_line[0] or event.done == event.total:
+        if decile != last_line[0]:
             last_line[0] = decile
             stderr.print(f"judged {event.done}/{event.total} ({detail})")
 

@@ -29,6 +29,7 @@ from judge.grading import JudgeOutcome, JudgeProgress, build_items, judge_items
 from judge.prompts import Prompt, load_prompt
 from judge.retrieval import RetrievalScores, metric_names, score_run
 from judge.runs import AdapterProgress, Run, load_run, produce_run
+from judge.verdict import Verdict
 
 
 class Inputs(NamedTuple):
@@ -69,19 +70,58 @@ class RetrievalResult(NamedTuple):
     table: TypeTable
 
 
-def evaluate_retrieval(config: Config, golden: GoldenSet, run: Run) -> RetrievalResult:
-    """Score retrieval and build the per-type table (primary metric: recall@context_k)."""
-    ks = config.retrieval.ks
-    scores = score_run(golden, run, ks)
+def retrieval_table(
+    config: Config, golden: GoldenSet, scores: RetrievalScores, split: str | None = None
+) -> TypeTable:
+    """Per-type retrieval table (primary metric: recall@context_k), optionally for one split."""
     by_id = golden.by_id()
-    excluded = Counter(by_id[qid].type for qid in scores.excluded)
-    table = per_type_table(
-        retrieval_rows(golden, scores),
-        config.data.question_types,
-        metric_names(ks),
+    rows = retrieval_rows(golden, scores)
+    excluded = Counter(
+        by_id[qid].type
+        for qid in scores.excluded
+        if split is None or (by_id[qid].split or "") == split
+    )
+    if split is not None:
+        rows = rows[rows["split"] == split]
+    return per_type_table(
+        rows, config.data.question_types, metric_names(config.retrieval.ks),
         counts={"excluded": dict(excluded)},
     )
-    return RetrievalResult(scores, table)
+
+
+def evaluate_retrieval(config: Config, golden: GoldenSet, run: Run) -> RetrievalResult:
+    """Score retrieval and build the per-type table."""
+    scores = score_run(golden, run, config.retrieval.ks)
+    return RetrievalResult(scores, retrieval_table(config, golden, scores))
+
+
+def judge_table(
+    config: Config,
+    golden: GoldenSet,
+    scores: RetrievalScores,
+    verdicts: list[Verdict],
+    split: str | None = None,
+) -> TypeTable:
+    """Judge metrics next to retrieval at context_k, per type (primary metric: faithfulness).
+
+    Non-ok verdicts are counted per status, never averaged; ``split`` keeps one split only.
+    """
+    by_id = golden.by_id()
+    if split is not None:
+        verdicts = [v for v in verdicts if (by_id[v.question_id].split or "") == split]
+    k = config.retrieval.context_k
+    context_metrics = [f"recall@{k}", f"hit@{k}", "mrr", f"ndcg@{k}"]
+    retrieval = retrieval_rows(golden, scores)
+    retrieval = retrieval[retrieval["metric"].isin(context_metrics)]
+    if split is not None:
+        retrieval = retrieval[retrieval["split"] == split]
+    rows = pd.concat([judge_rows(golden, verdicts), retrieval], ignore_index=True)
+    return per_type_table(
+        rows,
+        config.data.question_types,
+        [*JUDGE_METRICS, *context_metrics],
+        counts=status_counts(golden, verdicts),
+    )
 
 
 class JudgeResult(NamedTuple):
@@ -101,7 +141,7 @@ def evaluate_judge(
     cache: VerdictCache,
     on_progress: Callable[[JudgeProgress], None] = lambda _: None,
 ) -> JudgeResult:
-    """Judge every answer and build the per-type table (primary metric: faithfulness)."""
+    """Judge every answer and build the per-type table."""
     prompt = load_prompt(config.judge.prompt)
     items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
     outcome = judge_items(
@@ -114,19 +154,5 @@ def evaluate_judge(
         on_progress=on_progress,
     )
     verdicts = list(outcome.verdicts.values())
-    k = config.retrieval.context_k
-    context_metrics = [f"recall@{k}", f"hit@{k}", "mrr", f"ndcg@{k}"]
-    rows = pd.concat(
-        [
-            judge_rows(inputs.golden, verdicts),
-            retrieval_rows(inputs.golden, retrieval.scores).query("metric in @context_metrics"),
-        ],
-        ignore_index=True,
-    )
-    table = per_type_table(
-        rows,
-        config.data.question_types,
-        [*JUDGE_METRICS, *context_metrics],
-        counts=status_counts(inputs.golden, verdicts),
-    )
+    table = judge_table(config, inputs.golden, retrieval.scores, verdicts)
     return JudgeResult(outcome, table, opened.reason, prompt)

@@ -1,79 +1,556 @@
-"""Write a judged run to its own folder under ``reports/``, atomically.
+"""A judged run's report folder, written atomically, and the history and gate around it.
 
-The folder is assembled under a temporary name and renamed into place only when complete, so
-a crash never leaves a half-written folder that looks like a finished report.
+Folder ``reports/<UTC time>-<judge fingerprint>/``:
+
+- ``manifest.json``  format version first; configuration, fingerprints, versions, timings
+- ``report.md``      per-type tables, the comparison with earlier runs, items needing review
+- ``report.json``    the same, for machines
+- ``verdicts.csv``   one row per question: every metric, score, quote, match kind, span
+- ``verdicts.jsonl`` the verdicts as data; ``items.jsonl`` what the judge saw
+- ``run.jsonl``      the run that was judged
+- ``review.html``    the reviewers' page (``judge.review_page``)
+
+The folder is assembled under a temporary name and renamed into place when complete, so a crash
+never leaves a half-written folder that looks finished. Then one line is appended to
+``reports/history.jsonl`` and ``reports/latest`` names the folder.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import os
+import platform
 import shutil
+import subprocess
 from datetime import UTC, datetime
+from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+from pydantic import BaseModel, ConfigDict
+
+from judge.agreement import exact_agreement
+from judge.aggregate import JUDGE_METRICS, TypeTable
+from judge.config import Config
+from judge.evidence import VERIFIER_VERSION
+from judge.golden import HumanLabel
+from judge.hashing import tagged_hash, text_sha256
+from judge.history import (
+    HistoryEntry,
+    SectionComparison,
+    TypeMetrics,
+    compare_with_baseline,
+    compare_with_history,
+    prompt_only_predecessor,
+    read_baseline,
+    read_history,
+)
 from judge.jsonl import write_jsonl
-from judge.pipeline import Inputs, JudgeResult, RetrievalResult
-from judge.runs import save_run
+from judge.pipeline import Inputs, JudgeResult, RetrievalResult, judge_table
+from judge.render import render_markdown
+from judge.runs import Run, save_run
+from judge.verdict import STATUSES, Verdict
 
 FORMAT_VERSION = 1
+PACKAGES = ("judge", "httpx", "ollama", "pydantic", "tenacity", "pandas", "llama_cpp_python")
 
 
-def results_payload(
-    inputs: Inputs, retrieval: RetrievalResult, judged: JudgeResult, context_k: int
-) -> dict[str, Any]:
-    """Everything ``results.json`` holds; the first field is the format version."""
-    outcome = judged.outcome
-    statuses: dict[str, int] = {}
-    for verdict in outcome.verdicts.values():
-        statuses[verdict.status] = statuses.get(verdict.status, 0) + 1
-    return {
-        "format_version": FORMAT_VERSION,
-        "judge": {
-            "identity": outcome.identity.model_dump(mode="json"),
-            "chosen_because": judged.backend_reason,
-            "prompt": str(judged.prompt.path),
-            "fingerprint": outcome.fingerprint.value,
-            "fingerprint_parts": outcome.fingerprint.parts,
-            "evidence_verifier_version": outcome.verifier_version,
-        },
-        "run": {"source": inputs.run_source, "meta": inputs.run.meta.model_dump(mode="json")},
-        "golden_hash": inputs.golden.questions_hash,
-        "corpus_hash": inputs.golden.corpus_hash,
-        "context_k": context_k,
-        "status_counts": statuses,
-        "elapsed_s": round(outcome.elapsed_s, 3),
-        "retrieval": retrieval.table.to_json(),
-        "judge_table": judged.table.to_json(),
-        "excluded_from_retrieval": retrieval.scores.excluded,
-    }
+class ItemRecord(BaseModel):
+    """What the judge saw for one question, kept with the report (``items.jsonl``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question_id: str
+    type: str
+    split: str
+    question: str
+    answer: str
+    context: list[dict[str, Any]]
+    """[{rank, chunk_id, text}] in rank order."""
+    relevant_chunks: list[str]
+    retrieval: dict[str, float]
+    """Metrics at every k (empty for questions without relevant chunks)."""
+    labels: list[dict[str, Any]]
+    """Human labels for this exact answer."""
 
 
-def write_run_folder(
-    reports_dir: Path,
+class Flip(NamedTuple):
+    """A verdict that changed after a prompt edit."""
+
+    question_id: str
+    old: Verdict
+    new: Verdict
+
+
+class PromptEdit(NamedTuple):
+    """What a prompt edit changed, against the run just before it."""
+
+    previous_folder: str
+    flips: list[Flip]
+    agreement_before: float | None
+    agreement_after: float | None
+    labelled: int
+
+
+# --- helpers ---------------------------------------------------------------------------------
+
+
+def _git(cwd: Path) -> dict[str, Any]:
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10
+        )
+        status = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=cwd, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return {"commit": None, "dirty": None}
+    if commit.returncode != 0:
+        return {"commit": None, "dirty": None}
+    return {"commit": commit.stdout.strip(), "dirty": bool(status.stdout.strip())}
+
+
+def _versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def run_hash(run: Run) -> str:
+    """Hash of the rankings and answers (not of metadata): equal means the same RAG output."""
+    return tagged_hash(
+        {qid: [[c.chunk_id for c in r.retrieved], r.answer] for qid, r in run.records.items()}, 16
+    )
+
+
+def retrieval_fingerprint(config: Config) -> str:
+    return tagged_hash({"context_k": config.retrieval.context_k, "ks": config.retrieval.ks}, 16)
+
+
+def _table_metrics(table: TypeTable, only: list[str] | None = None) -> TypeMetrics:
+    out: TypeMetrics = {}
+    for row in table.to_json()["rows"]:
+        metrics = only if only is not None else table.metrics
+        out[row["type"]] = {m: row[m] for m in metrics} | {"n": float(row["n"])}
+    return out
+
+
+def labels_by_answer(labels: list[HumanLabel]) -> dict[tuple[str, str], list[HumanLabel]]:
+    grouped: dict[tuple[str, str], list[HumanLabel]] = {}
+    for label in labels:
+        grouped.setdefault((label.question_id, label.answer_sha256), []).append(label)
+    return grouped
+
+
+def both_axes_agreement(
+    verdicts: dict[str, Verdict], answers: dict[str, str], labels: list[HumanLabel]
+) -> tuple[float | None, int]:
+    """Share of human labels whose two scores the judge matched exactly (ok verdicts only).
+
+    A label counts only for the exact answer text it was given for. Returns (share, labels used).
+    """
+    grouped = labels_by_answer(labels)
+    pairs = []
+    for qid, verdict in verdicts.items():
+        if verdict.status != "ok" or qid not in answers:
+            continue
+        for label in grouped.get((qid, text_sha256(answers[qid])), []):
+            same = (label.faithfulness, label.relevance) == (verdict.faithfulness, verdict.relevance)
+            pairs.append((1, 1 if same else 0))
+    return exact_agreement(pairs), len(pairs)
+
+
+def read_verdicts(folder: Path) -> dict[str, Verdict]:
+    path = folder / "verdicts.jsonl"
+    verdicts = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            verdict = Verdict.model_validate_json(line)
+            verdicts[verdict.question_id] = verdict
+    return verdicts
+
+
+# --- building the report ---------------------------------------------------------------------
+
+
+class Report(NamedTuple):
+    """Everything the report files are rendered from."""
+
+    manifest: dict[str, Any]
+    entry: HistoryEntry
+    retrieval: TypeTable
+    judge: TypeTable
+    splits: dict[str, TypeTable]
+    """Judge tables per split (tune, holdout) when the golden set has splits."""
+    comparisons: list[SectionComparison]
+    baseline: list[SectionComparison]
+    prompt_edit: PromptEdit | None
+    verdicts: list[Verdict]
+    items: list[ItemRecord]
+    golden_changed_note: str | None
+
+    @property
+    def regressions(self) -> list[Any]:
+        return [c for comp in [*self.comparisons, *self.baseline] for c in comp.regressions]
+
+    @property
+    def has_reference(self) -> bool:
+        return any(c.baseline is not None for c in [*self.comparisons, *self.baseline])
+
+
+def build_report(
+    config: Config,
     inputs: Inputs,
     retrieval: RetrievalResult,
     judged: JudgeResult,
-    context_k: int,
-) -> Path:
-    """Write results.json, verdicts.jsonl and the judged run into a new folder; return it."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    short = judged.outcome.fingerprint.value.split(":")[1][:8]
-    name = f"{stamp}-{short}"
-    final, suffix = reports_dir / name, 2
-    while final.exists():  # two runs in the same second with the same judge
-        final, suffix = reports_dir / f"{name}-{suffix}", suffix + 1
+    labels: list[HumanLabel],
+    started_at: datetime,
+    folder_name: str,
+    finished_at: datetime | None = None,
+) -> Report:
+    """Assemble the report of one judged run (reads history and baseline, writes nothing)."""
+    golden, outcome = inputs.golden, judged.outcome
+    verdicts = [outcome.verdicts[q.id] for q in golden.questions if q.id in outcome.verdicts]
+    counts = {status: sum(v.status == status for v in verdicts) for status in STATUSES}
+    identity = outcome.identity
+    manifest: dict[str, Any] = {
+        "format_version": FORMAT_VERSION,
+        "folder": folder_name,
+        "started_at": started_at.isoformat(timespec="seconds"),
+        "finished_at": (finished_at or datetime.now(UTC)).isoformat(timespec="seconds"),
+        "judge": {
+            "backend": identity.kind,
+            "model": identity.model,
+            "digest": identity.digest,
+            "server_version": identity.server_version,
+            "endpoint": identity.endpoint,
+            "chosen_because": judged.backend_reason,
+            "prompt": str(judged.prompt.path),
+            "prompt_sha256": judged.prompt.sha256,
+            "evidence_verifier_version": VERIFIER_VERSION,
+        },
+        "fingerprints": {
+            "judge": outcome.fingerprint.value,
+            "judge_parts": outcome.fingerprint.parts,
+            "retrieval": retrieval_fingerprint(config),
+            "golden": golden.questions_hash,
+            "corpus": golden.corpus_hash,
+            "run": run_hash(inputs.run),
+        },
+        "run": {"source": inputs.run_source, "meta": inputs.run.meta.model_dump(mode="json")},
+        "config": config.model_dump(mode="json"),
+        "git": _git(config.source.parent if config.source else Path.cwd()),
+        "versions": _versions(),
+        "status_counts": counts,
+        "judge_seconds": round(outcome.elapsed_s, 3),
+    }
+    splits = sorted({q.split for q in golden.questions if q.split})
+    split_tables = {
+        split: judge_table(config, golden, retrieval.scores, verdicts, split) for split in splits
+    }
+    entry = HistoryEntry(
+        folder=folder_name,
+        started_at=manifest["started_at"],
+        golden_hash=golden.questions_hash,
+        corpus_hash=golden.corpus_hash,
+        run_hash=manifest["fingerprints"]["run"],
+        retrieval_fingerprint=manifest["fingerprints"]["retrieval"],
+        judge_fingerprint=outcome.fingerprint.value,
+        judge_parts=outcome.fingerprint.parts,
+        metrics={
+            "retrieval": _table_metrics(retrieval.table),
+            # Judge metrics only: retrieval at context_k sits in the judge table for reading,
+            # but it is compared (once) in the retrieval section.
+            "judge": _table_metrics(judged.table, JUDGE_METRICS),
+        },
+        status_counts=counts,
+    )
+    reports_dir = config.reports.dir
+    history = read_history(reports_dir / "history.jsonl")
+    # Only runs before this one count (a re-rendered report must not compare with later runs).
+    names = [e.folder for e in history]
+    if folder_name in names:
+        history = history[: names.index(folder_name)]
+    comparisons = compare_with_history(entry, history, config.reports.regression_threshold)
+    pinned = read_baseline(config.reports.baseline)
+    baseline = (
+        compare_with_baseline(entry, pinned, config.reports.regression_threshold) if pinned else []
+    )
+    answers = {qid: r.answer for qid, r in inputs.run.records.items()}
+    prompt_edit = None
+    previous = prompt_only_predecessor(entry, history)
+    if previous is not None and (reports_dir / previous.folder / "verdicts.jsonl").exists():
+        old = read_verdicts(reports_dir / previous.folder)
+        flips = [
+            Flip(v.question_id, old[v.question_id], v)
+            for v in verdicts
+            if v.question_id in old
+            and (old[v.question_id].status, old[v.question_id].faithfulness, old[v.question_id].relevance)
+            != (v.status, v.faithfulness, v.relevance)
+        ]
+        before, labelled = both_axes_agreement(old, answers, labels)
+        after, _ = both_axes_agreement(outcome.verdicts, answers, labels)
+        prompt_edit = PromptEdit(previous.folder, flips, before, after, labelled)
+    grouped = labels_by_answer(labels)
+    by_question = {
+        qid: {m: values[i] for m, values in retrieval.scores.values.items()}
+        for i, qid in enumerate(retrieval.scores.question_ids)
+    }
+    items = []
+    for q in golden.questions:
+        record = inputs.run.records.get(q.id)
+        if record is None or q.id not in outcome.verdicts:
+            continue
+        context = [
+            {"rank": c.rank, "chunk_id": c.chunk_id, "text": c.text}
+            for c in _context(record, inputs, config)
+        ]
+        items.append(
+            ItemRecord(
+                question_id=q.id,
+                type=q.type,
+                split=q.split or "",
+                question=q.question,
+                answer=record.answer,
+                context=context,
+                relevant_chunks=list(q.relevant_chunks),
+                retrieval=by_question.get(q.id, {}),
+                labels=[
+                    lab.model_dump(mode="json", exclude={"answer_sha256"})
+                    for lab in grouped.get((q.id, text_sha256(record.answer)), [])
+                ],
+            )
+        )
+    golden_note = next(
+        (c.note for c in comparisons if c.note.startswith("the golden set changed")), None
+    )
+    return Report(
+        manifest, entry, retrieval.table, judged.table, split_tables, comparisons, baseline,
+        prompt_edit, verdicts, items, golden_note,
+    )
+
+
+def _context(record: Any, inputs: Inputs, config: Config) -> list[Any]:
+    from judge.runs import context_for
+
+    return context_for(record, inputs.golden.corpus, config.retrieval.context_k)
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None) -> str:
+    return "–" if value is None else f"{value:.3f}"
+
+
+def _comparison_lines(comparisons: list[SectionComparison], against: str) -> list[str]:
+    lines = []
+    for comp in comparisons:
+        title = f"**{comp.section}** against {against if comp.baseline == 'baseline' else comp.baseline or '—'}"
+        if comp.baseline is None:
+            lines.append(f"- {title}: {comp.note}")
+            continue
+        moved = [c for c in comp.changes if c.direction != "noise"]
+        noise = len(comp.changes) - len(moved)
+        extra = f" ({comp.note})" if comp.note else ""
+        lines.append(f"- {title}: {len(moved)} moves beyond the threshold, {noise} within noise{extra}")
+        for c in sorted(moved, key=lambda c: (c.direction != "regressed", c.type, c.metric)):
+            arrow = "▼ regressed" if c.direction == "regressed" else "▲ improved"
+            lines.append(f"  - {arrow}: {c.type} {c.metric} {c.old:.3f} → {c.new:.3f} ({c.delta:+.3f})")
+    return lines
+
+
+def review_reasons(verdict: Verdict) -> list[str]:
+    if verdict.status != "ok":
+        return [f"{verdict.status}: {verdict.error}"]
+    return list(verdict.review)
+
+
+def render_report_md(report: Report) -> str:
+    m = report.manifest
+    judge = m["judge"]
+    lines = [
+        f"# Report {m['folder']}",
+        "",
+        f"- judge: **{judge['backend']} · {judge['model']}** ({judge['chosen_because']})",
+        f"- prompt: `{judge['prompt']}` · fingerprint `{m['fingerprints']['judge']}`",
+        f"- run: `{m['run']['source']}` · golden `{m['fingerprints']['golden']}` · corpus "
+        f"`{m['fingerprints']['corpus']}`",
+        f"- verdicts: " + ", ".join(f"{k} {v}" for k, v in m["status_counts"].items()),
+        "",
+        "## Per question type",
+        "",
+        render_markdown(report.judge),
+        "",
+    ]
+    for split, table in report.splits.items():
+        lines += [f"### Split: {split}", "", render_markdown(table), ""]
+    lines += ["## Retrieval at every k", "", render_markdown(report.retrieval), ""]
+    lines += ["## Compared with earlier runs", ""]
+    lines += _comparison_lines(report.comparisons, "the last compatible run")
+    if report.baseline:
+        lines += _comparison_lines(report.baseline, "the pinned baseline")
+    lines.append("")
+    if report.prompt_edit is not None:
+        edit = report.prompt_edit
+        lines += [
+            "## Since the prompt edit",
+            "",
+            f"Only the judge prompt changed since `{edit.previous_folder}`: "
+            f"{len(edit.flips)} verdicts changed.",
+            "",
+        ]
+        if edit.labelled:
+            lines.append(
+                f"Agreement with the human labels (both scores exact, {edit.labelled} labels): "
+                f"{_fmt(edit.agreement_before)} → {_fmt(edit.agreement_after)}"
+            )
+            lines.append("")
+        if edit.flips:
+            lines += ["| question | before | after | quote before | quote after |", "|---|---|---|---|---|"]
+            for flip in edit.flips:
+                lines.append(
+                    f"| {flip.question_id} | {_scores(flip.old)} | {_scores(flip.new)} | "
+                    f"{_cell(flip.old.evidence)} | {_cell(flip.new.evidence)} |"
+                )
+            lines.append("")
+    review = [(v, review_reasons(v)) for v in report.verdicts if review_reasons(v)]
+    lines += ["## Needs review", ""]
+    if not review:
+        lines.append("Nothing flagged.")
+    for verdict, reasons in review:
+        lines.append(f"- **{verdict.question_id}**: {'; '.join(reasons)}")
+    lines += ["", "Open `review.html` to see each quote inside the chunk it came from.", ""]
+    return "\n".join(lines)
+
+
+def _scores(verdict: Verdict) -> str:
+    if verdict.status != "ok":
+        return verdict.status
+    return f"F{verdict.faithfulness} R{verdict.relevance}"
+
+
+def _cell(text: str) -> str:
+    text = " ".join(text.split())
+    return (text[:60] + "…" if len(text) > 60 else text).replace("|", "\\|") or "—"
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    def comparison(comp: SectionComparison) -> dict[str, Any]:
+        return {
+            "section": comp.section,
+            "against": comp.baseline,
+            "note": comp.note,
+            "changes": [c._asdict() for c in comp.changes],
+        }
+
+    edit = report.prompt_edit
+    return {
+        "format_version": FORMAT_VERSION,
+        "manifest": report.manifest,
+        "tables": {
+            "judge": report.judge.to_json(),
+            "retrieval": report.retrieval.to_json(),
+            "splits": {s: t.to_json() for s, t in report.splits.items()},
+        },
+        "comparisons": [comparison(c) for c in report.comparisons],
+        "baseline": [comparison(c) for c in report.baseline],
+        "prompt_edit": None
+        if edit is None
+        else {
+            "previous": edit.previous_folder,
+            "agreement_before": edit.agreement_before,
+            "agreement_after": edit.agreement_after,
+            "labelled": edit.labelled,
+            "flips": [
+                {"question_id": f.question_id, "before": _scores(f.old), "after": _scores(f.new),
+                 "quote_before": f.old.evidence, "quote_after": f.new.evidence}
+                for f in edit.flips
+            ],
+        },
+        "needs_review": {v.question_id: review_reasons(v) for v in report.verdicts if review_reasons(v)},
+        "regressions": len(report.regressions),
+    }
+
+
+def write_verdicts_csv(path: Path, report: Report) -> None:
+    """One row per question, UTF-8 with a BOM so that spreadsheets read the Japanese right."""
+    items = {item.question_id: item for item in report.items}
+    metrics = sorted({m for item in report.items for m in item.retrieval})
+    header = [
+        "question_id", "type", "split", "status", "faithfulness", "relevance", "evidence",
+        "match_kind", "chunk_id", "span_start", "span_end", "coverage", "needs_review", "note",
+        "error", *metrics, "prompt_tokens", "completion_tokens", "latency_s", "cached",
+    ]
+    with path.open("w", encoding="utf-8-sig", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        for v in report.verdicts:
+            item = items.get(v.question_id)
+            match = v.match
+            writer.writerow([
+                v.question_id, item.type if item else "", item.split if item else "", v.status,
+                v.faithfulness, v.relevance, v.evidence, match.kind if match else "",
+                match.chunk_id if match else "", match.start if match else "",
+                match.end if match else "", match.coverage if match else "",
+                "; ".join(review_reasons(v)), v.note, v.error or "",
+                *[item.retrieval.get(m, "") if item else "" for m in metrics],
+                v.prompt_tokens, v.completion_tokens, round(v.latency_s, 3), v.cached,
+            ])
+
+
+def new_folder_name(config: Config, fingerprint: str, now: datetime) -> str:
+    stamp = now.strftime("%Y%m%dT%H%M%SZ")
+    name = f"{stamp}-{fingerprint.split(':')[1][:8]}"
+    candidate, suffix = name, 2
+    while (config.reports.dir / candidate).exists():  # two runs in one second, same judge
+        candidate, suffix = f"{name}-{suffix}", suffix + 1
+    return candidate
+
+
+def write_files(folder: Path, report: Report, run: Run) -> None:
+    """Every file of a report folder (each written whole: write, then rename)."""
+    from judge.review_page import render_review_page
+
+    def text(name: str, content: str) -> None:
+        tmp = folder / f".{name}.tmp"
+        tmp.write_text(content, encoding="utf-8")
+        os.replace(tmp, folder / name)
+
+    def as_json(value: Any) -> str:
+        return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
+
+    text("manifest.json", as_json(report.manifest))
+    text("report.md", render_report_md(report))
+    text("report.json", as_json(report_json(report)))
+    write_verdicts_csv(folder / "verdicts.csv", report)
+    write_jsonl(folder / "verdicts.jsonl", report.verdicts)
+    write_jsonl(folder / "items.jsonl", report.items)
+    save_run(run, folder / "run.jsonl")
+    text("review.html", render_review_page(report))
+
+
+def write_report(config: Config, report: Report, run: Run) -> Path:
+    """Write the folder atomically, then the history line and the ``latest`` pointer."""
+    from judge.history import append_history
+
+    reports_dir = config.reports.dir
+    reports_dir.mkdir(parents=True, exist_ok=True)
+    final = reports_dir / report.manifest["folder"]
     tmp = reports_dir / f".{final.name}.{os.getpid()}.partial"
     if tmp.exists():
         shutil.rmtree(tmp)
-    tmp.mkdir(parents=True)
-    payload = results_payload(inputs, retrieval, judged, context_k)
-    (tmp / "results.json").write_text(
-        json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
-    )
-    order = [q.id for q in inputs.golden.questions if q.id in judged.outcome.verdicts]
-    write_jsonl(tmp / "verdicts.jsonl", [judged.outcome.verdicts[qid] for qid in order])
-    save_run(inputs.run, tmp / "run.jsonl")
+    tmp.mkdir()
+    write_files(tmp, report, run)
     os.replace(tmp, final)
+    append_history(reports_dir / "history.jsonl", report.entry)
+    latest = reports_dir / "latest"
+    latest_tmp = reports_dir / ".latest.tmp"
+    latest_tmp.write_text(final.name + "\n", encoding="utf-8")
+    os.replace(latest_tmp, latest)
     return final

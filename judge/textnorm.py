@@ -80,12 +80,27 @@ def collapse_whitespace(text: str) -> str:
 
 
 _SENTENCE_END = re.compile(r"(?<=[。．！？!?])|(?<=[.])(?=\s)|\n+")
+_STEP_NUMBER = re.compile(r"\d{1,3}[.．]")
 
 
 def split_sentences(text: str) -> list[str]:
-    """Split Japanese or English text into sentences, keeping their end marks."""
-    parts = (part.strip() for part in _SENTENCE_END.split(text))
-    return [part for part in parts if part]
+    """Split Japanese or English text into sentences, keeping their end marks.
+
+    A bare step number ("1." of "1. 設定を開きます") is joined to the sentence it numbers.
+    """
+    sentences: list[str] = []
+    pending = ""
+    for part in (p.strip() for p in _SENTENCE_END.split(text)):
+        if not part:
+            continue
+        if _STEP_NUMBER.fullmatch(part):
+            pending = f"{pending} {part}".strip()
+            continue
+        sentences.append(f"{pending} {part}" if pending else part)
+        pending = ""
+    if pending:
+        sentences.append(pending)
+    return sentences
 
 
 _LATIN_WORD = re.compile(r"[0-9a-z]+(?:['.][0-9a-z]+)*")

@@ -109,12 +109,18 @@ def test_run_with_the_lexical_judge_says_which_judge_first_and_saves(
     assert out[0] == "judge: lexical · lexical-v1"
     assert out[1].strip() == "(backend = lexical)"
     assert any(line.startswith("judged 4 answers") and "(0 from the cache)" in line for line in out)
-    (folder,) = (config.reports.dir).iterdir()
-    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
-    assert results["format_version"] == 1
-    assert results["judge"]["identity"]["kind"] == "lexical"
-    assert results["judge_table"]["rows"][-1]["type"] == "all"
+    folder = config.reports.dir / (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "items.jsonl", "manifest.json", "report.json", "report.md", "review.html", "run.jsonl",
+        "verdicts.csv", "verdicts.jsonl",
+    ]
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    assert next(iter(manifest)) == "format_version"
+    assert manifest["judge"]["backend"] == "lexical"
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    assert report["tables"]["judge"]["rows"][-1]["type"] == "all"
     assert len((folder / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()) == 4
+    assert out[-1] == "gate: no compatible earlier run or baseline for retrieval and judge: nothing compared"
     # Second run: everything from the cache.
     assert main(["--config", _toml(config), "run", "--backend", "lexical"]) == 0
     assert "(4 from the cache)" in capsys.readouterr().out

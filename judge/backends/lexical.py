@@ -25,7 +25,8 @@ import time
 from typing import Any
 
 from judge.backends import BackendIdentity, JudgeRequest
-from judge.textnorm import lexical_tokens, split_sentences
+from judge.evidence import MIN_QUOTE_CHARS
+from judge.textnorm import lexical_tokens, normalise, split_sentences
 from judge.verdict import Reply
 
 VERSION = "lexical-v1"
@@ -67,7 +68,10 @@ def judge_lexically(question: str, context: list[str], answer: str) -> dict[str,
     context_tokens = {t for text in context for t in lexical_tokens(text)}
     question_tokens = _content(lexical_tokens(question))
     answer_tokens = set(lexical_tokens(answer))
-    sentences = [s for text in context for s in split_sentences(text)]
+    # Only sentences long enough to count as evidence (a bare "1." identifies nothing).
+    sentences = [
+        s for text in context for s in split_sentences(text) if len(normalise(s)) >= MIN_QUOTE_CHARS
+    ]
     evidence = max(
         sentences,
         key=lambda s: _share(lexical_tokens(s), answer_tokens),

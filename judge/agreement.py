@@ -1,0 +1,128 @@
+"""Agreement statistics for 0-2 ordinal scores: judge vs human, and human vs human.
+
+Every function returns ``None`` (never NaN) when its value is undefined, and the docstring says
+when that is. Scores are integers on ``SCALE``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+SCALE = (0, 1, 2)
+Pairs = Sequence[tuple[int, int]]
+"""(human, judge) score pairs for one axis."""
+
+
+def confusion(pairs: Pairs) -> list[list[int]]:
+    """3×3 counts: rows are the human's score, columns the judge's."""
+    matrix = [[0] * len(SCALE) for _ in SCALE]
+    for human, judge in pairs:
+        matrix[human][judge] += 1
+    return matrix
+
+
+def exact_agreement(pairs: Pairs) -> float | None:
+    """Share of pairs with equal scores; None for no pairs."""
+    return sum(h == j for h, j in pairs) / len(pairs) if pairs else None
+
+
+def within_one(pairs: Pairs) -> float | None:
+    """Share of pairs at most one point apart; None for no pairs."""
+    return sum(abs(h - j) <= 1 for h, j in pairs) / len(pairs) if pairs else None
+
+
+def quadratic_kappa(pairs: Pairs) -> float | None:
+    """Cohen's kappa with quadratic weights w = (i - j)² / (k - 1)².
+
+    κ = 1 − Σ w·observed / Σ w·expected, with expected from the two raters' marginals.
+    None when there are no pairs, or when the expected disagreement is 0 (both raters gave one
+    and the same score to every item: there is no variation to agree on).
+    """
+    if not pairs:
+        return None
+    n = len(pairs)
+    k = len(SCALE)
+    observed = confusion(pairs)
+    rows = [sum(observed[i]) for i in range(k)]
+    cols = [sum(observed[i][j] for i in range(k)) for j in range(k)]
+    weight = [[(i - j) ** 2 / (k - 1) ** 2 for j in range(k)] for i in range(k)]
+    disagreement = sum(weight[i][j] * observed[i][j] for i in range(k) for j in range(k)) / n
+    expected = sum(weight[i][j] * rows[i] * cols[j] for i in range(k) for j in range(k)) / n**2
+    if expected == 0:
+        return None
+    return 1 - disagreement / expected
+
+
+class Interval(NamedTuple):
+    low: float
+    high: float
+
+
+def bootstrap_ci(
+    pairs: Pairs,
+    statistic: Callable[[Pairs], float | None],
+    resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval | None:
+    """Percentile bootstrap interval of ``statistic`` over items (resampled with replacement).
+
+    Resamples where the statistic is undefined are skipped; None when there are fewer than 2
+    pairs or fewer than half the resamples gave a value. Seeded: the same data gives the same
+    interval. With 30 items the interval is wide, as it should be.
+    """
+    if len(pairs) < 2:
+        return None
+    rng = random.Random(seed)
+    values = []
+    for _ in range(resamples):
+        sample = [pairs[rng.randrange(len(pairs))] for _ in pairs]
+        value = statistic(sample)
+        if value is not None:
+            values.append(value)
+    if len(values) < resamples / 2:
+        return None
+    values.sort()
+    tail = (1 - level) / 2
+    low = values[int(tail * (len(values) - 1))]
+    high = values[int((1 - tail) * (len(values) - 1) + 0.5)]
+    return Interval(low, high)
+
+
+def krippendorff_alpha_ordinal(units: Sequence[Sequence[int]]) -> float | None:
+    """Krippendorff's alpha, ordinal metric, for any number of raters per unit.
+
+    ``units`` holds the scores each item received (one per rater who scored it). Items with
+    fewer than two scores are not pairable and are left out. α = 1 − D_o / D_e over the
+    coincidence matrix, with δ²(c, k) = (Σ_{g=c..k} n_g − (n_c + n_k)/2)². None when fewer than
+    two pairable values exist or every pairable value is the same (D_e = 0).
+    """
+    coincidence: Counter[tuple[int, int]] = Counter()
+    for scores in units:
+        m = len(scores)
+        if m < 2:
+            continue
+        for a in range(m):
+            for b in range(m):
+                if a != b:
+                    coincidence[(scores[a], scores[b])] += 1 / (m - 1)
+    totals = Counter[int]()
+    for (c, _), count in coincidence.items():
+        totals[c] += count
+    n = sum(totals.values())
+    if n < 2:
+        return None
+
+    def delta(c: int, k: int) -> float:
+        low, high = min(c, k), max(c, k)
+        inner = sum(totals[g] for g in SCALE if low <= g <= high)
+        return (inner - (totals[c] + totals[k]) / 2) ** 2
+
+    observed = sum(count * delta(c, k) for (c, k), count in coincidence.items())
+    expected = sum(totals[c] * totals[k] * delta(c, k) for c in SCALE for k in SCALE) / (n - 1)
+    if expected == 0:
+        return None
+    return 1 - observed / expected

@@ -1,0 +1,139 @@
+"""History, comparison and the regression gate, through real `judge run`s on the tiny set."""
+
+import copy
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judge.cli import main
+from judge.config import Config
+from judge.history import (
+    HistoryEntry,
+    append_history,
+    compare_metrics,
+    read_history,
+)
+from tests.conftest import CORPUS, QUESTIONS, REPO, RUN
+
+Tiny = Callable[..., Config]
+
+
+def _run(config: Config, *extra: str) -> int:
+    assert config.source is not None
+    return main(["--config", str(config.source), "run", "--backend", "lexical", *extra])
+
+
+def _latest_report(config: Config) -> dict[str, Any]:
+    folder = (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    return json.loads((config.reports.dir / folder / "report.json").read_text(encoding="utf-8"))
+
+
+def _worse_run() -> list[dict[str, Any]]:
+    """The tiny run with q1's relevant chunk pushed from rank 1 to rank 5 (a retrieval regression)."""
+    run = copy.deepcopy(RUN)
+    filler = [{"chunk_id": c["chunk_id"]} for c in CORPUS if c["chunk_id"] != "pricing/plans"]
+    run[1]["retrieved"] = [*filler, {"chunk_id": "pricing/plans"}]
+    return run
+
+
+def test_compare_metrics_directions() -> None:
+    old = {"factual": {"recall@5": 0.80, "mrr": 0.5, "faithfulness": None}}
+    new = {"factual": {"recall@5": 0.70, "mrr": 0.53, "faithfulness": 1.5}}
+    changes = {c.metric: c for c in compare_metrics("retrieval", old, new, 0.05)}
+    assert changes["recall@5"].direction == "regressed"
+    assert changes["recall@5"].delta == pytest.approx(-0.10)
+    assert changes["mrr"].direction == "noise"
+    assert "faithfulness" not in changes  # no value before: nothing to compare
+
+
+def test_regression_fails_the_gate(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(tiny(), "--fail-on-regression") == 0  # first run: nothing to compare
+    assert "nothing compared" in capsys.readouterr().out
+    assert _run(tiny(), "--fail-on-regression") == 0
+    assert capsys.readouterr().out.rstrip().endswith("gate: ok: no regression beyond the threshold")
+    assert _run(tiny(run=_worse_run()), "--fail-on-regression") == 1
+    out = capsys.readouterr().out
+    assert "gate: REGRESSED" in out
+    assert "▼ factual mrr: 1.000 → 0.200 (-0.800)" in out
+    report = _latest_report(tiny(run=_worse_run()))
+    assert report["regressions"] > 0
+    # Without the flag the same regression is reported but does not fail.
+    assert _run(tiny(run=_worse_run())) == 0
+
+
+def test_no_baseline_passes_unless_required(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(tiny(), "--fail-on-regression") == 0
+    assert "no compatible earlier run or baseline for retrieval and judge" in capsys.readouterr().out
+    (tiny().reports.dir / "history.jsonl").unlink()
+    assert _run(tiny(), "--fail-on-regression", "--require-baseline") == 1
+
+
+def test_changed_golden_set_is_not_compared(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
+    assert _run(tiny()) == 0
+    questions = copy.deepcopy(QUESTIONS)
+    questions[0]["question"] = "年額プランの値段は？"
+    assert _run(tiny(questions=questions), "--fail-on-regression") == 0
+    out = capsys.readouterr().out
+    assert "retrieval: the golden set changed since the last run: not compared" in out
+    assert "judge: the golden set changed since the last run: not compared" in out
+    report = _latest_report(tiny(questions=questions))
+    assert all(c["against"] is None for c in report["comparisons"])
+
+
+def test_changed_corpus_is_noted_and_still_compared(
+    tiny: Tiny, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert _run(tiny()) == 0
+    corpus = copy.deepcopy(CORPUS)
+    corpus[4]["text"] += "Androidにも対応しています。"
+    assert _run(tiny(corpus=corpus)) == 0
+    out = capsys.readouterr().out
+    assert "retrieval vs " in out and "(the corpus changed since that run" in out
+    report = _latest_report(tiny(corpus=corpus))
+    assert all(c["against"] is not None for c in report["comparisons"])
+
+
+def test_prompt_edit_compares_retrieval_and_lists_flipped_verdicts(
+    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    prompt = tmp_path / "judge.v2.md"
+    prompt.write_text((REPO / "prompts" / "judge.v1.md").read_text(encoding="utf-8"), encoding="utf-8")
+    config = tiny()
+    assert config.source is not None
+    args = ["--config", str(config.source), "run", "--backend", "lexical", "--prompt", str(prompt)]
+    assert main(args) == 0
+    prompt.write_text(prompt.read_text(encoding="utf-8") + "\nOne more rubric line.\n", encoding="utf-8")
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    # The judge changed (its prompt), so judge metrics are not compared; retrieval still is.
+    assert "judge: no earlier run with this judge configuration on this golden set" in out
+    assert "retrieval vs " in out
+    # The lexical judge ignores the prompt, so nothing flipped: the section says so.
+    assert "prompt edit since " in out and ": 0 verdicts changed" in out
+    report = _latest_report(config)
+    assert report["prompt_edit"]["flips"] == []
+
+
+def test_history_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import judge.history as history
+
+    monkeypatch.setattr(history, "MAX_ENTRIES", 5)
+    path = tmp_path / "history.jsonl"
+    for i in range(8):
+        entry = HistoryEntry(
+            folder=f"run{i}", started_at="2026-11-29T00:00:00+00:00", golden_hash="g", corpus_hash="c",
+            run_hash="r", retrieval_fingerprint="rf", judge_fingerprint="jf", judge_parts={},
+            metrics={"retrieval": {}, "judge": {}}, status_counts={},
+        )
+        append_history(path, entry)
+    assert [e.folder for e in read_history(path)] == ["run3", "run4", "run5", "run6", "run7"]
+
+
+def test_damaged_history_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "history.jsonl"
+    path.write_text('{"folder": 1}\n', encoding="utf-8")
+    with pytest.raises(Exception, match=r"history.jsonl:1: not a history entry"):
+        read_history(path)

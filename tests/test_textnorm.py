@@ -1,0 +1,37 @@
+from judge.textnorm import (
+    lexical_tokens,
+    normalise,
+    normalise_with_offsets,
+    original_span,
+    split_sentences,
+)
+
+
+def test_normalise_japanese_and_english() -> None:
+    assert normalise("「ＰＲＯ」プラン　は ４００円") == "proプランは400円"
+    assert normalise('Tap  "Restore"\n now') == "taprestorenow"
+    assert normalise("ｶﾞｲﾄﾞ") == "ガイド"
+
+
+def test_offsets_map_back_through_width_and_voicing_marks() -> None:
+    text = "まず ｶﾞｲﾄﾞ を見ます"
+    normalised, offsets = normalise_with_offsets(text)
+    start = normalised.index("ガイド")
+    begin, end = original_span(text, offsets, start, start + 3)
+    assert text[begin:end] == "ｶﾞｲﾄﾞ"
+
+
+def test_split_sentences_keeps_numbered_steps_whole() -> None:
+    text = "1. 設定を開きます。2. 復元をタップします。\nThe plan costs $4. Version 2. Done!"
+    assert split_sentences(text) == [
+        "1. 設定を開きます。",
+        "2. 復元をタップします。",
+        "The plan costs $4.",
+        "Version 2.",
+        "Done!",
+    ]
+
+
+def test_lexical_tokens_use_bigrams_for_japanese_and_words_for_latin() -> None:
+    assert lexical_tokens("年額プラン is ¥3,800") == ["is", "3", "800", "年額", "額プ", "プラ", "ラン"]
+    assert lexical_tokens("円") == ["円"]
