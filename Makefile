@@ -24,7 +24,11 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 judge: setup
-	$(VENV)/bin/judge run --config $(CONFIG)
+	$(VENV)/bin/judge --config $(CONFIG) run
+
+# The unattended batch: exits 0 clean, 1 regression (or no baseline), 2 bad input, 3 no judge.
+nightly: setup
+	$(VENV)/bin/judge --config $(CONFIG) nightly
 
 test: setup
 	$(PY) -m pytest

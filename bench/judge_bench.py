@@ -31,11 +31,22 @@ from judge.prompts import load_prompt
 from judge.verdict import Reply
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-import loopback_ollama  # noqa: E402
+import loopback_ollama
 
 REPO = Path(__file__).resolve().parent.parent
 PROMPT = REPO / "prompts" / "judge.v1.md"
-WORDS = ["設定", "バックアップ", "復元", "テーマ", "ウィジェット", "アカウント", "料金", "同期", "通知", "写真"]
+WORDS = [
+    "設定",
+    "バックアップ",
+    "復元",
+    "テーマ",
+    "ウィジェット",
+    "アカウント",
+    "料金",
+    "同期",
+    "通知",
+    "写真",
+]
 
 
 def write_dataset(folder: Path, n_questions: int, seed: int = 3) -> Path:
@@ -43,26 +54,44 @@ def write_dataset(folder: Path, n_questions: int, seed: int = 3) -> Path:
     rng = random.Random(seed)
     chunks = []
     for i in range(300):
-        sentences = [f"{rng.choice(WORDS)}は{rng.randint(1, 99)}日ごとに{rng.choice(WORDS)}されます。" for _ in range(4)]
-        chunks.append({"chunk_id": f"doc{i % 20}/h{i}", "doc": f"doc{i % 20}", "text": "".join(sentences)})
+        sentences = [
+            f"{rng.choice(WORDS)}は{rng.randint(1, 99)}日ごとに{rng.choice(WORDS)}されます。"
+            for _ in range(4)
+        ]
+        chunks.append(
+            {"chunk_id": f"doc{i % 20}/h{i}", "doc": f"doc{i % 20}", "text": "".join(sentences)}
+        )
     questions, run = [], [{"run_meta": {"system": "bench"}}]
     for i in range(n_questions):
         relevant = rng.sample(chunks, 2)
-        questions.append({"id": f"q{i}", "type": rng.choice(["factual", "procedural", "negative"]),
-                          "question": f"{rng.choice(WORDS)}について質問です {i}", "answerable": True,
-                          "relevant_chunks": [c["chunk_id"] for c in relevant]})
+        questions.append(
+            {
+                "id": f"q{i}",
+                "type": rng.choice(["factual", "procedural", "negative"]),
+                "question": f"{rng.choice(WORDS)}について質問です {i}",
+                "answerable": True,
+                "relevant_chunks": [c["chunk_id"] for c in relevant],
+            }
+        )
         retrieved = [*relevant, *rng.sample(chunks, 8)]
         ids = list(dict.fromkeys(c["chunk_id"] for c in retrieved))
-        run.append({"id": f"q{i}", "retrieved": [{"chunk_id": c} for c in ids],
-                    "answer": relevant[0]["text"][:40] + f" 回答{i}"})
+        run.append(
+            {
+                "id": f"q{i}",
+                "retrieved": [{"chunk_id": c} for c in ids],
+                "answer": relevant[0]["text"][:40] + f" 回答{i}",
+            }
+        )
     for name, records in (("questions", questions), ("corpus", chunks), ("run", run)):
         (folder / f"{name}.jsonl").write_text(
-            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+            "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
+        )
     toml = folder / "judge.toml"
     toml.write_text(
         '[data]\nquestions = "questions.jsonl"\ncorpus = "corpus.jsonl"\nrun = "run.jsonl"\n'
         f'[judge]\nprompt = "{PROMPT}"\ncache_path = "cache.sqlite3"\n[reports]\ndir = "reports"\n',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     return toml
 
 
@@ -73,8 +102,9 @@ class ZeroLatency:
 
     def complete(self, request: JudgeRequest) -> Reply:
         quote = request.context[0].text.split("。")[0] + "。"
-        text = json.dumps({"evidence": quote, "faithfulness": 2, "relevance": 2, "note": "ok"},
-                          ensure_ascii=False)
+        text = json.dumps(
+            {"evidence": quote, "faithfulness": 2, "relevance": 2, "note": "ok"}, ensure_ascii=False
+        )
         return Reply(text=text, finish_reason="stop")
 
 
@@ -88,7 +118,10 @@ def overhead(n_items: int = 5000) -> dict[str, Any]:
         outcome = judge_items(items, ZeroLatency(), load_prompt(PROMPT), cache, concurrency=1)
         elapsed = time.perf_counter() - start
         cache.close()
-    assert all(v.status == "ok" and v.match is not None and v.match.found for v in outcome.verdicts.values())
+    assert all(
+        v.status == "ok" and v.match is not None and v.match.found
+        for v in outcome.verdicts.values()
+    )
     return {"items": n_items, "seconds": round(elapsed, 3), "items_per_s": round(n_items / elapsed)}
 
 
@@ -126,8 +159,14 @@ def concurrency(delay_s: float = 0.2, slots: int = 4, n_items: int = 80) -> dict
         server.server_close()
     achieved = n_items / elapsed
     ideal = slots / delay_s
-    return {"delay_s": delay_s, "slots": slots, "items": n_items, "items_per_s": round(achieved, 2),
-            "ideal_items_per_s": ideal, "share_of_ideal": round(achieved / ideal, 3)}
+    return {
+        "delay_s": delay_s,
+        "slots": slots,
+        "items": n_items,
+        "items_per_s": round(achieved, 2),
+        "ideal_items_per_s": ideal,
+        "share_of_ideal": round(achieved / ideal, 3),
+    }
 
 
 def embedded(config: Config | None = None) -> dict[str, Any]:
@@ -154,8 +193,14 @@ def embedded(config: Config | None = None) -> dict[str, Any]:
     def bare(item: Any) -> None:
         text = prompt.render(item.question.question, item.context, item.record.answer)
         tokens = backend.llm.tokenize(gemma_turns(text).encode("utf-8"), special=True)
-        backend.llm.create_completion(prompt=tokens, max_tokens=settings.max_tokens, temperature=0.0,
-                                      seed=settings.seed, grammar=grammar, stop=["<end_of_turn>"])
+        backend.llm.create_completion(
+            prompt=tokens,
+            max_tokens=settings.max_tokens,
+            temperature=0.0,
+            seed=settings.seed,
+            grammar=grammar,
+            stop=["<end_of_turn>"],
+        )
 
     with tempfile.TemporaryDirectory() as tmp:
         cache = VerdictCache(Path(tmp) / "c.sqlite3")
@@ -174,9 +219,12 @@ def embedded(config: Config | None = None) -> dict[str, Any]:
                 totals[name] += time.perf_counter() - start
         cache.close()
     n = len(items)
-    return {"items": n, "harness_items_per_min": round(n / totals["harness"] * 60, 2),
-            "bare_items_per_min": round(n / totals["bare"] * 60, 2),
-            "harness_overhead": round(totals["harness"] / totals["bare"] - 1, 4)}
+    return {
+        "items": n,
+        "harness_items_per_min": round(n / totals["harness"] * 60, 2),
+        "bare_items_per_min": round(n / totals["bare"] * 60, 2),
+        "harness_overhead": round(totals["harness"] / totals["bare"] - 1, 4),
+    }
 
 
 if __name__ == "__main__":

@@ -16,8 +16,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import judge_bench  # noqa: E402
-import retrieval_bench  # noqa: E402
+import judge_bench
+import retrieval_bench
 
 
 def main() -> None:
@@ -36,16 +36,24 @@ def main() -> None:
     results["cached_rerun"] = c = judge_bench.cached_rerun()
     print(f"  {c['seconds']} s")
     print("loopback server, 0.2 s per reply, N slots, concurrency N (target: >= 90 % of N / delay)")
-    results["concurrency"] = rows = [judge_bench.concurrency(slots=n, n_items=20 * n) for n in (1, 4, 8)]
+    results["concurrency"] = rows = [
+        judge_bench.concurrency(slots=n, n_items=20 * n) for n in (1, 4, 8)
+    ]
     for row in rows:
-        print(f"  N={row['slots']}: {row['items_per_s']} items/s of {row['ideal_items_per_s']} ideal "
-              f"({row['share_of_ideal']:.1%})")
+        print(
+            f"  N={row['slots']}: {row['items_per_s']} items/s of {row['ideal_items_per_s']} ideal "
+            f"({row['share_of_ideal']:.1%})"
+        )
     if os.environ.get("BENCH_SKIP_EMBEDDED") != "1":
-        print("embedded Gemma 3 270M on the sample set: harness vs bare llama-cpp-python "
-              "(target: harness adds < 5 %)")
+        print(
+            "embedded Gemma 3 270M on the sample set: harness vs bare llama-cpp-python "
+            "(target: harness adds < 5 %)"
+        )
         results["embedded"] = e = judge_bench.embedded()
-        print(f"  harness {e['harness_items_per_min']} items/min, bare {e['bare_items_per_min']} "
-              f"items/min, overhead {e['harness_overhead']:+.1%}")
+        print(
+            f"  harness {e['harness_items_per_min']} items/min, bare {e['bare_items_per_min']} "
+            f"items/min, overhead {e['harness_overhead']:+.1%}"
+        )
     out = Path(__file__).resolve().parent.parent / "reports" / "bench.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

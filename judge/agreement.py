@@ -7,7 +7,6 @@ when that is. Scores are integers on ``SCALE``.
 from __future__ import annotations
 
 import random
-from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
@@ -100,7 +99,7 @@ def krippendorff_alpha_ordinal(units: Sequence[Sequence[int]]) -> float | None:
     coincidence matrix, with δ²(c, k) = (Σ_{g=c..k} n_g − (n_c + n_k)/2)². None when fewer than
     two pairable values exist or every pairable value is the same (D_e = 0).
     """
-    coincidence: Counter[tuple[int, int]] = Counter()
+    coincidence: dict[tuple[int, int], float] = {}
     for scores in units:
         m = len(scores)
         if m < 2:
@@ -108,8 +107,9 @@ def krippendorff_alpha_ordinal(units: Sequence[Sequence[int]]) -> float | None:
         for a in range(m):
             for b in range(m):
                 if a != b:
-                    coincidence[(scores[a], scores[b])] += 1 / (m - 1)
-    totals = Counter[int]()
+                    key = (scores[a], scores[b])
+                    coincidence[key] = coincidence.get(key, 0.0) + 1 / (m - 1)
+    totals = dict.fromkeys(SCALE, 0.0)
     for (c, _), count in coincidence.items():
         totals[c] += count
     n = sum(totals.values())

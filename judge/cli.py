@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from judge.config import Config, load_config
-from judge.errors import EXIT_INTERRUPTED, EXIT_REGRESSION, HarnessError, InputError
+from judge.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_REGRESSION,
+    ConfigError,
+    HarnessError,
+    InputError,
+)
 from judge.pipeline import Inputs, evaluate_retrieval, load_inputs
 from judge.render import render_text
 from judge.trec import read_trec_run, write_qrels, write_trec_run
@@ -53,9 +59,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     if run.meta.failed:
         print(f"           adapter failed for {len(run.meta.failed)}: {', '.join(run.meta.failed)}")
     if config.data.labels is not None:
-        from judge.golden import load_labels
+        from judge.golden import load_labels_if_any
 
-        labels = load_labels(config.data.labels, golden.by_id())
+        labels = load_labels_if_any(config.data.labels, golden.by_id())
         print(f"labels:    {len(labels)} from {len({lab.labeller for lab in labels})} labeller(s)")
     _print_leaks(inputs, config)
     print("ok")
@@ -123,7 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from judge.backends import open_backend
     from judge.cache import VerdictCache
     from judge.console import judge_progress
-    from judge.golden import load_labels
+    from judge.golden import load_labels_if_any
     from judge.lock import run_lock
     from judge.pipeline import evaluate_judge
     from judge.prompts import load_prompt
@@ -137,9 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     inputs = _inputs(args, config)
     _print_leaks(inputs, config)
     prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
-    labels = (
-        load_labels(config.data.labels, inputs.golden.by_id()) if config.data.labels else []
-    )
+    labels = load_labels_if_any(config.data.labels, inputs.golden.by_id())
     retrieval = evaluate_retrieval(config, inputs.golden, inputs.run)
     out: list[str] = []  # the nightly prints its verdict first, so output waits for the end
     emit = out.append if nightly else print
@@ -147,7 +151,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         opened = open_backend(config.judge)
         emit(f"judge: {opened.backend.identity.describe()}")
         emit(f"       ({opened.reason})")
-        emit(f"prompt: {prompt.path} · run: {inputs.run_source} · context_k {config.retrieval.context_k}")
+        emit(
+            f"prompt: {prompt.path} · run: {inputs.run_source} · context_k {config.retrieval.context_k}"
+        )
         cache = VerdictCache(config.judge.cache_path)
         try:
             with judge_progress() as on_progress:
@@ -209,7 +215,9 @@ def summary_lines(report: Any, config: Config, folder: Path) -> list[str]:
             lines.append(f"  ▼ {c.type} {c.metric}: {c.old:.3f} → {c.new:.3f} ({c.delta:+.3f})")
     edit = report.prompt_edit
     if edit is not None:
-        lines.append(f"\nprompt edit since {edit.previous_folder}: {len(edit.flips)} verdicts changed")
+        lines.append(
+            f"\nprompt edit since {edit.previous_folder}: {len(edit.flips)} verdicts changed"
+        )
         for flip in edit.flips:
             old, new = flip.old, flip.new
             lines.append(
@@ -219,13 +227,28 @@ def summary_lines(report: Any, config: Config, folder: Path) -> list[str]:
         if edit.labelled:
             before = "–" if edit.agreement_before is None else f"{edit.agreement_before:.1%}"
             after = "–" if edit.agreement_after is None else f"{edit.agreement_after:.1%}"
-            lines.append(f"  agreement with {edit.labelled} human labels (both scores): {before} → {after}")
+            lines.append(
+                f"  agreement with {edit.labelled} human labels (both scores): {before} → {after}"
+            )
+    if report.audit is not None:
+        audit = report.audit
+        lines.append(
+            f"\nagreement with {audit.judge.n} human labels (both scores exact): judge "
+            f"{_share(audit.judge.both_exact)}, lexical baseline {_share(audit.lexical.both_exact)}"
+            " ('judge audit' for the details)"
+        )
     review = [(v.question_id, review_reasons(v)) for v in report.verdicts if review_reasons(v)]
     if review:
-        lines.append(f"\n{len(review)} verdicts need a look (review.html shows each quote in its chunk):")
+        lines.append(
+            f"\n{len(review)} verdicts need a look (review.html shows each quote in its chunk):"
+        )
         lines += [f"  {qid}: {'; '.join(reasons)}" for qid, reasons in review]
     lines.append(f"\nsaved {folder}")
     return lines
+
+
+def _share(value: float | None) -> str:
+    return "–" if value is None else f"{value:.1%}"
 
 
 def gate(report: Any, fail_on_regression: bool, require_baseline: bool) -> tuple[int, str]:
@@ -234,13 +257,19 @@ def gate(report: Any, fail_on_regression: bool, require_baseline: bool) -> tuple
     missing = [
         section
         for section in ("retrieval", "judge")
-        if not any(c.baseline is not None for c in [*report.comparisons, *report.baseline] if c.section == section)
+        if not any(
+            c.baseline is not None
+            for c in [*report.comparisons, *report.baseline]
+            if c.section == section
+        )
     ]
     if regressions:
         text = f"REGRESSED: {len(regressions)} per-type metric(s) fell by more than the threshold"
         return (EXIT_REGRESSION if fail_on_regression else 0), text
     if missing:
-        text = f"no compatible earlier run or baseline for {' and '.join(missing)}: nothing compared"
+        text = (
+            f"no compatible earlier run or baseline for {' and '.join(missing)}: nothing compared"
+        )
         return (EXIT_REGRESSION if require_baseline else 0), text
     return 0, "ok: no regression beyond the threshold"
 
@@ -292,6 +321,95 @@ def cmd_report(args: argparse.Namespace) -> int:
     config = _config(args)
     folder = rerender(config, args.folder)
     print(f"re-rendered {folder} from its run and the cache (nothing judged)")
+    return 0
+
+
+def _labels_path(config: Config) -> Path:
+    if config.data.labels is None:
+        raise ConfigError("set data.labels in judge.toml (where human labels are kept)")
+    return config.data.labels
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from judge.audit import gate as audit_gate
+    from judge.audit import render_audit, run_audit
+    from judge.golden import load_golden, load_labels_if_any
+    from judge.runs_index import resolve_folder
+
+    config = _config(args)
+    golden = load_golden(config.data)
+    labels = load_labels_if_any(_labels_path(config), golden.by_id())
+    if not labels:
+        raise ConfigError(
+            f"no human labels in {config.data.labels} yet; start with 'judge audit sample --n 30'"
+        )
+    folder = resolve_folder(config.reports.dir, args.folder)
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    judge_name = f"{manifest['judge']['backend']} · {manifest['judge']['model']}"
+    result = run_audit(folder, labels)
+    print(render_audit(result, judge_name))
+    failures = audit_gate(result, args.min_kappa, args.min_agreement)
+    if failures:
+        print("\naudit gate: FAILED: " + "; ".join(failures))
+        return EXIT_REGRESSION
+    if args.min_kappa is not None or args.min_agreement is not None:
+        print("\naudit gate: passed")
+    return 0
+
+
+def cmd_audit_sample(args: argparse.Namespace) -> int:
+    from judge.audit import sample_items, write_sheet
+    from judge.golden import load_golden, load_labels_if_any
+    from judge.records import read_items, read_verdicts
+    from judge.runs_index import resolve_folder
+
+    config = _config(args)
+    golden = load_golden(config.data)
+    labels = load_labels_if_any(config.data.labels, golden.by_id())
+    folder = resolve_folder(config.reports.dir, args.folder)
+    items = read_items(folder)
+    chosen = sample_items(
+        items, read_verdicts(folder), labels, args.n, args.oversample_uncertain, args.seed
+    )
+    out = Path(args.out)
+    write_sheet(out, chosen)
+    per_type = Counter(item.type for item in chosen)
+    print(
+        f"wrote {out}: {len(chosen)} item(s) from {folder.name} "
+        f"({', '.join(f'{n} {t}' for t, n in sorted(per_type.items()))}); no judge scores in it"
+    )
+    if len(chosen) < args.n:
+        print(f"only {len(chosen)} unlabelled item(s) were left to sample")
+    print(f"fill faithfulness, relevance (0-2) and labeller, then: judge audit import {out}")
+    return 0
+
+
+def cmd_audit_import(args: argparse.Namespace) -> int:
+    from judge.audit import import_sheet
+    from judge.golden import load_golden
+
+    config = _config(args)
+    golden = load_golden(config.data)
+    path = _labels_path(config)
+    result = import_sheet(Path(args.file), path, golden.by_id(), args.labeller, args.replace)
+    print(
+        f"{path}: {result.added} added, {result.replaced} replaced, {result.unchanged} already "
+        f"there; {result.blank} row(s) left blank were skipped"
+    )
+    return 0
+
+
+def cmd_audit_label(args: argparse.Namespace) -> int:
+    from judge.audit import label_in_terminal
+    from judge.golden import load_golden
+    from judge.records import read_items
+    from judge.runs_index import resolve_folder
+
+    config = _config(args)
+    golden = load_golden(config.data)
+    folder = resolve_folder(config.reports.dir, args.folder)
+    items = list(read_items(folder).values())
+    label_in_terminal(items, _labels_path(config), golden.by_id(), args.labeller)
     return 0
 
 
@@ -361,18 +479,31 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", choices=["auto", "ollama", "embedded", "openai", "lexical"])
     run.add_argument("--prompt", type=Path, help="a prompt file (overrides judge.prompt)")
     run.add_argument("--concurrency", type=int, help="items judged at once")
-    run.add_argument("--fail-on-regression", action="store_true",
-                     help="exit 1 when a per-type metric fell by more than the threshold")
-    run.add_argument("--require-baseline", action="store_true",
-                     help="exit 1 when there is nothing compatible to compare with")
+    run.add_argument(
+        "--fail-on-regression",
+        action="store_true",
+        help="exit 1 when a per-type metric fell by more than the threshold",
+    )
+    run.add_argument(
+        "--require-baseline",
+        action="store_true",
+        help="exit 1 when there is nothing compatible to compare with",
+    )
     run.set_defaults(handler=cmd_run, nightly=False)
 
     nightly = commands.add_parser(
         "nightly", help="run with the gate: exit 1 on regression or missing baseline; verdict first"
     )
     nightly.add_argument("--run", type=Path, help="a run file (overrides data.run)")
-    nightly.set_defaults(handler=cmd_run, nightly=True, backend=None, prompt=None,
-                         concurrency=None, fail_on_regression=True, require_baseline=True)
+    nightly.set_defaults(
+        handler=cmd_run,
+        nightly=True,
+        backend=None,
+        prompt=None,
+        concurrency=None,
+        fail_on_regression=True,
+        require_baseline=True,
+    )
 
     show = commands.add_parser("show", help="one verdict with its chunks and the quote marked")
     show.add_argument("question_id")
@@ -394,9 +525,42 @@ def build_parser() -> argparse.ArgumentParser:
     pin.add_argument("folder", nargs="?", help="a run folder (default: the latest run)")
     pin.add_argument("--replace", action="store_true", help="overwrite an existing baseline")
     pin.set_defaults(handler=cmd_baseline)
-    ratchet = baseline_commands.add_parser("ratchet", help="raise the baseline where a run is better")
+    ratchet = baseline_commands.add_parser(
+        "ratchet", help="raise the baseline where a run is better"
+    )
     ratchet.add_argument("folder", nargs="?", help="a run folder (default: the latest run)")
     ratchet.set_defaults(handler=cmd_baseline)
+
+    audit = commands.add_parser("audit", help="agreement of the judge with human labels")
+    audit.add_argument("--folder", help="a run folder (default: the latest run)")
+    audit.add_argument("--min-kappa", type=float, help="exit 1 if either axis' kappa is lower")
+    audit.add_argument(
+        "--min-agreement", type=float, help="exit 1 if either axis' exact agreement is lower (0-1)"
+    )
+    audit.set_defaults(handler=cmd_audit)
+    audit_commands = audit.add_subparsers(dest="audit_command")
+    sample = audit_commands.add_parser("sample", help="write a blind labelling sheet (CSV)")
+    sample.add_argument("--n", type=int, required=True, help="how many items")
+    sample.add_argument("--out", default="labelling-sheet.csv", help="the sheet to write")
+    sample.add_argument(
+        "--oversample-uncertain",
+        type=float,
+        default=0.0,
+        metavar="SHARE",
+        help="share (0-1) of each type's quota taken first from items the judge may be unsure about",
+    )
+    sample.add_argument("--seed", type=int, default=0)
+    sample.add_argument("--folder", help="a run folder (default: the latest run)")
+    sample.set_defaults(handler=cmd_audit_sample)
+    imp = audit_commands.add_parser("import", help="import a filled sheet into the labels file")
+    imp.add_argument("file")
+    imp.add_argument("--labeller", help="for rows whose labeller column is empty")
+    imp.add_argument("--replace", action="store_true", help="overwrite conflicting labels")
+    imp.set_defaults(handler=cmd_audit_import)
+    label = audit_commands.add_parser("label", help="label in the terminal (saves after each item)")
+    label.add_argument("--labeller", required=True)
+    label.add_argument("--folder", help="a run folder (default: the latest run)")
+    label.set_defaults(handler=cmd_audit_label)
 
     cache = commands.add_parser("cache", help="the verdict cache")
     cache_commands = cache.add_subparsers(dest="cache_command", required=True)

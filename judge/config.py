@@ -186,15 +186,18 @@ def load_config(path: Path) -> Config:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
-    base = path.resolve().parent
-    for section, keys in _PATH_FIELDS.items():
-        for key in keys:
-            value = raw.get(section, {}).get(key)
-            if isinstance(value, str) and value:
-                # abspath, not resolve(): a symlinked input must still be seen as one and refused.
-                raw[section][key] = os.path.abspath(base / value)
     try:
-        return Config.model_validate({**raw, "source": path})
+        config = Config.model_validate({**raw, "source": path})
     except ValidationError as exc:
         problems = describe_validation_error(exc)
         raise ConfigError("\n".join(f"{path}: {p}" for p in problems)) from None
+    # Relative paths, given or default, are relative to the file's folder, not to the current
+    # directory. abspath, not resolve(): a symlinked input must still be seen as one (and refused).
+    base = path.resolve().parent
+    data = config.model_dump()
+    for section, keys in _PATH_FIELDS.items():
+        for key in keys:
+            value = data[section][key]
+            if value is not None:
+                data[section][key] = Path(os.path.abspath(base / value))
+    return Config.model_validate({**data, "source": path})

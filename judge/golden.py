@@ -183,6 +183,13 @@ def load_labels(path: Path, questions: dict[str, GoldenQuestion]) -> list[HumanL
     return [label for _, label in seen.values()]
 
 
+def load_labels_if_any(path: Path | None, questions: dict[str, GoldenQuestion]) -> list[HumanLabel]:
+    """Labels from ``data.labels``; none yet (no setting, or no file) is an empty list."""
+    if path is None or not path.exists():
+        return []
+    return load_labels(path, questions)
+
+
 #: Questions shorter than this (normalised) are too generic to signal a leak.
 LEAK_MIN_CHARS = 12
 

@@ -165,7 +165,9 @@ def compare_with_history(
         note = ""
         if match.corpus_hash != entry.corpus_hash:
             note = "the corpus changed since that run: the numbers measure a different corpus"
-        changes = compare_metrics(section, match.metrics[section], entry.metrics[section], threshold)
+        changes = compare_metrics(
+            section, match.metrics[section], entry.metrics[section], threshold
+        )
         comparisons.append(SectionComparison(section, match.folder, changes, note))
     return comparisons
 
@@ -174,6 +176,7 @@ def prompt_only_predecessor(
     entry: HistoryEntry, history: list[HistoryEntry]
 ) -> HistoryEntry | None:
     """The latest earlier run that differs from ``entry`` only in the judge prompt, if any."""
+
     def without_prompt(parts: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in parts.items() if k != "prompt_sha256"}
 
@@ -254,7 +257,9 @@ def ratchet_baseline(path: Path, entry: HistoryEntry) -> tuple[Baseline, list[Ch
         )
         if not same:
             continue
-        for change in compare_metrics(section, baseline.metrics[section], entry.metrics[section], 0.0):
+        for change in compare_metrics(
+            section, baseline.metrics[section], entry.metrics[section], 0.0
+        ):
             if change.delta > 0:
                 metrics[section][change.type][change.metric] = change.new
                 raised.append(change)
@@ -279,7 +284,9 @@ def compare_with_baseline(
         elif pinned_fp != _fingerprint_of(entry, section):
             note = "the baseline was measured with other settings: not compared"
         else:
-            changes = compare_metrics(section, baseline.metrics[section], entry.metrics[section], threshold)
+            changes = compare_metrics(
+                section, baseline.metrics[section], entry.metrics[section], threshold
+            )
             comparisons.append(SectionComparison(section, "baseline", changes, ""))
             continue
         comparisons.append(SectionComparison(section, None, [], note))

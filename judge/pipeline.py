@@ -84,7 +84,9 @@ def retrieval_table(
     if split is not None:
         rows = rows[rows["split"] == split]
     return per_type_table(
-        rows, config.data.question_types, metric_names(config.retrieval.ks),
+        rows,
+        config.data.question_types,
+        metric_names(config.retrieval.ks),
         counts={"excluded": dict(excluded)},
     )
 

@@ -28,10 +28,9 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
-
-from judge.agreement import exact_agreement
 from judge.aggregate import JUDGE_METRICS, TypeTable
+from judge.audit import AuditResult, agreement, audit_items, judge_scores
+from judge.audit import as_json as audit_json
 from judge.config import Config
 from judge.evidence import VERIFIER_VERSION
 from judge.golden import HumanLabel
@@ -48,31 +47,13 @@ from judge.history import (
 )
 from judge.jsonl import write_jsonl
 from judge.pipeline import Inputs, JudgeResult, RetrievalResult, judge_table
+from judge.records import ItemRecord, read_verdicts
 from judge.render import render_markdown
-from judge.runs import Run, save_run
+from judge.runs import Run, context_for, save_run
 from judge.verdict import STATUSES, Verdict
 
 FORMAT_VERSION = 1
 PACKAGES = ("judge", "httpx", "ollama", "pydantic", "tenacity", "pandas", "llama_cpp_python")
-
-
-class ItemRecord(BaseModel):
-    """What the judge saw for one question, kept with the report (``items.jsonl``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    question_id: str
-    type: str
-    split: str
-    question: str
-    answer: str
-    context: list[dict[str, Any]]
-    """[{rank, chunk_id, text}] in rank order."""
-    relevant_chunks: list[str]
-    retrieval: dict[str, float]
-    """Metrics at every k (empty for questions without relevant chunks)."""
-    labels: list[dict[str, Any]]
-    """Human labels for this exact answer."""
 
 
 class Flip(NamedTuple):
@@ -147,34 +128,6 @@ def labels_by_answer(labels: list[HumanLabel]) -> dict[tuple[str, str], list[Hum
     return grouped
 
 
-def both_axes_agreement(
-    verdicts: dict[str, Verdict], answers: dict[str, str], labels: list[HumanLabel]
-) -> tuple[float | None, int]:
-    """Share of human labels whose two scores the judge matched exactly (ok verdicts only).
-
-    A label counts only for the exact answer text it was given for. Returns (share, labels used).
-    """
-    grouped = labels_by_answer(labels)
-    pairs = []
-    for qid, verdict in verdicts.items():
-        if verdict.status != "ok" or qid not in answers:
-            continue
-        for label in grouped.get((qid, text_sha256(answers[qid])), []):
-            same = (label.faithfulness, label.relevance) == (verdict.faithfulness, verdict.relevance)
-            pairs.append((1, 1 if same else 0))
-    return exact_agreement(pairs), len(pairs)
-
-
-def read_verdicts(folder: Path) -> dict[str, Verdict]:
-    path = folder / "verdicts.jsonl"
-    verdicts = {}
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            verdict = Verdict.model_validate_json(line)
-            verdicts[verdict.question_id] = verdict
-    return verdicts
-
-
 # --- building the report ---------------------------------------------------------------------
 
 
@@ -190,6 +143,8 @@ class Report(NamedTuple):
     comparisons: list[SectionComparison]
     baseline: list[SectionComparison]
     prompt_edit: PromptEdit | None
+    audit: AuditResult | None
+    """Agreement with the human labels, when there are labels for these answers."""
     verdicts: list[Verdict]
     items: list[ItemRecord]
     golden_changed_note: str | None
@@ -216,7 +171,9 @@ def build_report(
     """Assemble the report of one judged run (reads history and baseline, writes nothing)."""
     golden, outcome = inputs.golden, judged.outcome
     verdicts = [outcome.verdicts[q.id] for q in golden.questions if q.id in outcome.verdicts]
-    counts = {status: sum(v.status == status for v in verdicts) for status in STATUSES}
+    counts: dict[str, int] = {
+        status: sum(v.status == status for v in verdicts) for status in STATUSES
+    }
     identity = outcome.identity
     manifest: dict[str, Any] = {
         "format_version": FORMAT_VERSION,
@@ -250,7 +207,7 @@ def build_report(
         "judge_seconds": round(outcome.elapsed_s, 3),
     }
     splits = sorted({q.split for q in golden.questions if q.split})
-    split_tables = {
+    split_tables: dict[str, TypeTable] = {
         split: judge_table(config, golden, retrieval.scores, verdicts, split) for split in splits
     }
     entry = HistoryEntry(
@@ -281,7 +238,11 @@ def build_report(
     baseline = (
         compare_with_baseline(entry, pinned, config.reports.regression_threshold) if pinned else []
     )
-    answers = {qid: r.answer for qid, r in inputs.run.records.items()}
+    items = _item_records(config, inputs, retrieval, labels, outcome.verdicts)
+    item_map = {item.question_id: item for item in items}
+    audit = audit_items(folder_name, item_map, outcome.verdicts, labels) if labels else None
+    if audit is not None and audit.judge.n == 0:
+        audit = None  # labels exist, but none for these exact answers
     prompt_edit = None
     previous = prompt_only_predecessor(entry, history)
     if previous is not None and (reports_dir / previous.folder / "verdicts.jsonl").exists():
@@ -290,26 +251,57 @@ def build_report(
             Flip(v.question_id, old[v.question_id], v)
             for v in verdicts
             if v.question_id in old
-            and (old[v.question_id].status, old[v.question_id].faithfulness, old[v.question_id].relevance)
+            and (
+                old[v.question_id].status,
+                old[v.question_id].faithfulness,
+                old[v.question_id].relevance,
+            )
             != (v.status, v.faithfulness, v.relevance)
         ]
-        before, labelled = both_axes_agreement(old, answers, labels)
-        after, _ = both_axes_agreement(outcome.verdicts, answers, labels)
-        prompt_edit = PromptEdit(previous.folder, flips, before, after, labelled)
+        # Same run content, so the same items: only the verdicts differ.
+        before = agreement("before", item_map, labels, judge_scores(old))
+        after = agreement("after", item_map, labels, judge_scores(outcome.verdicts))
+        prompt_edit = PromptEdit(
+            previous.folder, flips, before.both_exact, after.both_exact, after.n
+        )
+    golden_note = next(
+        (c.note for c in comparisons if c.note.startswith("the golden set changed")), None
+    )
+    return Report(
+        manifest,
+        entry,
+        retrieval.table,
+        judged.table,
+        split_tables,
+        comparisons,
+        baseline,
+        prompt_edit,
+        audit,
+        verdicts,
+        items,
+        golden_note,
+    )
+
+
+def _item_records(
+    config: Config,
+    inputs: Inputs,
+    retrieval: RetrievalResult,
+    labels: list[HumanLabel],
+    verdicts: dict[str, Verdict],
+) -> list[ItemRecord]:
+    """What the judge saw for each judged question, with its retrieval scores and labels."""
     grouped = labels_by_answer(labels)
     by_question = {
         qid: {m: values[i] for m, values in retrieval.scores.values.items()}
         for i, qid in enumerate(retrieval.scores.question_ids)
     }
     items = []
-    for q in golden.questions:
+    for q in inputs.golden.questions:
         record = inputs.run.records.get(q.id)
-        if record is None or q.id not in outcome.verdicts:
+        if record is None or q.id not in verdicts:
             continue
-        context = [
-            {"rank": c.rank, "chunk_id": c.chunk_id, "text": c.text}
-            for c in _context(record, inputs, config)
-        ]
+        context = context_for(record, inputs.golden.corpus, config.retrieval.context_k)
         items.append(
             ItemRecord(
                 question_id=q.id,
@@ -317,7 +309,7 @@ def build_report(
                 split=q.split or "",
                 question=q.question,
                 answer=record.answer,
-                context=context,
+                context=[{"rank": c.rank, "chunk_id": c.chunk_id, "text": c.text} for c in context],
                 relevant_chunks=list(q.relevant_chunks),
                 retrieval=by_question.get(q.id, {}),
                 labels=[
@@ -326,19 +318,7 @@ def build_report(
                 ],
             )
         )
-    golden_note = next(
-        (c.note for c in comparisons if c.note.startswith("the golden set changed")), None
-    )
-    return Report(
-        manifest, entry, retrieval.table, judged.table, split_tables, comparisons, baseline,
-        prompt_edit, verdicts, items, golden_note,
-    )
-
-
-def _context(record: Any, inputs: Inputs, config: Config) -> list[Any]:
-    from judge.runs import context_for
-
-    return context_for(record, inputs.golden.corpus, config.retrieval.context_k)
+    return items
 
 
 # --- rendering -------------------------------------------------------------------------------
@@ -358,10 +338,14 @@ def _comparison_lines(comparisons: list[SectionComparison], against: str) -> lis
         moved = [c for c in comp.changes if c.direction != "noise"]
         noise = len(comp.changes) - len(moved)
         extra = f" ({comp.note})" if comp.note else ""
-        lines.append(f"- {title}: {len(moved)} moves beyond the threshold, {noise} within noise{extra}")
+        lines.append(
+            f"- {title}: {len(moved)} moves beyond the threshold, {noise} within noise{extra}"
+        )
         for c in sorted(moved, key=lambda c: (c.direction != "regressed", c.type, c.metric)):
             arrow = "▼ regressed" if c.direction == "regressed" else "▲ improved"
-            lines.append(f"  - {arrow}: {c.type} {c.metric} {c.old:.3f} → {c.new:.3f} ({c.delta:+.3f})")
+            lines.append(
+                f"  - {arrow}: {c.type} {c.metric} {c.old:.3f} → {c.new:.3f} ({c.delta:+.3f})"
+            )
     return lines
 
 
@@ -381,7 +365,7 @@ def render_report_md(report: Report) -> str:
         f"- prompt: `{judge['prompt']}` · fingerprint `{m['fingerprints']['judge']}`",
         f"- run: `{m['run']['source']}` · golden `{m['fingerprints']['golden']}` · corpus "
         f"`{m['fingerprints']['corpus']}`",
-        f"- verdicts: " + ", ".join(f"{k} {v}" for k, v in m["status_counts"].items()),
+        "- verdicts: " + ", ".join(f"{k} {v}" for k, v in m["status_counts"].items()),
         "",
         "## Per question type",
         "",
@@ -412,13 +396,18 @@ def render_report_md(report: Report) -> str:
             )
             lines.append("")
         if edit.flips:
-            lines += ["| question | before | after | quote before | quote after |", "|---|---|---|---|---|"]
+            lines += [
+                "| question | before | after | quote before | quote after |",
+                "|---|---|---|---|---|",
+            ]
             for flip in edit.flips:
                 lines.append(
                     f"| {flip.question_id} | {_scores(flip.old)} | {_scores(flip.new)} | "
                     f"{_cell(flip.old.evidence)} | {_cell(flip.new.evidence)} |"
                 )
             lines.append("")
+    if report.audit is not None:
+        lines += ["## Agreement with human labels", "", *audit_lines(report.audit), ""]
     review = [(v, review_reasons(v)) for v in report.verdicts if review_reasons(v)]
     lines += ["## Needs review", ""]
     if not review:
@@ -427,6 +416,34 @@ def render_report_md(report: Report) -> str:
         lines.append(f"- **{verdict.question_id}**: {'; '.join(reasons)}")
     lines += ["", "Open `review.html` to see each quote inside the chunk it came from.", ""]
     return "\n".join(lines)
+
+
+def audit_lines(audit: AuditResult) -> list[str]:
+    """The headline agreement figures, judge next to the lexical baseline."""
+
+    def pct(value: float | None) -> str:
+        return "–" if value is None else f"{value:.1%}"
+
+    def num(value: float | None) -> str:
+        return "–" if value is None else f"{value:.2f}"
+
+    lines = [
+        f"{audit.judge.n} labels from {', '.join(audit.labellers)}; `judge audit` gives the "
+        "intervals, confusion matrices and the disagreements.",
+        "",
+        "| judge | both exact | faithfulness exact | faithfulness κ | relevance exact | relevance κ |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in (audit.judge, audit.lexical):
+        f = row.per_axis["faithfulness"].get("all")
+        r = row.per_axis["relevance"].get("all")
+        lines.append(
+            f"| {row.judge} | {pct(row.both_exact)} | {pct(f.exact if f else None)} | "
+            f"{num(f.kappa if f else None)} | {pct(r.exact if r else None)} | {num(r.kappa if r else None)} |"
+        )
+    if audit.judge.n < 50:
+        lines += ["", f"With {audit.judge.n} labels the intervals are wide: a few points is noise."]
+    return lines
 
 
 def _scores(verdict: Verdict) -> str:
@@ -468,12 +485,20 @@ def report_json(report: Report) -> dict[str, Any]:
             "agreement_after": edit.agreement_after,
             "labelled": edit.labelled,
             "flips": [
-                {"question_id": f.question_id, "before": _scores(f.old), "after": _scores(f.new),
-                 "quote_before": f.old.evidence, "quote_after": f.new.evidence}
+                {
+                    "question_id": f.question_id,
+                    "before": _scores(f.old),
+                    "after": _scores(f.new),
+                    "quote_before": f.old.evidence,
+                    "quote_after": f.new.evidence,
+                }
                 for f in edit.flips
             ],
         },
-        "needs_review": {v.question_id: review_reasons(v) for v in report.verdicts if review_reasons(v)},
+        "agreement": None if report.audit is None else audit_json(report.audit),
+        "needs_review": {
+            v.question_id: review_reasons(v) for v in report.verdicts if review_reasons(v)
+        },
         "regressions": len(report.regressions),
     }
 
@@ -483,9 +508,26 @@ def write_verdicts_csv(path: Path, report: Report) -> None:
     items = {item.question_id: item for item in report.items}
     metrics = sorted({m for item in report.items for m in item.retrieval})
     header = [
-        "question_id", "type", "split", "status", "faithfulness", "relevance", "evidence",
-        "match_kind", "chunk_id", "span_start", "span_end", "coverage", "needs_review", "note",
-        "error", *metrics, "prompt_tokens", "completion_tokens", "latency_s", "cached",
+        "question_id",
+        "type",
+        "split",
+        "status",
+        "faithfulness",
+        "relevance",
+        "evidence",
+        "match_kind",
+        "chunk_id",
+        "span_start",
+        "span_end",
+        "coverage",
+        "needs_review",
+        "note",
+        "error",
+        *metrics,
+        "prompt_tokens",
+        "completion_tokens",
+        "latency_s",
+        "cached",
     ]
     with path.open("w", encoding="utf-8-sig", newline="") as handle:
         writer = csv.writer(handle)
@@ -493,15 +535,30 @@ def write_verdicts_csv(path: Path, report: Report) -> None:
         for v in report.verdicts:
             item = items.get(v.question_id)
             match = v.match
-            writer.writerow([
-                v.question_id, item.type if item else "", item.split if item else "", v.status,
-                v.faithfulness, v.relevance, v.evidence, match.kind if match else "",
-                match.chunk_id if match else "", match.start if match else "",
-                match.end if match else "", match.coverage if match else "",
-                "; ".join(review_reasons(v)), v.note, v.error or "",
-                *[item.retrieval.get(m, "") if item else "" for m in metrics],
-                v.prompt_tokens, v.completion_tokens, round(v.latency_s, 3), v.cached,
-            ])
+            writer.writerow(
+                [
+                    v.question_id,
+                    item.type if item else "",
+                    item.split if item else "",
+                    v.status,
+                    v.faithfulness,
+                    v.relevance,
+                    v.evidence,
+                    match.kind if match else "",
+                    match.chunk_id if match else "",
+                    match.start if match else "",
+                    match.end if match else "",
+                    match.coverage if match else "",
+                    "; ".join(review_reasons(v)),
+                    v.note,
+                    v.error or "",
+                    *[item.retrieval.get(m, "") if item else "" for m in metrics],
+                    v.prompt_tokens,
+                    v.completion_tokens,
+                    round(v.latency_s, 3),
+                    v.cached,
+                ]
+            )
 
 
 def new_folder_name(config: Config, fingerprint: str, now: datetime) -> str:
@@ -541,7 +598,7 @@ def write_report(config: Config, report: Report, run: Run) -> Path:
 
     reports_dir = config.reports.dir
     reports_dir.mkdir(parents=True, exist_ok=True)
-    final = reports_dir / report.manifest["folder"]
+    final: Path = reports_dir / str(report.manifest["folder"])
     tmp = reports_dir / f".{final.name}.{os.getpid()}.partial"
     if tmp.exists():
         shutil.rmtree(tmp)

@@ -15,11 +15,12 @@ from judge.backends import BackendIdentity
 from judge.cache import VerdictCache
 from judge.config import Config
 from judge.errors import ConfigError
-from judge.golden import find_leaks, load_golden, load_labels
+from judge.golden import find_leaks, load_golden, load_labels_if_any
 from judge.grading import Fingerprint, JudgeOutcome, build_items
 from judge.pipeline import Inputs, JudgeResult, evaluate_retrieval, judge_table
 from judge.prompts import Prompt
-from judge.report import build_report, read_verdicts, write_files
+from judge.records import read_verdicts
+from judge.report import build_report, write_files
 from judge.runs import load_run
 from judge.runs_index import resolve_folder
 from judge.verdict import make_verdict
@@ -35,7 +36,9 @@ def rerender(config: Config, folder_name: str | None) -> Path:
             "now; re-rendering would mix the two"
         )
     if config.retrieval.context_k != manifest["config"]["retrieval"]["context_k"]:
-        raise ConfigError(f"{folder.name} used context_k {manifest['config']['retrieval']['context_k']}; set it back to re-render")
+        raise ConfigError(
+            f"{folder.name} used context_k {manifest['config']['retrieval']['context_k']}; set it back to re-render"
+        )
     run = load_run(folder / "run.jsonl", golden)
     inputs = Inputs(golden, run, manifest["run"]["source"], find_leaks(golden))
     retrieval = evaluate_retrieval(config, golden, run)
@@ -60,20 +63,32 @@ def rerender(config: Config, folder_name: str | None) -> Path:
     judge = manifest["judge"]
     parts = manifest["fingerprints"]["judge_parts"]
     identity = BackendIdentity(
-        kind=judge["backend"], model=judge["model"], digest=judge["digest"], options=parts["options"],
-        endpoint=judge["endpoint"], server_version=judge["server_version"],
+        kind=judge["backend"],
+        model=judge["model"],
+        digest=judge["digest"],
+        options=parts["options"],
+        endpoint=judge["endpoint"],
+        server_version=judge["server_version"],
     )
     outcome = JudgeOutcome(
-        verdicts=verdicts, fingerprint=Fingerprint(fingerprint, parts), identity=identity,
-        interrupted=False, elapsed_s=float(manifest["judge_seconds"]),
+        verdicts=verdicts,
+        fingerprint=Fingerprint(fingerprint, parts),
+        identity=identity,
+        interrupted=False,
+        elapsed_s=float(manifest["judge_seconds"]),
     )
     prompt = Prompt(Path(judge["prompt"]), "", judge["prompt_sha256"])
     table = judge_table(config, golden, retrieval.scores, list(verdicts.values()))
     judged = JudgeResult(outcome, table, judge["chosen_because"], prompt)
-    labels = load_labels(config.data.labels, golden.by_id()) if config.data.labels else []
+    labels = load_labels_if_any(config.data.labels, golden.by_id())
     report = build_report(
-        config, inputs, retrieval, judged, labels,
-        datetime.fromisoformat(manifest["started_at"]), folder.name,
+        config,
+        inputs,
+        retrieval,
+        judged,
+        labels,
+        datetime.fromisoformat(manifest["started_at"]),
+        folder.name,
         finished_at=datetime.fromisoformat(manifest["finished_at"]),
     )
     write_files(folder, report, run)

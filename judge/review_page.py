@@ -182,8 +182,11 @@ def _json_for_script(value: Any) -> str:
     """JSON that cannot end the <script> element it sits in, whatever the strings contain."""
     text = json.dumps(value, ensure_ascii=False)
     return (
-        text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
-        .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+        text.replace("&", "\\u0026")
+        .replace("<", "\\u003c")
+        .replace(">", "\\u003e")
+        .replace("\u2028", "\\u2028")
+        .replace("\u2029", "\\u2029")
     )
 
 
@@ -194,15 +197,21 @@ def page_data(report: Report) -> dict[str, Any]:
     items = []
     for item in report.items:
         v = verdicts[item.question_id]
-        items.append({
-            **item.model_dump(mode="json"),
-            "verdict": {
-                "status": v.status, "faithfulness": v.faithfulness, "relevance": v.relevance,
-                "evidence": v.evidence, "note": v.note, "error": v.error,
-                "match": v.match.model_dump(mode="json") if v.match else None,
-                "reasons": review_reasons(v),
-            },
-        })
+        items.append(
+            {
+                **item.model_dump(mode="json"),
+                "verdict": {
+                    "status": v.status,
+                    "faithfulness": v.faithfulness,
+                    "relevance": v.relevance,
+                    "evidence": v.evidence,
+                    "note": v.note,
+                    "error": v.error,
+                    "match": v.match.model_dump(mode="json") if v.match else None,
+                    "reasons": review_reasons(v),
+                },
+            }
+        )
     kinds = sorted({i["verdict"]["match"]["kind"] for i in items if i["verdict"]["match"]})
     return {
         "folder": report.manifest["folder"],
@@ -220,10 +229,10 @@ def render_review_page(report: Report) -> str:
     meta = f"judge: {judge['backend']} · {judge['model']} · prompt {judge['prompt']}"
     body = BODY.format(folder=html.escape(report.manifest["folder"]), judge=html.escape(meta))
     return (
-        "<!doctype html>\n<html lang=\"ja\">\n<head>\n<meta charset=\"utf-8\">\n"
-        f"<meta http-equiv=\"Content-Security-Policy\" content=\"{policy}\">\n"
+        '<!doctype html>\n<html lang="ja">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
         f"<title>Evidence review · {html.escape(report.manifest['folder'])}</title>\n"
         f"<style>{STYLE}</style>\n</head>\n<body>\n{body}\n"
-        f"<script type=\"application/json\" id=\"report-data\">{_json_for_script(page_data(report))}</script>\n"
+        f'<script type="application/json" id="report-data">{_json_for_script(page_data(report))}</script>\n'
         f"<script>{SCRIPT}</script>\n</body>\n</html>\n"
     )

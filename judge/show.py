@@ -8,19 +8,11 @@ from typing import Any
 
 from judge.errors import ConfigError
 from judge.history import SECTIONS, compare_metrics
-from judge.report import ItemRecord, read_verdicts, review_reasons
+from judge.records import read_items, read_verdicts
+from judge.report import review_reasons
 from judge.runs_index import resolve_folder
 
 BOLD, YELLOW, RED, DIM, RESET = "\033[1m", "\033[43m\033[30m", "\033[31m", "\033[2m", "\033[0m"
-
-
-def _items(folder: Path) -> dict[str, ItemRecord]:
-    items = {}
-    for line in (folder / "items.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            item = ItemRecord.model_validate_json(line)
-            items[item.question_id] = item
-    return items
 
 
 def show_item(reports_dir: Path, folder_name: str | None, question_id: str, color: bool) -> str:
@@ -30,7 +22,7 @@ def show_item(reports_dir: Path, folder_name: str | None, question_id: str, colo
     logs and pipes still show where it is.
     """
     folder = resolve_folder(reports_dir, folder_name)
-    items = _items(folder)
+    items = read_items(folder)
     verdicts = read_verdicts(folder)
     if question_id not in items:
         raise ConfigError(f"{question_id}: not in {folder.name} (it has {', '.join(items)})")
@@ -43,17 +35,24 @@ def show_item(reports_dir: Path, folder_name: str | None, question_id: str, colo
         f"faithfulness {v.faithfulness} · relevance {v.relevance}" if v.status == "ok" else v.status
     )
     lines = [
-        style(BOLD, f"{item.question_id} · {item.type}{' · ' + item.split if item.split else ''} · {scores}"),
+        style(
+            BOLD,
+            f"{item.question_id} · {item.type}{' · ' + item.split if item.split else ''} · {scores}",
+        ),
         f"run {folder.name}",
         "",
         style(BOLD, "question") + f"  {item.question}",
         style(BOLD, "answer") + f"    {item.answer}",
-        style(BOLD, "quote") + f"     {v.evidence or '(none)'}"
+        style(BOLD, "quote")
+        + f"     {v.evidence or '(none)'}"
         + (f"  [{v.match.kind}]" if v.match else ""),
         style(BOLD, "note") + f"      {v.note}",
     ]
     for label in item.labels:
-        lines.append(style(BOLD, "human") + f"     {label['labeller']}: F{label['faithfulness']} R{label['relevance']} {label.get('note', '')}")
+        lines.append(
+            style(BOLD, "human")
+            + f"     {label['labeller']}: F{label['faithfulness']} R{label['relevance']} {label.get('note', '')}"
+        )
     if v.error:
         lines.append(style(RED, f"error     {v.error}"))
     for reason in review_reasons(v):
@@ -64,7 +63,12 @@ def show_item(reports_dir: Path, folder_name: str | None, question_id: str, colo
         golden = " · golden" if chunk["chunk_id"] in item.relevant_chunks else ""
         lines.append(style(DIM, f"#{chunk['rank']} {chunk['chunk_id']}{golden}"))
         match = v.match
-        if match is not None and match.chunk_id == chunk["chunk_id"] and match.start is not None and match.end is not None:
+        if (
+            match is not None
+            and match.chunk_id == chunk["chunk_id"]
+            and match.start is not None
+            and match.end is not None
+        ):
             quote = text[match.start : match.end]
             marked = style(YELLOW, quote) if color else f"⟦{quote}⟧"
             text = text[: match.start] + marked + text[match.end :]
@@ -92,25 +96,38 @@ def diff_runs(reports_dir: Path, a: str, b: str, threshold: float) -> str:
     manifest_b, metrics_b = _tables(folder_b)
     fa, fb = manifest_a["fingerprints"], manifest_b["fingerprints"]
     lines = [f"{folder_a.name} → {folder_b.name}"]
-    for key, what in (("golden", "golden set"), ("corpus", "corpus"), ("judge", "judge configuration"),
-                      ("retrieval", "retrieval settings"), ("run", "RAG output")):
+    for key, what in (
+        ("golden", "golden set"),
+        ("corpus", "corpus"),
+        ("judge", "judge configuration"),
+        ("retrieval", "retrieval settings"),
+        ("run", "RAG output"),
+    ):
         if fa[key] != fb[key]:
             lines.append(f"note: the {what} differs between the two runs")
     for section in SECTIONS:
         changes = compare_metrics(section, metrics_a[section], metrics_b[section], threshold)
         moved = [c for c in changes if c.direction != "noise"]
-        lines.append(f"\n{section}: {len(moved)} moves beyond ±{threshold:g}, {len(changes) - len(moved)} within")
+        lines.append(
+            f"\n{section}: {len(moved)} moves beyond ±{threshold:g}, {len(changes) - len(moved)} within"
+        )
         for c in moved:
             arrow = "▼" if c.direction == "regressed" else "▲"
-            lines.append(f"  {arrow} {c.type} {c.metric}: {c.old:.3f} → {c.new:.3f} ({c.delta:+.3f})")
+            lines.append(
+                f"  {arrow} {c.type} {c.metric}: {c.old:.3f} → {c.new:.3f} ({c.delta:+.3f})"
+            )
     old, new = read_verdicts(folder_a), read_verdicts(folder_b)
     flips = [
-        qid for qid in new
-        if qid in old and (old[qid].status, old[qid].faithfulness, old[qid].relevance)
+        qid
+        for qid in new
+        if qid in old
+        and (old[qid].status, old[qid].faithfulness, old[qid].relevance)
         != (new[qid].status, new[qid].faithfulness, new[qid].relevance)
     ]
     lines.append(f"\nverdicts changed: {len(flips)}")
     for qid in flips:
         o, n = old[qid], new[qid]
-        lines.append(f"  {qid}: F{o.faithfulness} R{o.relevance} ({o.status}) → F{n.faithfulness} R{n.relevance} ({n.status})")
+        lines.append(
+            f"  {qid}: F{o.faithfulness} R{o.relevance} ({o.status}) → F{n.faithfulness} R{n.relevance} ({n.status})"
+        )
     return "\n".join(lines)

@@ -41,15 +41,33 @@ def start(delay_s: float, slots: int) -> ThreadingHTTPServer:
             if self.path == "/api/version":
                 self._send({"version": "0.13.0"})
             else:
-                self._send({"models": [{"name": MODEL, "model": MODEL, "digest": "d" * 64,
-                                        "size": 1, "modified_at": "2026-01-01T00:00:00Z"}]})
+                self._send(
+                    {
+                        "models": [
+                            {
+                                "name": MODEL,
+                                "model": MODEL,
+                                "digest": "d" * 64,
+                                "size": 1,
+                                "modified_at": "2026-01-01T00:00:00Z",
+                            }
+                        ]
+                    }
+                )
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
             with gate:
                 time.sleep(delay_s)
-            self._send({"message": {"role": "assistant", "content": VERDICT}, "done": True,
-                        "done_reason": "stop", "prompt_eval_count": 100, "eval_count": 20})
+            self._send(
+                {
+                    "message": {"role": "assistant", "content": VERDICT},
+                    "done": True,
+                    "done_reason": "stop",
+                    "prompt_eval_count": 100,
+                    "eval_count": 20,
+                }
+            )
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()

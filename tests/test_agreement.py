@@ -74,8 +74,9 @@ def test_alpha_equals_the_krippendorff_package_on_random_data() -> None:
         data = np.array([[np.nan if v is None else v for v in row] for row in table], dtype=float)
         if sum(len(u) for u in units if len(u) >= 2) < 2 or ours is None:
             continue
-        reference = krippendorff.alpha(reliability_data=data, level_of_measurement="ordinal",
-                                       value_domain=[0, 1, 2])
+        reference = krippendorff.alpha(
+            reliability_data=data, level_of_measurement="ordinal", value_domain=[0, 1, 2]
+        )
         assert ours == pytest.approx(reference, abs=1e-9)
 
 
@@ -92,7 +93,10 @@ def test_krippendorff_hand_computed() -> None:
 
 def test_bootstrap_interval_contains_the_estimate_and_is_repeatable() -> None:
     rng = random.Random(5)
-    pairs = [(h, min(2, max(0, h + rng.choice((-1, 0, 0, 0, 1))))) for h in (rng.choice((0, 1, 2)) for _ in range(30))]
+    pairs = [
+        (h, min(2, max(0, h + rng.choice((-1, 0, 0, 0, 1)))))
+        for h in (rng.choice((0, 1, 2)) for _ in range(30))
+    ]
     ci = bootstrap_ci(pairs, exact_agreement)
     estimate = exact_agreement(pairs)
     assert ci is not None and estimate is not None

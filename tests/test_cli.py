@@ -106,13 +106,21 @@ def test_run_with_the_lexical_judge_says_which_judge_first_and_saves(
     config = tiny()
     assert main(["--config", _toml(config), "run", "--backend", "lexical"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "judge: lexical · lexical-v1"
+    assert out[0] == "judge: lexical · lexical-v2"
     assert out[1].strip() == "(backend = lexical)"
     assert any(line.startswith("judged 4 answers") and "(0 from the cache)" in line for line in out)
-    folder = config.reports.dir / (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    folder = (
+        config.reports.dir / (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    )
     assert sorted(p.name for p in folder.iterdir()) == [
-        "items.jsonl", "manifest.json", "report.json", "report.md", "review.html", "run.jsonl",
-        "verdicts.csv", "verdicts.jsonl",
+        "items.jsonl",
+        "manifest.json",
+        "report.json",
+        "report.md",
+        "review.html",
+        "run.jsonl",
+        "verdicts.csv",
+        "verdicts.jsonl",
     ]
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     assert next(iter(manifest)) == "format_version"
@@ -120,7 +128,10 @@ def test_run_with_the_lexical_judge_says_which_judge_first_and_saves(
     report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     assert report["tables"]["judge"]["rows"][-1]["type"] == "all"
     assert len((folder / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()) == 4
-    assert out[-1] == "gate: no compatible earlier run or baseline for retrieval and judge: nothing compared"
+    assert (
+        out[-1]
+        == "gate: no compatible earlier run or baseline for retrieval and judge: nothing compared"
+    )
     # Second run: everything from the cache.
     assert main(["--config", _toml(config), "run", "--backend", "lexical"]) == 0
     assert "(4 from the cache)" in capsys.readouterr().out
@@ -145,8 +156,7 @@ def test_unreachable_ollama_exits_3_with_the_command_to_run(
     config = tiny(extra_toml="")
     toml = Path(_toml(config))
     toml.write_text(
-        toml.read_text(encoding="utf-8")
-        + '\n[judge.ollama]\nhost = "http://127.0.0.1:9"\n',
+        toml.read_text(encoding="utf-8") + '\n[judge.ollama]\nhost = "http://127.0.0.1:9"\n',
         encoding="utf-8",
     )
     assert main(["--config", str(toml), "run", "--backend", "ollama"]) == 3

@@ -66,7 +66,9 @@ def test_regression_fails_the_gate(tiny: Tiny, capsys: pytest.CaptureFixture[str
 
 def test_no_baseline_passes_unless_required(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
     assert _run(tiny(), "--fail-on-regression") == 0
-    assert "no compatible earlier run or baseline for retrieval and judge" in capsys.readouterr().out
+    assert (
+        "no compatible earlier run or baseline for retrieval and judge" in capsys.readouterr().out
+    )
     (tiny().reports.dir / "history.jsonl").unlink()
     assert _run(tiny(), "--fail-on-regression", "--require-baseline") == 1
 
@@ -100,12 +102,16 @@ def test_prompt_edit_compares_retrieval_and_lists_flipped_verdicts(
     tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     prompt = tmp_path / "judge.v2.md"
-    prompt.write_text((REPO / "prompts" / "judge.v1.md").read_text(encoding="utf-8"), encoding="utf-8")
+    prompt.write_text(
+        (REPO / "prompts" / "judge.v1.md").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     config = tiny()
     assert config.source is not None
     args = ["--config", str(config.source), "run", "--backend", "lexical", "--prompt", str(prompt)]
     assert main(args) == 0
-    prompt.write_text(prompt.read_text(encoding="utf-8") + "\nOne more rubric line.\n", encoding="utf-8")
+    prompt.write_text(
+        prompt.read_text(encoding="utf-8") + "\nOne more rubric line.\n", encoding="utf-8"
+    )
     assert main(args) == 0
     out = capsys.readouterr().out
     # The judge changed (its prompt), so judge metrics are not compared; retrieval still is.
@@ -124,9 +130,16 @@ def test_history_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     path = tmp_path / "history.jsonl"
     for i in range(8):
         entry = HistoryEntry(
-            folder=f"run{i}", started_at="2026-11-29T00:00:00+00:00", golden_hash="g", corpus_hash="c",
-            run_hash="r", retrieval_fingerprint="rf", judge_fingerprint="jf", judge_parts={},
-            metrics={"retrieval": {}, "judge": {}}, status_counts={},
+            folder=f"run{i}",
+            started_at="2026-11-29T00:00:00+00:00",
+            golden_hash="g",
+            corpus_hash="c",
+            run_hash="r",
+            retrieval_fingerprint="rf",
+            judge_fingerprint="jf",
+            judge_parts={},
+            metrics={"retrieval": {}, "judge": {}},
+            status_counts={},
         )
         append_history(path, entry)
     assert [e.folder for e in read_history(path)] == ["run3", "run4", "run5", "run6", "run7"]
@@ -137,3 +150,89 @@ def test_damaged_history_line_is_named(tmp_path: Path) -> None:
     path.write_text('{"folder": 1}\n', encoding="utf-8")
     with pytest.raises(Exception, match=r"history.jsonl:1: not a history entry"):
         read_history(path)
+
+
+def test_baseline_pin_ratchet_and_gate(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tiny()
+    assert config.source is not None
+    toml = str(config.source)
+    assert _run(tiny(run=_worse_run())) == 0
+    assert main(["--config", toml, "baseline", "pin"]) == 0
+    baseline = json.loads(config.reports.baseline.read_text(encoding="utf-8"))
+    assert baseline["metrics"]["retrieval"]["factual"]["mrr"] == pytest.approx(0.2)
+    # Pinning again would silently replace (possibly lower) it: refused without --replace.
+    assert main(["--config", toml, "baseline", "pin"]) == 2
+    assert "judge baseline ratchet" in capsys.readouterr().err
+    # A better run ratchets it up ...
+    assert _run(tiny()) == 0
+    assert main(["--config", toml, "baseline", "ratchet"]) == 0
+    assert "factual mrr: 0.200 → 1.000" in capsys.readouterr().out
+    # ... a worse run never lowers it, and now fails the gate against it.
+    assert _run(tiny(run=_worse_run())) == 0
+    assert main(["--config", toml, "baseline", "ratchet"]) == 0
+    assert "0 metric(s) raised, none lowered" in capsys.readouterr().out
+    assert (
+        json.loads(config.reports.baseline.read_text(encoding="utf-8"))["metrics"]["retrieval"][
+            "factual"
+        ]["mrr"]
+        == 1.0
+    )
+    assert _run(tiny(run=_worse_run()), "--fail-on-regression") == 1
+    assert "retrieval vs baseline: " in capsys.readouterr().out
+
+
+def test_nightly_prints_its_verdict_first(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tiny()
+    assert config.source is not None
+    toml = config.source
+    toml.write_text(
+        toml.read_text(encoding="utf-8").replace("[judge]\n", '[judge]\nbackend = "lexical"\n'),
+        encoding="utf-8",
+    )
+    assert main(["--config", str(toml), "nightly"]) == 1  # no baseline yet: a nightly must not pass
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        out[0]
+        == "nightly: no compatible earlier run or baseline for retrieval and judge: nothing compared"
+    )
+    assert out[1].startswith("judge: lexical")
+    assert main(["--config", str(toml), "nightly"]) == 0
+    assert (
+        capsys.readouterr().out.splitlines()[0] == "nightly: ok: no regression beyond the threshold"
+    )
+
+
+def test_a_second_run_is_refused_while_the_lock_is_held(
+    tiny: Tiny, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from judge.lock import run_lock
+
+    config = tiny()
+    with run_lock(config.reports.dir):
+        assert _run(config) == 2
+    assert "another judge run (pid " in capsys.readouterr().err
+    assert _run(config) == 0  # released with its holder
+
+
+def test_show_diff_and_rerender(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tiny()
+    assert config.source is not None
+    toml = str(config.source)
+    assert _run(config) == 0
+    first = (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    assert _run(tiny(run=_worse_run())) == 0
+    second = (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    capsys.readouterr()
+    assert main(["--config", toml, "show", "q2"]) == 0
+    shown = capsys.readouterr().out
+    assert shown.startswith("q2 · procedural · tune · faithfulness")
+    assert "⟦" in shown and "⟧" in shown  # the quote, marked without colours off a terminal
+    assert main(["--config", toml, "diff", first, second]) == 0
+    diff = capsys.readouterr().out
+    assert "note: the RAG output differs between the two runs" in diff
+    assert "▼ factual mrr: 1.000 → 0.200 (-0.800)" in diff
+    report_md = config.reports.dir / second / "report.md"
+    report_md.write_text("damaged", encoding="utf-8")
+    assert main(["--config", toml, "report", second]) == 0
+    assert report_md.read_text(encoding="utf-8").startswith(f"# Report {second}")
+    assert main(["--config", toml, "show", "q9"]) == 2

@@ -7,7 +7,6 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
@@ -39,7 +38,9 @@ def test_sigint_keeps_finished_verdicts_and_the_next_run_resumes(
     )
     command = [sys.executable, "-m", "judge", "--config", str(toml), "run", "--backend", "ollama"]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     cache = config.judge.cache_path
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # wait until at least one verdict is committed
@@ -57,7 +58,8 @@ def test_sigint_keeps_finished_verdicts_and_the_next_run_resumes(
         kept = db.execute("SELECT COUNT(*) FROM replies").fetchone()[0]
     assert 1 <= kept < 4
     # No report for an interrupted run: a half report must not look like a finished one.
-    assert not config.reports.dir.exists() or not any(config.reports.dir.iterdir())
+    assert not (config.reports.dir / "latest").exists()
+    assert [p for p in config.reports.dir.iterdir() if p.is_dir()] == []
     resumed = subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
     assert resumed.returncode == 0, resumed.stderr
     assert f"({kept} from the cache)" in resumed.stdout

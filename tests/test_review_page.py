@@ -16,10 +16,9 @@ from tests.conftest import CORPUS, RUN
 
 Tiny = Callable[..., Config]
 HOSTILE_ANSWER = (
-    '年額3,800円です。<script>window.__pwned = 1</script>'
-    '<img src=x onerror="window.__pwned = 2">'
+    '年額3,800円です。<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 )
-HOSTILE_CHUNK = '</script><script>window.__pwned = 3</script> ウィジェットは小と中の2サイズです。'
+HOSTILE_CHUNK = "</script><script>window.__pwned = 3</script> ウィジェットは小と中の2サイズです。"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
@@ -33,8 +32,14 @@ def browser() -> Iterator[Any]:
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(
             executable_path=CHROMIUM,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+            ],
         )
         yield browser
         browser.close()
@@ -55,7 +60,10 @@ def report_folder(tiny: Tiny) -> Path:
 def test_review_page(browser: Any, report_folder: Path, tmp_path: Path) -> None:
     page = browser.new_page(accept_downloads=True)
     problems: list[str] = []
-    page.on("console", lambda msg: problems.append(msg.text) if msg.type in ("error", "warning") else None)
+    page.on(
+        "console",
+        lambda msg: problems.append(msg.text) if msg.type in ("error", "warning") else None,
+    )
     page.on("pageerror", lambda error: problems.append(str(error)))
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
@@ -80,11 +88,15 @@ def test_review_page(browser: Any, report_folder: Path, tmp_path: Path) -> None:
     # The quote is highlighted at its span inside the Japanese chunk it came from.
     verdicts = {
         v["question_id"]: v
-        for v in map(json.loads, (report_folder / "verdicts.jsonl").read_text(encoding="utf-8").splitlines())
+        for v in map(
+            json.loads, (report_folder / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()
+        )
     }
     items = {
         i["question_id"]: i
-        for i in map(json.loads, (report_folder / "items.jsonl").read_text(encoding="utf-8").splitlines())
+        for i in map(
+            json.loads, (report_folder / "items.jsonl").read_text(encoding="utf-8").splitlines()
+        )
     }
     checked_one = False
     for qid, verdict in verdicts.items():
@@ -109,7 +121,9 @@ def test_review_page(browser: Any, report_folder: Path, tmp_path: Path) -> None:
     page.select_option("#f-faith", "2")
     visible = page.locator("section.item:visible")
     expected = sorted(q for q, v in verdicts.items() if v["faithfulness"] == 2)
-    assert sorted(visible.nth(i).get_attribute("data-qid") for i in range(visible.count())) == expected
+    assert (
+        sorted(visible.nth(i).get_attribute("data-qid") for i in range(visible.count())) == expected
+    )
     page.select_option("#f-faith", "")
 
     # Marking an item as checked, then exporting the marks.

@@ -33,5 +33,13 @@ def test_split_sentences_keeps_numbered_steps_whole() -> None:
 
 
 def test_lexical_tokens_use_bigrams_for_japanese_and_words_for_latin() -> None:
-    assert lexical_tokens("年額プラン is ¥3,800") == ["is", "3", "800", "年額", "額プ", "プラ", "ラン"]
+    assert lexical_tokens("年額プラン is ¥3,800") == [
+        "is",
+        "3",
+        "800",
+        "年額",
+        "額プ",
+        "プラ",
+        "ラン",
+    ]
     assert lexical_tokens("円") == ["円"]

@@ -29,7 +29,7 @@ from judge.evidence import MIN_QUOTE_CHARS
 from judge.textnorm import lexical_tokens, normalise, split_sentences
 from judge.verdict import Reply
 
-VERSION = "lexical-v1"
+VERSION = "lexical-v2"  # bump whenever the scoring changes: it is the cache key
 #: A refusal is right when the context shares less than this with the question.
 REFUSAL_OVERLAP = 0.4
 REFUSAL_MARKERS = (

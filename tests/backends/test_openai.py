@@ -216,7 +216,9 @@ def test_against_a_real_llama_cpp_server(
     long_item = item._replace(context=[long_chunk], key="long")
     cache = VerdictCache(tmp_path / "long.sqlite3")
     prompt = load_prompt(REPO / "prompts" / "judge.v1.md")
-    outcome = judge_items([long_item], backend, prompt, cache, max_attempts=1, retry_wait=wait_none())
+    outcome = judge_items(
+        [long_item], backend, prompt, cache, max_attempts=1, retry_wait=wait_none()
+    )
     cache.close()
     verdict = outcome.verdicts[item.question.id]
     assert verdict.status == "truncated", verdict
