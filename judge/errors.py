@@ -12,7 +12,8 @@ message on one line (or one line per problem) without a traceback and exits with
     └── BackendError                the judge backend failed
         ├── BackendUnavailable      exit 3: no server / no model; checked before any work
         ├── TransientBackendError   timeouts, 5xx, dropped connections: retried, never cached
-        │   └── ConnectionLost      the server stopped answering; ends the run once retries fail
+        │   └── ConnectionLost      no connection, or no reply within the timeout: once the
+        │                           retries fail too the server is gone and the run stops (exit 3)
         ├── BackendRequestError     4xx: the request is wrong, retrying will not help
         └── PromptTooLong           the prompt does not fit the context window: never judged
 """
@@ -70,7 +71,11 @@ class TransientBackendError(BackendError):
 
 
 class ConnectionLost(TransientBackendError):
-    """The connection failed; if it keeps failing the server is gone and the run stops."""
+    """The connection failed or the server did not reply within the timeout.
+
+    Retried like any transient error; if every attempt fails, the server is treated as gone
+    and the run stops (exit 3) instead of spending a timeout on every remaining item.
+    """
 
 
 class BackendRequestError(BackendError):

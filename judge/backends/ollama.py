@@ -117,7 +117,7 @@ class OllamaBackend:
                 "/api/chat", json=self.request_body(request.prompt, request.schema)
             )
         except httpx.TimeoutException as exc:
-            raise TransientBackendError(
+            raise ConnectionLost(
                 f"no reply from Ollama within {self.config.timeout_s:g} s ({type(exc).__name__}); "
                 "raise judge.ollama.timeout_s if the server is busy"
             ) from exc

@@ -111,7 +111,7 @@ class OpenAIBackend:
                 "/chat/completions", json=self.request_body(request.prompt, request.schema)
             )
         except httpx.TimeoutException as exc:
-            raise TransientBackendError(
+            raise ConnectionLost(
                 f"no reply within {self.config.timeout_s:g} s; raise judge.openai.timeout_s"
             ) from exc
         except httpx.TransportError as exc:
