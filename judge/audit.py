@@ -138,9 +138,9 @@ def write_sheet(path: Path, items: Sequence[ItemRecord]) -> None:
                 [
                     item.question_id,
                     item.type,
-                    item.question,
-                    context,
-                    item.answer,
+                    spreadsheet_text(item.question),
+                    spreadsheet_text(context),
+                    spreadsheet_text(item.answer),
                     text_sha256(item.answer),
                     "",
                     "",
@@ -148,6 +148,20 @@ def write_sheet(path: Path, items: Sequence[ItemRecord]) -> None:
                     "",
                 ]
             )
+
+
+def spreadsheet_text(text: str) -> str:
+    """Text a spreadsheet keeps as text: a cell starting with = + - @ would be read as a
+    formula (run on opening, or rewritten on saving), so it gets the usual leading quote."""
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") else text
+
+
+def _same_answer(cell: str, answer_hash: str) -> bool:
+    """Whether the sheet's answer cell still holds the labelled answer (after a spreadsheet
+    round trip: a leading quote we added, or line breaks saved as CRLF)."""
+    candidates = {cell, cell.removeprefix("'"), cell.replace("\r\n", "\n")}
+    candidates.add(cell.removeprefix("'").replace("\r\n", "\n"))
+    return any(text_sha256(c) == answer_hash for c in candidates)
 
 
 # --- import --------------------------------------------------------------------------------
@@ -177,9 +191,10 @@ def parse_sheet(
         )
     labels, problems, blank = [], [], 0
     now = datetime.now(UTC)
-    for row in reader:
-        line = reader.line_num
-        where = f"{path}:{line}"
+    for number, row in enumerate(reader, start=2):
+        # Spreadsheet row numbers (the header is row 1); physical lines would not match them,
+        # since context cells span many lines.
+        where = f"{path}: row {number} ({(row.get('question_id') or '?').strip()})"
         faith, rel = (row.get("faithfulness") or "").strip(), (row.get("relevance") or "").strip()
         if not faith and not rel:
             blank += 1
@@ -198,7 +213,7 @@ def parse_sheet(
         answer_hash = (row.get("answer_sha256") or "").strip()
         if len(answer_hash) != 64 or any(c not in "0123456789abcdef" for c in answer_hash):
             row_problems.append("answer_sha256 is damaged (copy the sheet's value unchanged)")
-        elif row.get("answer") is not None and text_sha256(row["answer"]) != answer_hash:
+        elif row.get("answer") is not None and not _same_answer(row["answer"], answer_hash):
             row_problems.append(
                 "the answer text was edited; labels must be for the exact answer shown"
             )

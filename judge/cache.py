@@ -10,8 +10,8 @@ A row is the backend's ``Reply`` for one item under one judge fingerprint:
 So editing the prompt re-judges everything, editing one answer re-judges one item, and
 switching back to an old prompt costs nothing. Each verdict is committed as it arrives, so a
 run killed midway resumes from what finished; WAL lets a second process read and write the
-same file safely (writers wait on a busy timeout instead of failing). Backend errors are never
-stored: they are retried next time.
+same file safely (writers wait on a busy timeout instead of failing). Only model replies are
+stored: backend errors and prompts that did not fit are tried again next time.
 """
 
 from __future__ import annotations
@@ -123,8 +123,13 @@ class VerdictCache:
         return found
 
     def put(self, fingerprint: str, item_key: str, question_id: str, reply: Reply) -> None:
-        """Store one reply in its own transaction. Backend errors are never stored."""
-        if reply.kind == "error":
+        """Store one reply in its own transaction.
+
+        Only model replies are stored. Backend errors are retried next time; so are prompts
+        that did not fit, because the limit may live in the server (an OpenAI-compatible
+        server restarted with a longer context) and checking again costs one refused request.
+        """
+        if reply.kind != "reply":
             return
         with self.db:
             self.db.execute(

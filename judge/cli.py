@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sqlite3
 import sys
 from collections import Counter
 from collections.abc import Sequence
@@ -12,6 +13,7 @@ from typing import Any
 
 from judge.config import Config, load_config
 from judge.errors import (
+    EXIT_BAD_INPUT,
     EXIT_INTERRUPTED,
     EXIT_REGRESSION,
     ConfigError,
@@ -211,8 +213,7 @@ def summary_lines(report: Any, config: Config, folder: Path) -> list[str]:
             f"{len(comp.changes) - len(moved)} within ±{config.reports.regression_threshold:g}"
             + (f" ({comp.note})" if comp.note else "")
         )
-        for c in comp.regressions:
-            lines.append(f"  ▼ {c.type} {c.metric}: {c.old:.3f} → {c.new:.3f} ({c.delta:+.3f})")
+        lines += [f"  {c.describe()}" for c in comp.regressions]
     edit = report.prompt_edit
     if edit is not None:
         lines.append(
@@ -289,7 +290,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     _, raised = ratchet_baseline(path, entry)
     print(f"ratcheted {path} with {folder.name}: {len(raised)} metric(s) raised, none lowered")
     for c in raised:
-        print(f"  ▲ {c.section} {c.type} {c.metric}: {c.old:.3f} → {c.new:.3f}")
+        print(f"  {c.section} {c.describe()}")
     return 0
 
 
@@ -593,6 +594,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `judge ... | head`: the reader left; not an error of ours
         sys.stderr.close()
         return 0
+    except sqlite3.OperationalError as exc:  # e.g. 'cache prune' vacuuming during a run
+        print(
+            f"error: the verdict cache is busy ({exc}); wait for the other judge command",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    except OSError as exc:  # disk full, permission denied: the environment, not a bug
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
 
 
 if __name__ == "__main__":

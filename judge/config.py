@@ -118,8 +118,6 @@ class OpenAIConfig(_Frozen):
     response_format: Literal["json_schema", "json_object"] = "json_schema"
     """How the schema is sent: json_schema (vLLM, LM Studio, OpenAI) or json_object with a
     schema (llama-cpp-python's server, which ignores json_schema)."""
-    context_window: int = Field(default=8192, ge=512)
-    """The server's context length; prompts are bounded against it before sending."""
     seed: int = 42
     timeout_s: float = Field(default=600.0, gt=0)
 

@@ -23,6 +23,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from judge.errors import ConfigError, InputError
+from judge.jsonl import split_lines
 
 FORMAT_VERSION = 1
 MAX_ENTRIES = 1000
@@ -59,7 +60,7 @@ def read_history(path: Path) -> list[HistoryEntry]:
         return []
     entries = []
     problems = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(split_lines(path.read_text(encoding="utf-8")), start=1):
         if not line.strip():
             continue
         try:
@@ -95,9 +96,16 @@ class Change(NamedTuple):
     type: str
     metric: str
     old: float
-    new: float
-    delta: float
+    new: float | None
+    """None when the metric has no value any more (e.g. every verdict of the type failed)."""
+    delta: float | None
     direction: Direction
+
+    def describe(self) -> str:
+        arrow = {"regressed": "▼", "improved": "▲", "noise": "·"}[self.direction]
+        if self.new is None or self.delta is None:
+            return f"{arrow} {self.type} {self.metric}: {self.old:.3f} → none (no value any more)"
+        return f"{arrow} {self.type} {self.metric}: {self.old:.3f} → {self.new:.3f} ({self.delta:+.3f})"
 
 
 class SectionComparison(NamedTuple):
@@ -121,16 +129,25 @@ def _fingerprint_of(entry: HistoryEntry, section: Section) -> str:
 def compare_metrics(
     section: Section, old: TypeMetrics, new: TypeMetrics, threshold: float
 ) -> list[Change]:
-    """Every metric present with a value on both sides, with its direction."""
+    """Every metric that had a value before, with its direction (all are better when higher).
+
+    A metric that lost its value (every verdict of a type failed) is a regression, and so is a
+    fall in ``n``, the questions scored: a failing question must not make a mean look better
+    by dropping out of it. ``n`` moves by whole questions, so any fall counts.
+    """
     changes = []
     for type_name, metrics in new.items():
         for metric, value in metrics.items():
             before = old.get(type_name, {}).get(metric)
-            if value is None or before is None or metric == "n":
+            if before is None:
+                continue
+            if value is None:
+                changes.append(Change(section, type_name, metric, before, None, None, "regressed"))
                 continue
             delta = value - before
+            limit = 0.0 if metric == "n" else threshold
             direction: Direction = (
-                "noise" if abs(delta) <= threshold else "improved" if delta > 0 else "regressed"
+                "noise" if abs(delta) <= limit else "improved" if delta > 0 else "regressed"
             )
             changes.append(Change(section, type_name, metric, before, value, delta, direction))
     return changes
@@ -260,7 +277,7 @@ def ratchet_baseline(path: Path, entry: HistoryEntry) -> tuple[Baseline, list[Ch
         for change in compare_metrics(
             section, baseline.metrics[section], entry.metrics[section], 0.0
         ):
-            if change.delta > 0:
+            if change.delta is not None and change.delta > 0:
                 metrics[section][change.type][change.metric] = change.new
                 raised.append(change)
     updated = baseline.model_copy(

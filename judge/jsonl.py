@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
@@ -63,18 +64,42 @@ def read_text(path: Path, max_mb: float = DEFAULT_MAX_FILE_MB) -> str:
         ) from None
 
 
+# A \uD800-\uDFFF escape in JSON text: possibly half of a UTF-16 pair, which is no character.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines split on \\n only (and a trailing \\r dropped). ``str.splitlines`` would also split
+    on U+2028, U+2029 and U+0085, which JSON strings may contain raw."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
 def read_jsonl(path: Path, max_mb: float = DEFAULT_MAX_FILE_MB) -> list[Line]:
     """Parse every non-blank line as a JSON object; report all bad lines at once."""
     text = read_text(path, max_mb)
     lines: list[Line] = []
     problems: list[str] = []
-    for number, raw_line in enumerate(text.splitlines(), start=1):
+    for number, raw_line in enumerate(split_lines(text), start=1):
         if not raw_line.strip():
             continue
         try:
             value = json.loads(raw_line)
         except json.JSONDecodeError as exc:
             problems.append(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})")
+            continue
+        if _SURROGATE_ESCAPE.search(raw_line) and _has_lone_surrogate(value):
+            problems.append(
+                f"{path}:{number}: a \\u escape encodes half a character (a lone UTF-16 "
+                "surrogate); the text was cut in the middle of a character"
+            )
             continue
         if not isinstance(value, dict):
             problems.append(f"{path}:{number}: expected a JSON object, got {type(value).__name__}")

@@ -20,6 +20,24 @@ from judge.hashing import text_sha256
 from judge.runs import ContextChunk
 
 PLACEHOLDERS = frozenset({"question", "context", "answer"})
+# Chat-format control markers (Gemma's, and ChatML's for other models). Inside the inputs they
+# would become real control tokens (end the user turn, start a model turn); written with a JSON
+# escape for "<" they stay text, and the JSON still decodes to the original.
+CONTROL_MARKERS = (
+    "<start_of_turn>",
+    "<end_of_turn>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<bos>",
+    "<eos>",
+)
+
+
+def _as_data(value: object, indent: int | None = None) -> str:
+    text = json.dumps(value, ensure_ascii=False, indent=indent)
+    for marker in CONTROL_MARKERS:
+        text = text.replace(marker, "\\u003c" + marker[1:])
+    return text
 
 
 class Prompt(NamedTuple):
@@ -40,9 +58,9 @@ class Prompt(NamedTuple):
         # copy into its evidence.
         chunks = [{"chunk_id": c.chunk_id, "text": c.text} for c in context]
         return string.Template(self.text).substitute(
-            question=json.dumps(question, ensure_ascii=False),
-            context=json.dumps(chunks, ensure_ascii=False, indent=1),
-            answer=json.dumps(answer, ensure_ascii=False),
+            question=_as_data(question),
+            context=_as_data(chunks, indent=1),
+            answer=_as_data(answer),
         )
 
 

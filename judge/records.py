@@ -7,6 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from judge.jsonl import parse_records, read_jsonl
 from judge.verdict import Verdict
 
 
@@ -30,18 +31,12 @@ class ItemRecord(BaseModel):
 
 
 def read_items(folder: Path) -> dict[str, ItemRecord]:
-    items = {}
-    for line in (folder / "items.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            item = ItemRecord.model_validate_json(line)
-            items[item.question_id] = item
-    return items
+    """``items.jsonl`` of a run folder, by question id (damaged lines: one InputError)."""
+    path = folder / "items.jsonl"
+    return {item.question_id: item for _, item in parse_records(path, read_jsonl(path), ItemRecord)}
 
 
 def read_verdicts(folder: Path) -> dict[str, Verdict]:
-    verdicts = {}
-    for line in (folder / "verdicts.jsonl").read_text(encoding="utf-8").splitlines():
-        if line.strip():
-            verdict = Verdict.model_validate_json(line)
-            verdicts[verdict.question_id] = verdict
-    return verdicts
+    """``verdicts.jsonl`` of a run folder, by question id (damaged lines: one InputError)."""
+    path = folder / "verdicts.jsonl"
+    return {v.question_id: v for _, v in parse_records(path, read_jsonl(path), Verdict)}

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from judge.aggregate import JUDGE_METRICS, TypeTable
-from judge.audit import AuditResult, agreement, audit_items, judge_scores
+from judge.audit import AuditResult, agreement, audit_items, judge_scores, spreadsheet_text
 from judge.audit import as_json as audit_json
 from judge.config import Config
 from judge.evidence import VERIFIER_VERSION
@@ -113,11 +113,29 @@ def retrieval_fingerprint(config: Config) -> str:
     return tagged_hash({"context_k": config.retrieval.context_k, "ks": config.retrieval.ks}, 16)
 
 
-def _table_metrics(table: TypeTable, only: list[str] | None = None) -> TypeMetrics:
+def _retrieval_metrics(table: TypeTable) -> TypeMetrics:
+    """Per type: every metric, and ``n`` (questions scored)."""
+    return {
+        row["type"]: {m: row[m] for m in table.metrics} | {"n": float(row["n"])}
+        for row in table.to_json()["rows"]
+    }
+
+
+def _judge_metrics(table: TypeTable) -> TypeMetrics:
+    """Per type: the judge metrics and ``ok_share``, the share of items with an ok verdict.
+
+    Retrieval at context_k sits in the judge table for reading but is compared (once) in the
+    retrieval section. ``ok_share`` makes failing verdicts count: they are left out of the
+    means, so without it a judge that fails on hard items would look better.
+    """
     out: TypeMetrics = {}
     for row in table.to_json()["rows"]:
-        metrics = only if only is not None else table.metrics
-        out[row["type"]] = {m: row[m] for m in metrics} | {"n": float(row["n"])}
+        judged = row["n"] + sum(
+            row[status] for status in ("parse_error", "backend_error", "truncated")
+        )
+        out[row["type"]] = {m: row[m] for m in JUDGE_METRICS} | {
+            "ok_share": row["n"] / judged if judged else None
+        }
     return out
 
 
@@ -220,10 +238,8 @@ def build_report(
         judge_fingerprint=outcome.fingerprint.value,
         judge_parts=outcome.fingerprint.parts,
         metrics={
-            "retrieval": _table_metrics(retrieval.table),
-            # Judge metrics only: retrieval at context_k sits in the judge table for reading,
-            # but it is compared (once) in the retrieval section.
-            "judge": _table_metrics(judged.table, JUDGE_METRICS),
+            "retrieval": _retrieval_metrics(retrieval.table),
+            "judge": _judge_metrics(judged.table),
         },
         status_counts=counts,
     )
@@ -342,10 +358,7 @@ def _comparison_lines(comparisons: list[SectionComparison], against: str) -> lis
             f"- {title}: {len(moved)} moves beyond the threshold, {noise} within noise{extra}"
         )
         for c in sorted(moved, key=lambda c: (c.direction != "regressed", c.type, c.metric)):
-            arrow = "▼ regressed" if c.direction == "regressed" else "▲ improved"
-            lines.append(
-                f"  - {arrow}: {c.type} {c.metric} {c.old:.3f} → {c.new:.3f} ({c.delta:+.3f})"
-            )
+            lines.append(f"  - {c.direction}: {c.describe()}")
     return lines
 
 
@@ -543,14 +556,14 @@ def write_verdicts_csv(path: Path, report: Report) -> None:
                     v.status,
                     v.faithfulness,
                     v.relevance,
-                    v.evidence,
+                    spreadsheet_text(v.evidence),
                     match.kind if match else "",
                     match.chunk_id if match else "",
                     match.start if match else "",
                     match.end if match else "",
                     match.coverage if match else "",
                     "; ".join(review_reasons(v)),
-                    v.note,
+                    spreadsheet_text(v.note),
                     v.error or "",
                     *[item.retrieval.get(m, "") if item else "" for m in metrics],
                     v.prompt_tokens,

@@ -111,11 +111,7 @@ def diff_runs(reports_dir: Path, a: str, b: str, threshold: float) -> str:
         lines.append(
             f"\n{section}: {len(moved)} moves beyond ±{threshold:g}, {len(changes) - len(moved)} within"
         )
-        for c in moved:
-            arrow = "▼" if c.direction == "regressed" else "▲"
-            lines.append(
-                f"  {arrow} {c.type} {c.metric}: {c.old:.3f} → {c.new:.3f} ({c.delta:+.3f})"
-            )
+        lines += [f"  {c.describe()}" for c in moved]
     old, new = read_verdicts(folder_a), read_verdicts(folder_b)
     flips = [
         qid

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from judge.errors import InputError
 from judge.golden import GoldenSet
-from judge.jsonl import in_line_order, read_text
+from judge.jsonl import in_line_order, read_text, split_lines
 from judge.runs import RetrievedChunk, Run, RunMeta, RunRecord
 
 
@@ -41,7 +41,7 @@ def _split_lines(
     path: Path, fields: int, what: str, problems: list[str]
 ) -> list[tuple[int, list[str]]]:
     rows = []
-    for number, line in enumerate(read_text(path).splitlines(), start=1):
+    for number, line in enumerate(split_lines(read_text(path)), start=1):
         if not line.strip():
             continue
         parts = line.split()

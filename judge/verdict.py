@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from judge.evidence import EvidenceMatch, verify_quote
 from judge.runs import ContextChunk
@@ -18,22 +18,35 @@ from judge.runs import ContextChunk
 #: Bump when VerdictPayload changes (it is in the judge fingerprint through the schema too).
 SCHEMA_VERSION = 1
 
+EVIDENCE_MAX_CHARS = 200
+
 Status = Literal["ok", "parse_error", "backend_error", "truncated"]
 STATUSES: tuple[Status, ...] = ("ok", "parse_error", "backend_error", "truncated")
 
 
 class VerdictPayload(BaseModel):
-    """What the model must return. Field order is generation order: quote first, then score."""
+    """What the model must return. Field order is generation order: quote first, then score.
 
-    model_config = ConfigDict(extra="forbid")
+    Strict: ``true`` or ``"2"`` or ``2.0`` is not a score (lax parsing would read ``true`` as 1).
+    """
 
-    evidence: str = Field(max_length=200)
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    evidence: str = Field(max_length=EVIDENCE_MAX_CHARS)
     """One sentence copied from the context ("" for a correct refusal)."""
     faithfulness: Literal[0, 1, 2]
     relevance: Literal[0, 1, 2]
     note: str = Field(max_length=80)
     """Bounded, like ``evidence``: under a grammar a model that loops inside a string is cut
     at the bound and the JSON still completes, instead of running to the token limit."""
+
+    @field_validator("faithfulness", "relevance", mode="before")
+    @classmethod
+    def _integer_only(cls, value: object) -> object:
+        # Literal[0, 1, 2] alone lets 2.0 and True through (2.0 == 2, True == 1).
+        if type(value) is not int:
+            raise ValueError(f"must be the integer 0, 1 or 2, got {value!r}")
+        return value
 
 
 def verdict_schema() -> dict[str, Any]:

@@ -168,3 +168,29 @@ def test_terminal_labelling_saves_each_item_and_resumes(
     ask = _typed("0", "0", "wrong answer")  # then Ctrl-D on the next item
     assert label_in_terminal(items, labels_path, golden.by_id(), "bo", ask, shown.append) == 1
     assert shown[0] == "2 item(s) to label as 'bo' (2 already done)"
+
+
+def test_formula_like_cells_survive_a_spreadsheet_round_trip(
+    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import copy
+
+    from tests.conftest import RUN
+
+    run = copy.deepcopy(RUN)
+    run[2]["answer"] = "- 設定を開く\n- 復元をタップ"  # a list that Excel would read as a formula
+    config = tiny(run=run, extra_toml=f'labels = "{tmp_path / "labels.jsonl"}"\n')
+    assert config.source is not None
+    toml = str(config.source)
+    assert main(["--config", toml, "run", "--backend", "lexical"]) == 0
+    sheet = tmp_path / "sheet.csv"
+    assert main(["--config", toml, "audit", "sample", "--n", "4", "--out", str(sheet)]) == 0
+    rows = {
+        r["question_id"]: r
+        for r in csv.DictReader(sheet.read_text(encoding="utf-8-sig").splitlines(keepends=True))
+    }
+    assert rows["q2"]["answer"].startswith("'- 設定")  # kept as text by the spreadsheet
+    _fill_like_a_spreadsheet(sheet, HUMAN, "ana")  # saved back with CRLF line ends
+    capsys.readouterr()
+    assert main(["--config", toml, "audit", "import", str(sheet)]) == 0
+    assert "4 added" in capsys.readouterr().out

@@ -248,7 +248,9 @@ def test_prompt_edit_lists_flipped_verdicts_and_agreement(
     from tests.fakes import ScriptedBackend, good_reply
 
     def script(request: Any) -> Reply:
-        if "wrong order" in request.prompt and request.question.startswith("バックアップから"):
+        if "lose a faithfulness point" in request.prompt and request.question.startswith(
+            "バックアップから"
+        ):
             quote = request.context[0].text.split("。")[0] + "。"
             payload = {"evidence": quote, "faithfulness": 1, "relevance": 2, "note": "order"}
             return Reply(text=json.dumps(payload, ensure_ascii=False), finish_reason="stop")
@@ -257,10 +259,19 @@ def test_prompt_edit_lists_flipped_verdicts_and_agreement(
     monkeypatch.setitem(backends.BACKENDS, "lexical", lambda config: ScriptedBackend(script))
     labels = tmp_path / "labels.jsonl"
     answer = RUN[2]["answer"]
-    labels.write_text(json.dumps({
-        "question_id": "q2", "answer_sha256": text_sha256(answer), "faithfulness": 1,
-        "relevance": 2, "labeller": "ana",
-    }) + "\n", encoding="utf-8")
+    labels.write_text(
+        json.dumps(
+            {
+                "question_id": "q2",
+                "answer_sha256": text_sha256(answer),
+                "faithfulness": 1,
+                "relevance": 2,
+                "labeller": "ana",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     config = tiny(extra_toml=f'labels = "{labels}"\n')
     assert config.source is not None
     prompt = tmp_path / "judge.v2.md"
@@ -268,12 +279,16 @@ def test_prompt_edit_lists_flipped_verdicts_and_agreement(
     prompt.write_text(original, encoding="utf-8")
     args = ["--config", str(config.source), "run", "--backend", "lexical", "--prompt", str(prompt)]
     assert main(args) == 0
-    prompt.write_text(original + "\nSteps in the wrong order lose a faithfulness point.\n", encoding="utf-8")
+    prompt.write_text(
+        original + "\nSteps in the wrong order lose a faithfulness point.\n", encoding="utf-8"
+    )
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "verdicts changed" in out and "  q2: F2 R2 (ok) → F1 R2 (ok)" in out
     assert "agreement with 1 human labels (both scores): 0.0% → 100.0%" in out
-    folder = config.reports.dir / (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    folder = (
+        config.reports.dir / (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    )
     report_md = (folder / "report.md").read_text(encoding="utf-8")
     assert "## Since the prompt edit" in report_md
     assert "| q2 | F2 R2 | F1 R2 |" in report_md

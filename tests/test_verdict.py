@@ -34,6 +34,8 @@ def test_out_of_range_score_and_unknown_field_are_parse_errors() -> None:
     assert v.status == "parse_error" and v.error is not None and "faithfulness" in v.error
     assert _verdict(_payload(confidence=0.9)).status == "parse_error"
     assert _verdict(_payload(relevance="2")).status == "parse_error"
+    assert _verdict(_payload(relevance=True)).status == "parse_error"
+    assert _verdict(_payload(faithfulness=2.0)).status == "parse_error"
     assert _verdict("[1, 2]").status == "parse_error"
 
 

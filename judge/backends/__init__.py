@@ -110,7 +110,12 @@ def open_backend(config: JudgeConfig) -> OpenedBackend:
         try:
             return OpenedBackend(_ollama(config), "auto: Ollama answered")
         except BackendUnavailable as exc:
-            backend = _embedded(config)
+            try:
+                backend = _embedded(config)
+            except BackendUnavailable as embedded_exc:
+                raise BackendUnavailable(
+                    f"no judge can run: Ollama: {exc}; embedded: {embedded_exc}"
+                ) from None
             return OpenedBackend(
                 backend, f"auto: Ollama not used ({exc}); using the embedded model"
             )

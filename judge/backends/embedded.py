@@ -81,14 +81,19 @@ class EmbeddedBackend:
             raise BackendUnavailable(INSTALL_HINT) from None
         self.config = config
         path, digest = resolve_model(config)
-        with _quiet_stderr():
-            self.llm = llama_cpp.Llama(
-                model_path=str(path),
-                n_ctx=config.n_ctx,
-                seed=config.seed,
-                n_threads=config.n_threads,
-                verbose=False,
-            )
+        try:
+            with _quiet_stderr():
+                self.llm = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=config.n_ctx,
+                    seed=config.seed,
+                    n_threads=config.n_threads,
+                    verbose=False,
+                )
+        except ValueError as exc:  # llama-cpp-python's way of saying the file did not load
+            raise BackendUnavailable(
+                f"{path}: llama.cpp cannot load this model ({exc}); is it a GGUF file?"
+            ) from None
         self._lock = threading.Lock()
         self._grammars: dict[str, Any] = {}
         self.identity = BackendIdentity(

@@ -13,7 +13,8 @@ model. Tokens are Latin words and, inside Japanese (CJK) runs, character bigrams
   context shares little with the question (under 0.4 of its content tokens), else
   faithfulness 2 and relevance 0 (it refused although the context looks like it has the
   answer);
-- evidence: the context sentence sharing most tokens with the answer, quoted verbatim.
+- evidence: the context sentence sharing most tokens with the answer, quoted verbatim (cut
+  to the schema's 200 characters; the cut quote is still an exact match).
 
 The backend ignores the prompt file: it reads the same inputs the prompt carries.
 """
@@ -27,7 +28,7 @@ from typing import Any
 from judge.backends import BackendIdentity, JudgeRequest
 from judge.evidence import MIN_QUOTE_CHARS
 from judge.textnorm import lexical_tokens, normalise, split_sentences
-from judge.verdict import Reply
+from judge.verdict import EVIDENCE_MAX_CHARS, Reply
 
 VERSION = "lexical-v2"  # bump whenever the scoring changes: it is the cache key
 #: A refusal is right when the context shares less than this with the question.
@@ -76,7 +77,7 @@ def judge_lexically(question: str, context: list[str], answer: str) -> dict[str,
         sentences,
         key=lambda s: _share(lexical_tokens(s), answer_tokens),
         default="",
-    )
+    )[:EVIDENCE_MAX_CHARS]
     folded = answer.casefold()
     if any(marker in folded for marker in REFUSAL_MARKERS):
         overlap = _share(question_tokens, context_tokens)

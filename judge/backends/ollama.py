@@ -1,9 +1,11 @@
 """The production judge: a Gemma model served by Ollama.
 
 The official ``ollama`` client lists the installed models (for the digest); the chat request
-itself goes through httpx because the client cannot send ``"truncate": false``, the switch
-(Ollama 0.12.6+) that turns silent truncation of an over-long prompt into HTTP 400. On older
-servers a reply whose ``prompt_eval_count`` reached ``num_ctx`` is treated as truncated.
+itself goes through httpx because the client cannot send ``"truncate": false`` and
+``"shift": false`` (Ollama 0.12.6+): the first turns silent truncation of an over-long prompt
+into HTTP 400, the second stops generation at the context limit instead of shifting the
+instructions out of the window mid-reply. On older servers, which can do neither, a reply
+whose prompt and output tokens together reached ``num_ctx`` is treated as truncated.
 """
 
 from __future__ import annotations
@@ -108,6 +110,7 @@ class OllamaBackend:
         }
         if self.truncate_flag:
             body["truncate"] = False
+            body["shift"] = False
         return body
 
     def complete(self, request: JudgeRequest) -> Reply:
@@ -134,16 +137,18 @@ class OllamaBackend:
         except (ValueError, KeyError, TypeError) as exc:
             raise TransientBackendError(f"Ollama sent a malformed response: {exc}") from exc
         prompt_tokens = body.get("prompt_eval_count")
-        if isinstance(prompt_tokens, int) and prompt_tokens >= self.config.num_ctx:
+        reply_tokens = body.get("eval_count")
+        used = (prompt_tokens or 0) + (0 if self.truncate_flag else reply_tokens or 0)
+        if isinstance(prompt_tokens, int) and used >= self.config.num_ctx:
             raise PromptTooLong(
-                f"Ollama evaluated {prompt_tokens} prompt tokens = num_ctx {self.config.num_ctx}: "
-                "the prompt was cut to fit; raise judge.ollama.num_ctx"
+                f"Ollama used {used} tokens of num_ctx {self.config.num_ctx}: the prompt was cut "
+                "or shifted to fit; raise judge.ollama.num_ctx"
             )
         return Reply(
             text=text,
             finish_reason=body.get("done_reason") or None,
             prompt_tokens=prompt_tokens,
-            completion_tokens=body.get("eval_count"),
+            completion_tokens=reply_tokens,
             latency_s=latency,
         )
 

@@ -4,6 +4,7 @@ The route for a judge served on a GPU cluster. Servers differ in how they take a
 (``judge.openai.response_format``) and none reports a model digest, so the fingerprint pins the
 model by name only: re-deploying different weights under the same name is invisible here.
 Over-long prompts: servers answer 400 naming the context length; that becomes ``truncated``.
+A server that cut prompts silently instead could not be detected from here.
 """
 
 from __future__ import annotations
@@ -26,7 +27,10 @@ from judge.errors import (
 from judge.verdict import Reply
 
 PREFLIGHT_TIMEOUT_S = 5.0
-_CONTEXT_WORDS = ("context length", "context window", "maximum context", "too long")
+# How servers word a prompt longer than their context: vLLM ("maximum context length"),
+# llama-cpp-python ("exceed context window"), llama.cpp's server ("exceeds the available
+# context size", type exceed_context_size_error).
+_CONTEXT_WORDS = ("context length", "context window", "context size", "maximum context", "too long")
 
 
 def _error_text(response: httpx.Response) -> str:

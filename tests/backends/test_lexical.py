@@ -68,3 +68,12 @@ def test_backend_reply_goes_through_the_same_verdict_path() -> None:
     assert json.loads(reply.text)["faithfulness"] == 2
     verdict = make_verdict("q", "k", reply, chunks, True)
     assert verdict.status == "ok" and verdict.match is not None and verdict.match.kind == "exact"
+
+
+def test_a_long_evidence_sentence_is_cut_to_the_schema_bound() -> None:
+    sentence = "The yearly plan " + "really " * 40 + "costs 3,800 yen."
+    payload = judge_lexically("How much is the yearly plan?", [sentence], sentence)
+    assert len(payload["evidence"]) == 200 and sentence.startswith(payload["evidence"])
+    chunks = [ContextChunk(1, "c/1", sentence)]
+    reply = LexicalBackend().complete(JudgeRequest("", {}, "How much?", chunks, sentence))
+    assert make_verdict("q", "k", reply, chunks, True).status == "ok"

@@ -124,7 +124,7 @@ def test_request_shape(tiny: Tiny, tmp_path: Path) -> None:
     assert body["stream"] is False
     assert body["options"] == {"temperature": 0, "seed": 42, "num_ctx": 8192, "num_predict": 320}
     assert body["format"] == verdict_schema()
-    assert body["truncate"] is False
+    assert body["truncate"] is False and body["shift"] is False
     (message,) = body["messages"]
     assert message["role"] == "user"  # Gemma has no system role: one user turn
     assert '"年額3,800円です。"' in message["content"]  # the answer, JSON-encoded
@@ -139,7 +139,18 @@ def test_old_server_gets_no_truncate_flag_and_full_context_means_truncated(
     verdict = _judge_one(tiny, tmp_path, _backend(fake, num_ctx=2048))
     assert "truncate" not in fake.requests[0]
     assert verdict.status == "truncated" and verdict.faithfulness is None
-    assert "2048 prompt tokens = num_ctx 2048" in (verdict.error or "")
+    assert "used 2112 tokens of num_ctx 2048" in (verdict.error or "")
+
+
+def test_old_server_reply_that_ran_into_the_context_limit_is_truncated(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    # 2000 prompt + 64 reply tokens >= 2048: the window shifted during generation, which drops
+    # the instructions on servers that cannot be told not to.
+    fake = FakeOllama(lambda body: chat_response(GOOD, prompt_eval_count=2000), version="0.11.4")
+    assert _judge_one(tiny, tmp_path, _backend(fake, num_ctx=2048)).status == "truncated"
+    fine = FakeOllama(lambda body: chat_response(GOOD, prompt_eval_count=1900), version="0.11.4")
+    assert _judge_one(tiny, tmp_path / "b", _backend(fine, num_ctx=2048)).status == "ok"
 
 
 def test_context_overflow_400_is_truncated_not_retried(tiny: Tiny, tmp_path: Path) -> None:

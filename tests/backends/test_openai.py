@@ -120,6 +120,21 @@ def test_json_object_mode_and_failures(sample_config: Config, tmp_path: Path) ->
     )
     assert _judge_one(sample_config, too_long, tmp_path / "a").status == "truncated"
 
+    server_words = make(
+        lambda b: httpx.Response(
+            400,
+            json={
+                "error": {
+                    "code": 400,
+                    "message": "request (4476 tokens) exceeds the available context size (4096 tokens), try increasing it",
+                    "type": "exceed_context_size_error",
+                }
+            },
+        ),
+        [],
+    )
+    assert _judge_one(sample_config, server_words, tmp_path / "s").status == "truncated"
+
     flaky: list[dict[str, Any]] = []
     broken = make(
         lambda b: httpx.Response(500, json={"error": {"message": "CUDA out of memory"}}), flaky
@@ -200,7 +215,6 @@ def test_against_a_real_llama_cpp_server(
         model="gemma-3-270m-it",
         response_format="json_object",
         max_tokens=160,
-        context_window=2048,
     )
     backend = OpenAIBackend(config)
     verdict = _judge_one(sample_config, backend, tmp_path, "q01")

@@ -49,3 +49,20 @@ def test_config_rejects_unknown_backend() -> None:
     with pytest.raises(ValueError):
         JudgeConfig(backend="gpt")  # type: ignore[arg-type]
     assert ConfigError  # the CLI turns this into a one-line error (tests/test_cli.py)
+
+
+def test_auto_with_neither_judge_names_both_reasons(monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_ollama(config: JudgeConfig) -> ScriptedBackend:
+        raise BackendUnavailable("Ollama not reachable at http://127.0.0.1:11434")
+
+    def no_embedded(config: JudgeConfig) -> ScriptedBackend:
+        raise BackendUnavailable("the embedded judge needs llama-cpp-python: run 'make setup'")
+
+    monkeypatch.setattr(backends, "_ollama", no_ollama)
+    monkeypatch.setattr(backends, "_embedded", no_embedded)
+    with pytest.raises(BackendUnavailable) as caught:
+        open_backend(JudgeConfig(backend="auto"))
+    assert str(caught.value) == (
+        "no judge can run: Ollama: Ollama not reachable at http://127.0.0.1:11434; "
+        "embedded: the embedded judge needs llama-cpp-python: run 'make setup'"
+    )
