@@ -165,9 +165,14 @@ def cmd_run(args: argparse.Namespace) -> int:
         outcome = judged.outcome
         if outcome.interrupted:
             print("\n".join(out))
+            again = (
+                f"run with --run {inputs.run_source}"
+                if inputs.run.meta.adapter
+                else "run the same command again"
+            )
             print(
                 f"interrupted: {len(outcome.verdicts)} of {len(inputs.run.records)} answers judged "
-                "and cached; run the same command again to resume",
+                f"and cached; {again} to resume",
                 file=sys.stderr,
             )
             return EXIT_INTERRUPTED

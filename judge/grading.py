@@ -6,6 +6,7 @@ with the question and the answer; never the rest of the corpus, never the golden
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -15,6 +16,7 @@ from tenacity import (
     Retrying,
     retry_if_exception_type,
     stop_after_attempt,
+    stop_when_event_set,
     wait_exponential_jitter,
 )
 from tenacity.wait import WaitBaseT
@@ -81,7 +83,7 @@ def judge_fingerprint(identity: BackendIdentity, prompt: Prompt) -> Fingerprint:
         "model": identity.model,
         "digest": identity.digest,
         "options": identity.options,
-        "prompt_sha256": prompt.sha256,
+        "prompt_sha256": prompt.sha256 if identity.reads_prompt else None,
         "schema_version": SCHEMA_VERSION,
         "schema": verdict_schema(),
     }
@@ -112,6 +114,7 @@ def _ask(
     item: JudgeItem,
     max_attempts: int,
     retry_wait: WaitBaseT,
+    stopping: threading.Event,
 ) -> Reply:
     """Render, send, retry transient failures; always returns a Reply unless the server is gone."""
     request = JudgeRequest(
@@ -123,7 +126,8 @@ def _ask(
     )
     retrying = Retrying(
         retry=retry_if_exception_type(TransientBackendError),
-        stop=stop_after_attempt(max_attempts),
+        # After Ctrl-C no new attempt starts: an in-flight item finishes or fails once.
+        stop=stop_after_attempt(max_attempts) | stop_when_event_set(stopping),
         wait=retry_wait,
         reraise=True,
     )
@@ -187,13 +191,18 @@ def judge_items(
             todo.append(item)
     on_progress(progress)
     interrupted = False
+    stopping = threading.Event()
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="judge")
     pending: dict[Future[Reply], JudgeItem] = {}
     queue = iter(todo)
+    def submit(item: JudgeItem) -> None:
+        future = pool.submit(_ask, backend, prompt, item, max_attempts, retry_wait, stopping)
+        pending[future] = item
+
     try:
         # Keep at most `concurrency` requests in flight: more would only queue in the server.
         for item in queue:
-            pending[pool.submit(_ask, backend, prompt, item, max_attempts, retry_wait)] = item
+            submit(item)
             if len(pending) >= concurrency:
                 break
         while pending:
@@ -205,12 +214,10 @@ def judge_items(
                 record(item, reply, cached=False)
                 next_item = next(queue, None)
                 if next_item is not None:
-                    future_ = pool.submit(
-                        _ask, backend, prompt, next_item, max_attempts, retry_wait
-                    )
-                    pending[future_] = next_item
+                    submit(next_item)
     except KeyboardInterrupt:
         interrupted = True
+        stopping.set()
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return JudgeOutcome(

@@ -200,6 +200,7 @@ def prompt_only_predecessor(
     for earlier in reversed([e for e in history if e.folder != entry.folder]):
         if (
             earlier.golden_hash == entry.golden_hash
+            and earlier.corpus_hash == entry.corpus_hash
             and earlier.run_hash == entry.run_hash
             and earlier.retrieval_fingerprint == entry.retrieval_fingerprint
             and earlier.judge_parts.get("prompt_sha256") != entry.judge_parts.get("prompt_sha256")

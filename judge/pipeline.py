@@ -6,6 +6,7 @@ The CLI calls these functions and only prints; nothing here prints.
 from __future__ import annotations
 
 from collections import Counter
+from datetime import UTC, datetime
 from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
@@ -28,7 +29,7 @@ from judge.golden import GoldenSet, Leak, find_leaks, load_golden
 from judge.grading import JudgeOutcome, JudgeProgress, build_items, judge_items
 from judge.prompts import Prompt, load_prompt
 from judge.retrieval import RetrievalScores, metric_names, score_run
-from judge.runs import AdapterProgress, Run, load_run, produce_run
+from judge.runs import AdapterProgress, Run, load_run, produce_run, save_run, validate_run
 from judge.verdict import Verdict
 
 
@@ -38,7 +39,7 @@ class Inputs(NamedTuple):
     golden: GoldenSet
     run: Run
     run_source: str
-    """Where the run came from: a file path or ``adapter:module:function``."""
+    """The run file (for an adapter, the file its answers were saved to)."""
     leaks: list[Leak]
 
 
@@ -54,13 +55,32 @@ def load_inputs(
         run = load_run(path, golden, config.data.max_file_mb)
         source = str(path)
     elif config.data.adapter:
+        search_dir = config.source.resolve().parent if config.source else None
         run = produce_run(
-            config.data.adapter, golden, config.data.adapter_concurrency, on_adapter_progress
+            config.data.adapter,
+            golden,
+            config.data.adapter_concurrency,
+            on_adapter_progress,
+            search_dir,
         )
-        source = f"adapter:{config.data.adapter}"
+        # Saved before anything else can fail: answers cost money and time, and a generator
+        # that is not deterministic would give new answers (new cache keys) on a second call.
+        saved = save_produced_run(run, config.reports.dir)
+        validate_run(run, golden, lambda qid: f"{saved} (question '{qid}')")
+        source = str(saved)
     else:
         raise ConfigError("no run: set data.run (a file) or data.adapter (module:function)")
     return Inputs(golden, run, source, find_leaks(golden))
+
+
+def save_produced_run(run: Run, reports_dir: Path) -> Path:
+    """Keep an adapter-produced run under ``reports/runs/``; ``--run`` re-uses it."""
+    folder = reports_dir / "runs"
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    path = folder / f"adapter-{stamp}.jsonl"
+    save_run(run, path)
+    return path
 
 
 class RetrievalResult(NamedTuple):

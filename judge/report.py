@@ -103,9 +103,14 @@ def _versions() -> dict[str, str | None]:
 
 
 def run_hash(run: Run) -> str:
-    """Hash of the rankings and answers (not of metadata): equal means the same RAG output."""
+    """Hash of the rankings (with any text the run supplied) and answers, not of metadata:
+    equal means the same RAG output."""
     return tagged_hash(
-        {qid: [[c.chunk_id for c in r.retrieved], r.answer] for qid, r in run.records.items()}, 16
+        {
+            qid: [[[c.chunk_id, c.text] for c in r.retrieved], r.answer]
+            for qid, r in run.records.items()
+        },
+        16,
     )
 
 

@@ -35,10 +35,13 @@ def rerender(config: Config, folder_name: str | None) -> Path:
             f"{folder.name} was judged on another golden set than {config.data.questions} holds "
             "now; re-rendering would mix the two"
         )
-    if config.retrieval.context_k != manifest["config"]["retrieval"]["context_k"]:
+    if golden.corpus_hash != manifest["fingerprints"]["corpus"]:
         raise ConfigError(
-            f"{folder.name} used context_k {manifest['config']['retrieval']['context_k']}; set it back to re-render"
+            f"the corpus changed since {folder.name} was judged; its chunks would no longer be "
+            "the ones the judge saw, so it cannot be re-rendered"
         )
+    # Measure as that run measured, whatever judge.toml says now.
+    config = config.with_overrides(retrieval=manifest["config"]["retrieval"])
     run = load_run(folder / "run.jsonl", golden)
     inputs = Inputs(golden, run, manifest["run"]["source"], find_leaks(golden))
     retrieval = evaluate_retrieval(config, golden, run)

@@ -26,11 +26,16 @@ _DROP = frozenset(
 _JOINERS = frozenset("\uff9e\uff9f\u3099\u309a")
 
 
+def is_mark(char: str) -> bool:
+    """A voiced sound mark or combining character: part of the character before it."""
+    return char in _JOINERS or unicodedata.combining(char) != 0
+
+
 def _clusters(text: str) -> list[tuple[int, str]]:
     """Split ``text`` into (start index, cluster) where a cluster is a base plus its marks."""
     clusters: list[tuple[int, str]] = []
     for index, char in enumerate(text):
-        if clusters and (char in _JOINERS or unicodedata.combining(char)):
+        if clusters and is_mark(char):
             start, previous = clusters[-1]
             clusters[-1] = (start, previous + char)
         else:
@@ -69,7 +74,7 @@ def original_span(text: str, offsets: list[int], start: int, end: int) -> tuple[
     last = offsets[end - 1]
     stop = last + 1
     # Extend over the marks that were folded into the last character.
-    while stop < len(text) and (text[stop] in _JOINERS or unicodedata.combining(text[stop])):
+    while stop < len(text) and is_mark(text[stop]):
         stop += 1
     return begin, stop
 
@@ -114,6 +119,8 @@ def _is_cjk(char: str) -> bool:
         or 0x4E00 <= code <= 0x9FFF  # CJK unified ideographs
         or 0xF900 <= code <= 0xFAFF  # compatibility ideographs
         or 0xAC00 <= code <= 0xD7AF  # hangul syllables
+        or 0x20000 <= code <= 0x3134F  # CJK extensions B-G (𠮷)
+        or char in "々〆ヶ"  # iteration and abbreviation marks inside words (様々, 〆切)
     )
 
 

@@ -81,3 +81,11 @@ def test_a_quote_too_short_to_identify_a_sentence_proves_nothing() -> None:
     for quote in ("1", "はい", "3,800", "Wi-Fi接続"):
         assert verify_quote(quote, CONTEXT).kind == "too_short", quote
     assert verify_quote("Wi-Fi接続時のみ", CONTEXT).kind == "exact"  # 8 characters is enough
+
+
+def test_an_exact_hit_may_not_end_inside_a_character() -> None:
+    # ﾌ + ﾟ is one character (プ); a quote ending at ﾌ quotes a different word (ブ/フ).
+    chunk = ContextChunk(1, "t/k", "毎晩ﾊﾞｯｸｱｯﾌﾟを実行します")
+    match = verify_quote("毎晩ﾊﾞｯｸｱｯﾌ", [chunk])
+    assert match.kind != "exact"
+    assert verify_quote("毎晩ﾊﾞｯｸｱｯﾌﾟを実行", [chunk]).kind == "exact"

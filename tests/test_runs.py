@@ -183,3 +183,25 @@ def test_saved_adapter_run_records_failures(
     header = json.loads((tmp_path / "produced.jsonl").read_text(encoding="utf-8").splitlines()[0])
     assert header["run_meta"]["failed"] == {"q4": "RuntimeError: search index offline"}
     assert load_run(tmp_path / "produced.jsonl", golden) == run
+
+
+def test_adapter_answers_are_saved_before_validation(
+    tiny: Tiny, adapter_module: str, tmp_path: Path
+) -> None:
+    from judge.pipeline import load_inputs
+
+    (tmp_path / "my_rag.py").write_text(
+        ADAPTER + "\ndef bad_chunk(question):\n    return {'retrieved': ['no/such'], 'answer': 'x'}\n",
+        encoding="utf-8",
+    )
+    sys.modules.pop("my_rag", None)
+    config = tiny().with_overrides(data={"run": None, "adapter": "my_rag:bad_chunk"})
+    with pytest.raises(InputError) as caught:
+        load_inputs(config)
+    (saved,) = (config.reports.dir / "runs").glob("adapter-*.jsonl")
+    assert str(saved) in caught.value.problems[0]
+    assert "chunk 'no/such' (rank 1) is not in the corpus" in caught.value.problems[0]
+    good = tiny().with_overrides(data={"run": None, "adapter": "my_rag:answer"})
+    inputs = load_inputs(good)
+    assert inputs.run_source.startswith(str(config.reports.dir / "runs" / "adapter-"))
+    assert inputs.run.meta.failed == {"q4": "RuntimeError: search index offline"}

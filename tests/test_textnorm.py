@@ -43,3 +43,8 @@ def test_lexical_tokens_use_bigrams_for_japanese_and_words_for_latin() -> None:
         "ラン",
     ]
     assert lexical_tokens("円") == ["円"]
+
+
+def test_iteration_marks_and_astral_ideographs_stay_inside_words() -> None:
+    assert lexical_tokens("様々な人々") == ["様々", "々な", "な人", "人々"]
+    assert lexical_tokens("𠮷野家") == ["𠮷野", "野家"]

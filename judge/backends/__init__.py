@@ -37,6 +37,9 @@ class BackendIdentity(BaseModel):
     """Everything sent with each request that changes the output (temperature, seed, ...)."""
     endpoint: str | None = None
     server_version: str | None = None
+    reads_prompt: bool = True
+    """False for judges that ignore the prompt file (the lexical baseline): then a prompt edit
+    does not change their fingerprint, and they are not re-run for it."""
 
     def describe(self) -> str:
         digest = f", {self.digest[:19]}…" if self.digest else ""

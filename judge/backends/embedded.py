@@ -59,8 +59,8 @@ def _quiet_stderr() -> Iterator[None]:
 
 def resolve_model(config: EmbeddedConfig) -> tuple[Path, str]:
     """The GGUF path and its sha256 (the package's checked value, or computed for a user file)."""
-    if config.model_path:
-        path = Path(config.model_path).expanduser()
+    if config.model_path is not None:
+        path = config.model_path.expanduser()
         if not path.is_file():
             raise BackendUnavailable(f"{path}: GGUF file not found (judge.embedded.model_path)")
         return path, file_sha256(str(path))

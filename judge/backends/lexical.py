@@ -30,7 +30,7 @@ from judge.evidence import MIN_QUOTE_CHARS
 from judge.textnorm import lexical_tokens, normalise, split_sentences
 from judge.verdict import EVIDENCE_MAX_CHARS, Reply
 
-VERSION = "lexical-v2"  # bump whenever the scoring changes: it is the cache key
+VERSION = "lexical-v3"  # bump whenever the scoring changes: it is the cache key
 #: A refusal is right when the context shares less than this with the question.
 REFUSAL_OVERLAP = 0.4
 REFUSAL_MARKERS = (
@@ -117,7 +117,9 @@ def judge_lexically(question: str, context: list[str], answer: str) -> dict[str,
 class LexicalBackend:
     """Scores the raw inputs of each request; no model, no network, no prompt."""
 
-    identity = BackendIdentity(kind="lexical", model=VERSION, digest=None, options={})
+    identity = BackendIdentity(
+        kind="lexical", model=VERSION, digest=None, options={}, reads_prompt=False
+    )
 
     def complete(self, request: JudgeRequest) -> Reply:
         start = time.perf_counter()
