@@ -63,11 +63,6 @@ def lexical_scores(item: ItemRecord) -> tuple[int, int]:
 # --- sampling ----------------------------------------------------------------------------------
 
 
-class SampleReason(NamedTuple):
-    question_id: str
-    uncertain: list[str]
-
-
 def uncertainty(item: ItemRecord, verdict: Verdict) -> list[str]:
     """Why the judge may be unsure about this item (empty when nothing suggests it)."""
     reasons: list[str] = []
@@ -442,18 +437,20 @@ def run_audit(folder: Path, labels: list[HumanLabel]) -> AuditResult:
     return audit_items(folder.name, read_items(folder), read_verdicts(folder), labels)
 
 
-def _pct(value: float | None) -> str:
+def fmt_share(value: float | None) -> str:
+    """A share as a percentage, "–" when undefined."""
     return "–" if value is None else f"{value:.1%}"
 
 
-def _num(value: float | None) -> str:
+def fmt_number(value: float | None) -> str:
+    """A statistic with two decimals, "–" when undefined."""
     return "–" if value is None else f"{value:.2f}"
 
 
 def _ci(interval: Interval | None, percent: bool) -> str:
     if interval is None:
         return ""
-    fmt = _pct if percent else _num
+    fmt = fmt_share if percent else fmt_number
     return f" [{fmt(interval.low)}, {fmt(interval.high)}]"
 
 
@@ -472,7 +469,7 @@ def render_audit(result: AuditResult, judge_name: str) -> str:
     for agreement_ in (result.judge, result.lexical):
         lines.append("")
         lines.append(
-            f"{agreement_.judge}: both scores exact {_pct(agreement_.both_exact)}"
+            f"{agreement_.judge}: both scores exact {fmt_share(agreement_.both_exact)}"
             f"{_ci(agreement_.both_exact_ci, True)} over {agreement_.n} labels"
         )
         for axis in AXES:
@@ -485,10 +482,10 @@ def render_audit(result: AuditResult, judge_name: str) -> str:
                 if type_name not in stats_by_type:
                     continue
                 s = stats_by_type[type_name]
-                exact = _pct(s.exact) + _ci(s.exact_ci, True)
-                kappa = _num(s.kappa) + _ci(s.kappa_ci, False)
+                exact = fmt_share(s.exact) + _ci(s.exact_ci, True)
+                kappa = fmt_number(s.kappa) + _ci(s.kappa_ci, False)
                 lines.append(
-                    f"    {type_name:<14}{s.n:>4}  {exact:<24}{_pct(s.within_one):>9}  {kappa}"
+                    f"    {type_name:<14}{s.n:>4}  {exact:<24}{fmt_share(s.within_one):>9}  {kappa}"
                 )
             overall = stats_by_type.get("all")
             if overall is not None:
@@ -499,7 +496,7 @@ def render_audit(result: AuditResult, judge_name: str) -> str:
     lines.append("")
     for axis, (alpha, shared) in result.humans.items():
         lines.append(
-            f"humans among themselves, {axis}: Krippendorff's alpha (ordinal) {_num(alpha)} "
+            f"humans among themselves, {axis}: Krippendorff's alpha (ordinal) {fmt_number(alpha)} "
             f"over {shared} items labelled by 2+ people"
         )
     if result.judge.disagreements:
@@ -531,9 +528,9 @@ def gate(result: AuditResult, min_kappa: float | None, min_agreement: float | No
         kappa = overall.kappa if overall else None
         exact = overall.exact if overall else None
         if min_kappa is not None and (kappa is None or kappa < min_kappa):
-            failures.append(f"{axis} kappa {_num(kappa)} < {min_kappa}")
+            failures.append(f"{axis} kappa {fmt_number(kappa)} < {min_kappa}")
         if min_agreement is not None and (exact is None or exact < min_agreement):
-            failures.append(f"{axis} exact agreement {_pct(exact)} < {min_agreement:.0%}")
+            failures.append(f"{axis} exact agreement {fmt_share(exact)} < {min_agreement:.0%}")
     return failures
 
 

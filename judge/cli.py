@@ -9,7 +9,6 @@ import sys
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from judge.config import Config, load_config
 from judge.errors import (
@@ -20,9 +19,10 @@ from judge.errors import (
     HarnessError,
     InputError,
 )
+from judge.jsonl import write_atomic
 from judge.pipeline import Inputs, evaluate_retrieval, load_inputs
 from judge.render import render_text
-from judge.trec import read_trec_run, write_qrels, write_trec_run
+from judge.trec import read_qrels, read_trec_run, with_qrels, write_qrels, write_trec_run
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -76,6 +76,8 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
         from judge.golden import load_golden
 
         golden = load_golden(config.data)
+        if args.trec_qrels:
+            golden = with_qrels(golden, read_qrels(Path(args.trec_qrels)), Path(args.trec_qrels))
         run = read_trec_run(Path(args.trec_run), golden)
         source = args.trec_run
     else:
@@ -95,7 +97,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
         "table": result.table.to_json(),
         "excluded": result.scores.excluded,
     }
-    out.write_text(json.dumps(payload, ensure_ascii=False, indent=2) + "\n", encoding="utf-8")
+    write_atomic(out, json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     print(f"wrote {out}")
     return 0
 
@@ -135,7 +137,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from judge.lock import run_lock
     from judge.pipeline import evaluate_judge
     from judge.prompts import load_prompt
-    from judge.report import build_report, new_folder_name, write_report
+    from judge.report import (
+        build_report,
+        console_summary,
+        gate,
+        new_folder_name,
+        write_report,
+    )
 
     nightly = getattr(args, "nightly", False)
     fail_on_regression = args.fail_on_regression or nightly
@@ -179,7 +187,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         folder_name = new_folder_name(config, outcome.fingerprint.value, started_at)
         report = build_report(config, inputs, retrieval, judged, labels, started_at, folder_name)
         folder = write_report(config, report, inputs.run)
-    for line in summary_lines(report, config, folder):
+    for line in console_summary(report, config, folder):
         emit(line)
     code, verdict = gate(report, fail_on_regression, require_baseline)
     if nightly:
@@ -188,96 +196,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     else:
         print(f"\ngate: {verdict}")
     return code
-
-
-def summary_lines(report: Any, config: Config, folder: Path) -> list[str]:
-    """The console summary of a judged run: tables, comparisons, flips, what needs review."""
-    from judge.report import review_reasons
-
-    outcome_hits = sum(v.cached for v in report.verdicts)
-    lines = [
-        f"\njudged {len(report.verdicts)} answers in {report.manifest['judge_seconds']:.1f} s "
-        f"({outcome_hits} from the cache)",
-        f"\nretrieval per type (context_k = {config.retrieval.context_k})",
-        render_text(report.retrieval),
-        f"\njudge per type ({report.manifest['judge']['backend']} · {report.manifest['judge']['model']})",
-        render_text(report.judge),
-    ]
-    for split, table in report.splits.items():
-        lines += [f"\nsplit {split}", render_text(table)]
-    lines.append("")
-    for comp in [*report.comparisons, *report.baseline]:
-        against = comp.baseline or "nothing"
-        if comp.baseline is None:
-            lines.append(f"{comp.section}: {comp.note}")
-            continue
-        moved = [c for c in comp.changes if c.direction != "noise"]
-        lines.append(
-            f"{comp.section} vs {against}: {len(comp.regressions)} regressed, "
-            f"{len(moved) - len(comp.regressions)} improved, "
-            f"{len(comp.changes) - len(moved)} within ±{config.reports.regression_threshold:g}"
-            + (f" ({comp.note})" if comp.note else "")
-        )
-        lines += [f"  {c.describe()}" for c in comp.regressions]
-    edit = report.prompt_edit
-    if edit is not None:
-        lines.append(
-            f"\nprompt edit since {edit.previous_folder}: {len(edit.flips)} verdicts changed"
-        )
-        for flip in edit.flips:
-            old, new = flip.old, flip.new
-            lines.append(
-                f"  {flip.question_id}: F{old.faithfulness} R{old.relevance} ({old.status}) → "
-                f"F{new.faithfulness} R{new.relevance} ({new.status})"
-            )
-        if edit.labelled:
-            before = "–" if edit.agreement_before is None else f"{edit.agreement_before:.1%}"
-            after = "–" if edit.agreement_after is None else f"{edit.agreement_after:.1%}"
-            lines.append(
-                f"  agreement with {edit.labelled} human labels (both scores): {before} → {after}"
-            )
-    if report.audit is not None:
-        audit = report.audit
-        lines.append(
-            f"\nagreement with {audit.judge.n} human labels (both scores exact): judge "
-            f"{_share(audit.judge.both_exact)}, lexical baseline {_share(audit.lexical.both_exact)}"
-            " ('judge audit' for the details)"
-        )
-    review = [(v.question_id, review_reasons(v)) for v in report.verdicts if review_reasons(v)]
-    if review:
-        lines.append(
-            f"\n{len(review)} verdicts need a look (review.html shows each quote in its chunk):"
-        )
-        lines += [f"  {qid}: {'; '.join(reasons)}" for qid, reasons in review]
-    lines.append(f"\nsaved {folder}")
-    return lines
-
-
-def _share(value: float | None) -> str:
-    return "–" if value is None else f"{value:.1%}"
-
-
-def gate(report: Any, fail_on_regression: bool, require_baseline: bool) -> tuple[int, str]:
-    """Exit code and one-line verdict of the regression gate."""
-    regressions = report.regressions
-    missing = [
-        section
-        for section in ("retrieval", "judge")
-        if not any(
-            c.baseline is not None
-            for c in [*report.comparisons, *report.baseline]
-            if c.section == section
-        )
-    ]
-    if regressions:
-        text = f"REGRESSED: {len(regressions)} per-type metric(s) fell by more than the threshold"
-        return (EXIT_REGRESSION if fail_on_regression else 0), text
-    if missing:
-        text = (
-            f"no compatible earlier run or baseline for {' and '.join(missing)}: nothing compared"
-        )
-        return (EXIT_REGRESSION if require_baseline else 0), text
-    return 0, "ok: no regression beyond the threshold"
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
@@ -467,6 +385,9 @@ def build_parser() -> argparse.ArgumentParser:
     retrieval = commands.add_parser("retrieval", help="per-type retrieval metrics")
     retrieval.add_argument("--run", type=Path, help="a run file (overrides data.run)")
     retrieval.add_argument("--trec-run", help="score a TREC run file instead of a run")
+    retrieval.add_argument(
+        "--trec-qrels", help="with --trec-run: relevant chunks from this qrels file"
+    )
     retrieval.add_argument(
         "--json", help="where to write the table (default reports/retrieval.json)"
     )

@@ -12,19 +12,21 @@ from datetime import datetime
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import Field, field_validator
 
 from judge.config import DataConfig
 from judge.errors import InputError
 from judge.hashing import tagged_hash
-from judge.jsonl import DEFAULT_MAX_FILE_MB, in_line_order, parse_records, read_jsonl
+from judge.jsonl import (
+    DEFAULT_MAX_FILE_MB,
+    StrictRecord,
+    in_line_order,
+    parse_records,
+    read_jsonl,
+)
 from judge.textnorm import normalise
 
 Split = Literal["tune", "holdout"]
-
-
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 def _not_blank(value: str) -> str:
@@ -33,7 +35,7 @@ def _not_blank(value: str) -> str:
     return value
 
 
-class GoldenQuestion(_Record):
+class GoldenQuestion(StrictRecord):
     """One golden question."""
 
     id: str = Field(min_length=1)
@@ -52,7 +54,7 @@ class GoldenQuestion(_Record):
     _question = field_validator("question", "id")(_not_blank)
 
 
-class Chunk(_Record):
+class Chunk(StrictRecord):
     """One corpus chunk. ``chunk_id`` is a stable slug (document + heading), never positional."""
 
     chunk_id: str = Field(min_length=1)
@@ -63,7 +65,7 @@ class Chunk(_Record):
     _text = field_validator("text", "chunk_id")(_not_blank)
 
 
-class HumanLabel(_Record):
+class HumanLabel(StrictRecord):
     """A person's scores for one answer; valid only for the exact answer text it hashes."""
 
     question_id: str = Field(min_length=1)

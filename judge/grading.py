@@ -30,7 +30,6 @@ from judge.errors import (
     PromptTooLong,
     TransientBackendError,
 )
-from judge.evidence import VERIFIER_VERSION
 from judge.golden import GoldenQuestion, GoldenSet
 from judge.hashing import tagged_hash
 from judge.prompts import Prompt
@@ -105,7 +104,6 @@ class JudgeOutcome(NamedTuple):
     identity: BackendIdentity
     interrupted: bool
     elapsed_s: float
-    verifier_version: int = VERIFIER_VERSION
 
 
 def _ask(
@@ -195,6 +193,7 @@ def judge_items(
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="judge")
     pending: dict[Future[Reply], JudgeItem] = {}
     queue = iter(todo)
+
     def submit(item: JudgeItem) -> None:
         future = pool.submit(_ask, backend, prompt, item, max_attempts, retry_wait, stopping)
         pending[future] = item

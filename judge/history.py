@@ -23,7 +23,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict
 
 from judge.errors import ConfigError, InputError
-from judge.jsonl import split_lines
+from judge.jsonl import split_lines, write_atomic
 
 FORMAT_VERSION = 1
 MAX_ENTRIES = 1000
@@ -83,9 +83,7 @@ def append_history(path: Path, entry: HistoryEntry) -> None:
             os.fsync(handle.fileno())
         return
     kept = entries[-(MAX_ENTRIES - 1) :]
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text("".join(e.model_dump_json() + "\n" for e in kept) + line, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, "".join(e.model_dump_json() + "\n" for e in kept) + line)
 
 
 Direction = Literal["improved", "regressed", "noise"]
@@ -237,9 +235,7 @@ def read_baseline(path: Path) -> Baseline | None:
 
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(baseline.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, baseline.model_dump_json(indent=2) + "\n")
 
 
 def pin_baseline(path: Path, entry: HistoryEntry, replace: bool) -> Baseline:

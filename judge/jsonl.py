@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judge.errors import InputError
 
@@ -22,6 +22,12 @@ from judge.errors import InputError
 DEFAULT_MAX_FILE_MB = 512
 
 M = TypeVar("M", bound=BaseModel)
+
+
+class StrictRecord(BaseModel):
+    """Base of every record read from a file: immutable, unknown fields and NaN are errors."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class Line(NamedTuple):
@@ -159,17 +165,27 @@ def in_line_order(path: Path, problems: list[str]) -> list[str]:
     return sorted(problems, key=line_of)
 
 
-def write_jsonl(path: Path, records: Iterable[BaseModel | dict[str, Any]]) -> None:
-    """Write records as JSONL atomically (a temporary file renamed into place)."""
-    tmp = path.with_name(path.name + ".tmp")
+def write_atomic(path: Path, text: str) -> None:
+    """Write a whole file or nothing: a temporary file, synced, then renamed into place.
+
+    A crash leaves the old file (or none), never a half-written one.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     with tmp.open("w", encoding="utf-8") as handle:
-        for record in records:
-            data = (
-                record.model_dump(mode="json", exclude_none=True)
-                if isinstance(record, BaseModel)
-                else record
-            )
-            handle.write(json.dumps(data, ensure_ascii=False) + "\n")
+        handle.write(text)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
+
+
+def write_jsonl(path: Path, records: Iterable[BaseModel | dict[str, Any]]) -> None:
+    """Write records as JSONL, atomically."""
+    lines = []
+    for record in records:
+        data = (
+            record.model_dump(mode="json", exclude_none=True)
+            if isinstance(record, BaseModel)
+            else record
+        )
+        lines.append(json.dumps(data, ensure_ascii=False) + "\n")
+    write_atomic(path, "".join(lines))

@@ -6,8 +6,8 @@ The CLI calls these functions and only prints; nothing here prints.
 from __future__ import annotations
 
 from collections import Counter
-from datetime import UTC, datetime
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 

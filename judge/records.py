@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -40,3 +40,31 @@ def read_verdicts(folder: Path) -> dict[str, Verdict]:
     """``verdicts.jsonl`` of a run folder, by question id (damaged lines: one InputError)."""
     path = folder / "verdicts.jsonl"
     return {v.question_id: v for _, v in parse_records(path, read_jsonl(path), Verdict)}
+
+
+class Flip(NamedTuple):
+    """A verdict that changed between two runs of the same items."""
+
+    question_id: str
+    old: Verdict
+    new: Verdict
+
+    def describe(self) -> str:
+        o, n = self.old, self.new
+        return (
+            f"{self.question_id}: F{o.faithfulness} R{o.relevance} ({o.status}) → "
+            f"F{n.faithfulness} R{n.relevance} ({n.status})"
+        )
+
+
+def changed_verdicts(old: dict[str, Verdict], new: dict[str, Verdict]) -> list[Flip]:
+    """Verdicts whose status or scores differ, for the questions judged in both."""
+
+    def outcome(v: Verdict) -> tuple[str, int | None, int | None]:
+        return v.status, v.faithfulness, v.relevance
+
+    return [
+        Flip(qid, old[qid], verdict)
+        for qid, verdict in new.items()
+        if qid in old and outcome(old[qid]) != outcome(verdict)
+    ]

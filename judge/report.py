@@ -18,6 +18,7 @@ never leaves a half-written folder that looks finished. Then one line is appende
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import platform
@@ -29,9 +30,18 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from judge.aggregate import JUDGE_METRICS, TypeTable
-from judge.audit import AuditResult, agreement, audit_items, judge_scores, spreadsheet_text
+from judge.audit import (
+    AuditResult,
+    agreement,
+    audit_items,
+    fmt_number,
+    fmt_share,
+    judge_scores,
+    spreadsheet_text,
+)
 from judge.audit import as_json as audit_json
 from judge.config import Config
+from judge.errors import EXIT_REGRESSION
 from judge.evidence import VERIFIER_VERSION
 from judge.golden import HumanLabel
 from judge.hashing import tagged_hash, text_sha256
@@ -45,23 +55,15 @@ from judge.history import (
     read_baseline,
     read_history,
 )
-from judge.jsonl import write_jsonl
+from judge.jsonl import write_atomic, write_jsonl
 from judge.pipeline import Inputs, JudgeResult, RetrievalResult, judge_table
-from judge.records import ItemRecord, read_verdicts
-from judge.render import render_markdown
+from judge.records import Flip, ItemRecord, changed_verdicts, read_verdicts
+from judge.render import render_markdown, render_text
 from judge.runs import Run, context_for, save_run
-from judge.verdict import STATUSES, Verdict
+from judge.verdict import STATUSES, Verdict, review_reasons
 
 FORMAT_VERSION = 1
 PACKAGES = ("judge", "httpx", "ollama", "pydantic", "tenacity", "pandas", "llama_cpp_python")
-
-
-class Flip(NamedTuple):
-    """A verdict that changed after a prompt edit."""
-
-    question_id: str
-    old: Verdict
-    new: Verdict
 
 
 class PromptEdit(NamedTuple):
@@ -170,15 +172,10 @@ class Report(NamedTuple):
     """Agreement with the human labels, when there are labels for these answers."""
     verdicts: list[Verdict]
     items: list[ItemRecord]
-    golden_changed_note: str | None
 
     @property
     def regressions(self) -> list[Any]:
         return [c for comp in [*self.comparisons, *self.baseline] for c in comp.regressions]
-
-    @property
-    def has_reference(self) -> bool:
-        return any(c.baseline is not None for c in [*self.comparisons, *self.baseline])
 
 
 def build_report(
@@ -268,26 +265,13 @@ def build_report(
     previous = prompt_only_predecessor(entry, history)
     if previous is not None and (reports_dir / previous.folder / "verdicts.jsonl").exists():
         old = read_verdicts(reports_dir / previous.folder)
-        flips = [
-            Flip(v.question_id, old[v.question_id], v)
-            for v in verdicts
-            if v.question_id in old
-            and (
-                old[v.question_id].status,
-                old[v.question_id].faithfulness,
-                old[v.question_id].relevance,
-            )
-            != (v.status, v.faithfulness, v.relevance)
-        ]
+        flips = changed_verdicts(old, {v.question_id: v for v in verdicts})
         # Same run content, so the same items: only the verdicts differ.
         before = agreement("before", item_map, labels, judge_scores(old))
         after = agreement("after", item_map, labels, judge_scores(outcome.verdicts))
         prompt_edit = PromptEdit(
             previous.folder, flips, before.both_exact, after.both_exact, after.n
         )
-    golden_note = next(
-        (c.note for c in comparisons if c.note.startswith("the golden set changed")), None
-    )
     return Report(
         manifest,
         entry,
@@ -300,7 +284,6 @@ def build_report(
         audit,
         verdicts,
         items,
-        golden_note,
     )
 
 
@@ -345,10 +328,6 @@ def _item_records(
 # --- rendering -------------------------------------------------------------------------------
 
 
-def _fmt(value: float | None) -> str:
-    return "–" if value is None else f"{value:.3f}"
-
-
 def _comparison_lines(comparisons: list[SectionComparison], against: str) -> list[str]:
     lines = []
     for comp in comparisons:
@@ -365,12 +344,6 @@ def _comparison_lines(comparisons: list[SectionComparison], against: str) -> lis
         for c in sorted(moved, key=lambda c: (c.direction != "regressed", c.type, c.metric)):
             lines.append(f"  - {c.direction}: {c.describe()}")
     return lines
-
-
-def review_reasons(verdict: Verdict) -> list[str]:
-    if verdict.status != "ok":
-        return [f"{verdict.status}: {verdict.error}"]
-    return list(verdict.review)
 
 
 def render_report_md(report: Report) -> str:
@@ -410,7 +383,7 @@ def render_report_md(report: Report) -> str:
         if edit.labelled:
             lines.append(
                 f"Agreement with the human labels (both scores exact, {edit.labelled} labels): "
-                f"{_fmt(edit.agreement_before)} → {_fmt(edit.agreement_after)}"
+                f"{fmt_share(edit.agreement_before)} → {fmt_share(edit.agreement_after)}"
             )
             lines.append("")
         if edit.flips:
@@ -438,13 +411,7 @@ def render_report_md(report: Report) -> str:
 
 def audit_lines(audit: AuditResult) -> list[str]:
     """The headline agreement figures, judge next to the lexical baseline."""
-
-    def pct(value: float | None) -> str:
-        return "–" if value is None else f"{value:.1%}"
-
-    def num(value: float | None) -> str:
-        return "–" if value is None else f"{value:.2f}"
-
+    pct, num = fmt_share, fmt_number
     lines = [
         f"{audit.judge.n} labels from {', '.join(audit.labellers)}; `judge audit` gives the "
         "intervals, confusion matrices and the disagreements.",
@@ -547,36 +514,37 @@ def write_verdicts_csv(path: Path, report: Report) -> None:
         "latency_s",
         "cached",
     ]
-    with path.open("w", encoding="utf-8-sig", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(header)
-        for v in report.verdicts:
-            item = items.get(v.question_id)
-            match = v.match
-            writer.writerow(
-                [
-                    v.question_id,
-                    item.type if item else "",
-                    item.split if item else "",
-                    v.status,
-                    v.faithfulness,
-                    v.relevance,
-                    spreadsheet_text(v.evidence),
-                    match.kind if match else "",
-                    match.chunk_id if match else "",
-                    match.start if match else "",
-                    match.end if match else "",
-                    match.coverage if match else "",
-                    "; ".join(review_reasons(v)),
-                    spreadsheet_text(v.note),
-                    v.error or "",
-                    *[item.retrieval.get(m, "") if item else "" for m in metrics],
-                    v.prompt_tokens,
-                    v.completion_tokens,
-                    round(v.latency_s, 3),
-                    v.cached,
-                ]
-            )
+    handle = io.StringIO()
+    writer = csv.writer(handle)
+    writer.writerow(header)
+    for v in report.verdicts:
+        item = items.get(v.question_id)
+        match = v.match
+        writer.writerow(
+            [
+                v.question_id,
+                item.type if item else "",
+                item.split if item else "",
+                v.status,
+                v.faithfulness,
+                v.relevance,
+                spreadsheet_text(v.evidence),
+                match.kind if match else "",
+                match.chunk_id if match else "",
+                match.start if match else "",
+                match.end if match else "",
+                match.coverage if match else "",
+                "; ".join(review_reasons(v)),
+                spreadsheet_text(v.note),
+                v.error or "",
+                *[item.retrieval.get(m, "") if item else "" for m in metrics],
+                v.prompt_tokens,
+                v.completion_tokens,
+                round(v.latency_s, 3),
+                v.cached,
+            ]
+        )
+    write_atomic(path, "\ufeff" + handle.getvalue())
 
 
 def new_folder_name(config: Config, fingerprint: str, now: datetime) -> str:
@@ -593,9 +561,7 @@ def write_files(folder: Path, report: Report, run: Run) -> None:
     from judge.review_page import render_review_page
 
     def text(name: str, content: str) -> None:
-        tmp = folder / f".{name}.tmp"
-        tmp.write_text(content, encoding="utf-8")
-        os.replace(tmp, folder / name)
+        write_atomic(folder / name, content)
 
     def as_json(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, indent=2) + "\n"
@@ -624,8 +590,86 @@ def write_report(config: Config, report: Report, run: Run) -> Path:
     write_files(tmp, report, run)
     os.replace(tmp, final)
     append_history(reports_dir / "history.jsonl", report.entry)
-    latest = reports_dir / "latest"
-    latest_tmp = reports_dir / ".latest.tmp"
-    latest_tmp.write_text(final.name + "\n", encoding="utf-8")
-    os.replace(latest_tmp, latest)
+    write_atomic(reports_dir / "latest", final.name + "\n")
     return final
+
+
+# --- the console summary and the gate ------------------------------------------------------
+
+
+def console_summary(report: Report, config: Config, folder: Path) -> list[str]:
+    """The console summary of a judged run: tables, comparisons, flips, what needs review."""
+    outcome_hits = sum(v.cached for v in report.verdicts)
+    lines = [
+        f"\njudged {len(report.verdicts)} answers in {report.manifest['judge_seconds']:.1f} s "
+        f"({outcome_hits} from the cache)",
+        f"\nretrieval per type (context_k = {config.retrieval.context_k})",
+        render_text(report.retrieval),
+        f"\njudge per type ({report.manifest['judge']['backend']} · {report.manifest['judge']['model']})",
+        render_text(report.judge),
+    ]
+    for split, table in report.splits.items():
+        lines += [f"\nsplit {split}", render_text(table)]
+    lines.append("")
+    for comp in [*report.comparisons, *report.baseline]:
+        against = comp.baseline or "nothing"
+        if comp.baseline is None:
+            lines.append(f"{comp.section}: {comp.note}")
+            continue
+        moved = [c for c in comp.changes if c.direction != "noise"]
+        lines.append(
+            f"{comp.section} vs {against}: {len(comp.regressions)} regressed, "
+            f"{len(moved) - len(comp.regressions)} improved, "
+            f"{len(comp.changes) - len(moved)} within ±{config.reports.regression_threshold:g}"
+            + (f" ({comp.note})" if comp.note else "")
+        )
+        lines += [f"  {c.describe()}" for c in comp.regressions]
+    edit = report.prompt_edit
+    if edit is not None:
+        lines.append(
+            f"\nprompt edit since {edit.previous_folder}: {len(edit.flips)} verdicts changed"
+        )
+        lines += [f"  {flip.describe()}" for flip in edit.flips]
+        if edit.labelled:
+            before, after = fmt_share(edit.agreement_before), fmt_share(edit.agreement_after)
+            lines.append(
+                f"  agreement with {edit.labelled} human labels (both scores): {before} → {after}"
+            )
+    if report.audit is not None:
+        audit = report.audit
+        lines.append(
+            f"\nagreement with {audit.judge.n} human labels (both scores exact): judge "
+            f"{fmt_share(audit.judge.both_exact)}, lexical baseline {fmt_share(audit.lexical.both_exact)}"
+            " ('judge audit' for the details)"
+        )
+    review = [(v.question_id, review_reasons(v)) for v in report.verdicts if review_reasons(v)]
+    if review:
+        lines.append(
+            f"\n{len(review)} verdicts need a look (review.html shows each quote in its chunk):"
+        )
+        lines += [f"  {qid}: {'; '.join(reasons)}" for qid, reasons in review]
+    lines.append(f"\nsaved {folder}")
+    return lines
+
+
+def gate(report: Report, fail_on_regression: bool, require_baseline: bool) -> tuple[int, str]:
+    """Exit code and one-line verdict of the regression gate."""
+    regressions = report.regressions
+    missing = [
+        section
+        for section in ("retrieval", "judge")
+        if not any(
+            c.baseline is not None
+            for c in [*report.comparisons, *report.baseline]
+            if c.section == section
+        )
+    ]
+    if regressions:
+        text = f"REGRESSED: {len(regressions)} per-type metric(s) fell by more than the threshold"
+        return (EXIT_REGRESSION if fail_on_regression else 0), text
+    if missing:
+        text = (
+            f"no compatible earlier run or baseline for {' and '.join(missing)}: nothing compared"
+        )
+        return (EXIT_REGRESSION if require_baseline else 0), text
+    return 0, "ok: no regression beyond the threshold"

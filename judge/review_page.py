@@ -191,7 +191,7 @@ def _json_for_script(value: Any) -> str:
 
 
 def page_data(report: Report) -> dict[str, Any]:
-    from judge.report import review_reasons
+    from judge.verdict import review_reasons
 
     verdicts = {v.question_id: v for v in report.verdicts}
     items = []

@@ -18,12 +18,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator
 
 from judge.errors import AdapterError, InputError
 from judge.golden import Chunk, GoldenQuestion, GoldenSet
 from judge.jsonl import (
     DEFAULT_MAX_FILE_MB,
+    StrictRecord,
     describe_validation_error,
     parse_records,
     read_jsonl,
@@ -33,28 +34,24 @@ from judge.jsonl import (
 JsonScalar = str | int | float | bool | None
 
 
-class _Record(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
-
-
-class RunMeta(_Record):
+class RunMeta(StrictRecord):
     """What produced the run; shown in reports so that two runs can be told apart."""
 
     system: str = "unknown"
     embedding_model: str | None = None
     embedding_version: str | None = None
-    chunking: dict[str, JsonScalar] = {}
+    chunking: dict[str, JsonScalar] = Field(default_factory=dict)
     """Chunking settings, e.g. method, max_chars, overlap."""
     generator_model: str | None = None
     created_at: datetime | None = None
     notes: str | None = None
     adapter: str | None = None
     """The ``module:function`` that produced the run, when the harness produced it."""
-    failed: dict[str, str] = {}
+    failed: dict[str, str] = Field(default_factory=dict)
     """Questions the adapter raised for: id → error. They are reported, not scored."""
 
 
-class RetrievedChunk(_Record):
+class RetrievedChunk(StrictRecord):
     """One ranked retrieval result."""
 
     chunk_id: str = Field(min_length=1)
@@ -63,7 +60,7 @@ class RetrievedChunk(_Record):
     """The text the generator saw; when absent it is taken from the corpus."""
 
 
-class RunRecord(_Record):
+class RunRecord(StrictRecord):
     """One question's retrieval results (best first) and the generated answer."""
 
     id: str = Field(min_length=1)
@@ -78,7 +75,7 @@ class RunRecord(_Record):
         return value
 
 
-class _Header(_Record):
+class _Header(StrictRecord):
     run_meta: RunMeta
 
 
@@ -188,7 +185,7 @@ def save_run(run: Run, path: Path) -> None:
 # --- Producing a run through the user's adapter -------------------------------------------
 
 
-class AdapterOutput(_Record):
+class AdapterOutput(StrictRecord):
     """What an adapter returns for one question (a dict with these keys, or this model)."""
 
     retrieved: tuple[RetrievedChunk | str, ...]

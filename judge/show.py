@@ -8,9 +8,9 @@ from typing import Any
 
 from judge.errors import ConfigError
 from judge.history import SECTIONS, compare_metrics
-from judge.records import read_items, read_verdicts
-from judge.report import review_reasons
+from judge.records import changed_verdicts, read_items, read_verdicts
 from judge.runs_index import resolve_folder
+from judge.verdict import review_reasons
 
 BOLD, YELLOW, RED, DIM, RESET = "\033[1m", "\033[43m\033[30m", "\033[31m", "\033[2m", "\033[0m"
 
@@ -113,17 +113,7 @@ def diff_runs(reports_dir: Path, a: str, b: str, threshold: float) -> str:
         )
         lines += [f"  {c.describe()}" for c in moved]
     old, new = read_verdicts(folder_a), read_verdicts(folder_b)
-    flips = [
-        qid
-        for qid in new
-        if qid in old
-        and (old[qid].status, old[qid].faithfulness, old[qid].relevance)
-        != (new[qid].status, new[qid].faithfulness, new[qid].relevance)
-    ]
+    flips = changed_verdicts(old, new)
     lines.append(f"\nverdicts changed: {len(flips)}")
-    for qid in flips:
-        o, n = old[qid], new[qid]
-        lines.append(
-            f"  {qid}: F{o.faithfulness} R{o.relevance} ({o.status}) → F{n.faithfulness} R{n.relevance} ({n.status})"
-        )
+    lines += [f"  {flip.describe()}" for flip in flips]
     return "\n".join(lines)

@@ -79,11 +79,6 @@ def original_span(text: str, offsets: list[int], start: int, end: int) -> tuple[
     return begin, stop
 
 
-def collapse_whitespace(text: str) -> str:
-    """NFKC, then every whitespace run becomes one space; ends stripped."""
-    return " ".join(unicodedata.normalize("NFKC", text).split())
-
-
 _SENTENCE_END = re.compile(r"(?<=[。．！？!?])|(?<=[.])(?=\s)|\n+")
 _STEP_NUMBER = re.compile(r"\d{1,3}[.．]")
 

@@ -68,6 +68,21 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     return dict(qrels)
 
 
+def with_qrels(golden: GoldenSet, qrels: dict[str, dict[str, int]], path: Path) -> GoldenSet:
+    """The golden set with its relevant chunks taken from qrels (grade > 0), to score against
+    judgements made elsewhere. Every qrels question must be a golden question."""
+    unknown = sorted(set(qrels) - {q.id for q in golden.questions})
+    if unknown:
+        raise InputError([f"{path}: question ids not in the golden set: {', '.join(unknown)}"])
+    questions = tuple(
+        q.model_copy(
+            update={"relevant_chunks": tuple(d for d, g in qrels.get(q.id, {}).items() if g > 0)}
+        )
+        for q in golden.questions
+    )
+    return golden._replace(questions=questions)
+
+
 def read_trec_run(path: Path, golden: GoldenSet) -> Run:
     """Read a TREC run as a run with empty answers, ordered as trec_eval orders it.
 

@@ -148,3 +148,10 @@ def make_verdict(
         review=tuple(review),
         **common,
     )
+
+
+def review_reasons(verdict: Verdict) -> list[str]:
+    """Why a person should look at this verdict: its status if not ok, else its flags."""
+    if verdict.status != "ok":
+        return [f"{verdict.status}: {verdict.error}"]
+    return list(verdict.review)

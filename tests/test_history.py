@@ -102,12 +102,16 @@ def test_a_prompt_edit_does_not_change_the_lexical_baseline(
     tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     prompt = tmp_path / "judge.v2.md"
-    prompt.write_text((REPO / "prompts" / "judge.v1.md").read_text(encoding="utf-8"), encoding="utf-8")
+    prompt.write_text(
+        (REPO / "prompts" / "judge.v1.md").read_text(encoding="utf-8"), encoding="utf-8"
+    )
     config = tiny()
     assert config.source is not None
     args = ["--config", str(config.source), "run", "--backend", "lexical", "--prompt", str(prompt)]
     assert main(args) == 0
-    prompt.write_text(prompt.read_text(encoding="utf-8") + "\nOne more rubric line.\n", encoding="utf-8")
+    prompt.write_text(
+        prompt.read_text(encoding="utf-8") + "\nOne more rubric line.\n", encoding="utf-8"
+    )
     assert main(args) == 0
     out = capsys.readouterr().out
     # The baseline ignores the prompt: same fingerprint, everything from the cache, and its
@@ -285,4 +289,4 @@ def test_prompt_edit_lists_flipped_verdicts_and_agreement(
     report_md = (folder / "report.md").read_text(encoding="utf-8")
     assert "## Since the prompt edit" in report_md
     assert "| q2 | F2 R2 | F1 R2 |" in report_md
-    assert "0.000 → 1.000" in report_md
+    assert "0.0% → 100.0%" in report_md

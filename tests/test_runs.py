@@ -191,7 +191,8 @@ def test_adapter_answers_are_saved_before_validation(
     from judge.pipeline import load_inputs
 
     (tmp_path / "my_rag.py").write_text(
-        ADAPTER + "\ndef bad_chunk(question):\n    return {'retrieved': ['no/such'], 'answer': 'x'}\n",
+        ADAPTER
+        + "\ndef bad_chunk(question):\n    return {'retrieved': ['no/such'], 'answer': 'x'}\n",
         encoding="utf-8",
     )
     sys.modules.pop("my_rag", None)

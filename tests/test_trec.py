@@ -57,3 +57,38 @@ def test_bad_trec_lines_are_all_reported(tiny: Tiny, tmp_path: Path) -> None:
         f"{tmp_path / 'r.run'}:4: 'c' appears twice for question 'q1'",
         f"{tmp_path / 'r.run'}:5: question 'zz' is not in the golden set",
     ]
+
+
+def test_scoring_a_trec_run_against_imported_qrels(tiny: Tiny, tmp_path: Path) -> None:
+    from judge.cli import main
+
+    config = tiny()
+    assert config.source is not None
+    (tmp_path / "q.qrels").write_text(
+        "q1 0 pricing/trial 1\nq1 0 pricing/plans 0\n", encoding="utf-8"
+    )
+    (tmp_path / "r.run").write_text(
+        "q1 Q0 pricing/plans 1 2 x\nq1 Q0 pricing/trial 2 1 x\n", encoding="utf-8"
+    )
+    out = tmp_path / "r.json"
+    args = [
+        "--config",
+        str(config.source),
+        "retrieval",
+        "--trec-run",
+        str(tmp_path / "r.run"),
+        "--trec-qrels",
+        str(tmp_path / "q.qrels"),
+        "--json",
+        str(out),
+    ]
+    assert main(args) == 0
+    import json
+
+    rows = {r["type"]: r for r in json.loads(out.read_text(encoding="utf-8"))["table"]["rows"]}
+    # Only q1 has qrels: its relevant chunk (grade 1) is at rank 2 -> mrr 0.5; the others
+    # have no relevant chunks under these qrels and are excluded.
+    assert rows["factual"]["mrr"] == 0.5 and rows["all"]["n"] == 1
+    (tmp_path / "bad.qrels").write_text("zz 0 a 1\n", encoding="utf-8")
+    args[args.index(str(tmp_path / "q.qrels"))] = str(tmp_path / "bad.qrels")
+    assert main(args) == 2

@@ -15,12 +15,29 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
+import httpx
 from pydantic import BaseModel, ConfigDict
 
 from judge.config import JudgeConfig
 from judge.errors import BackendUnavailable, ConfigError
 from judge.runs import ContextChunk
 from judge.verdict import Reply
+
+
+def error_text(response: httpx.Response) -> str:
+    """The error message of a failed HTTP response, in Ollama's ({"error": "..."}) or
+    OpenAI's ({"error": {"message": ...}}) shape, or its raw text."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:300]
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict):
+        return str(error.get("message", error))
+    if error is not None:
+        return str(error)
+    detail = body.get("detail") if isinstance(body, dict) else None
+    return str(detail if detail is not None else body)[:300]
 
 
 class BackendIdentity(BaseModel):

@@ -119,10 +119,6 @@ class EmbeddedBackend:
             self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
         return self._grammars[key]
 
-    def count_tokens(self, prompt: str) -> int:
-        """Exact number of tokens the model will read for ``prompt`` (turn markers included)."""
-        return len(self.llm.tokenize(gemma_turns(prompt).encode("utf-8"), special=True))
-
     def complete(self, request: JudgeRequest) -> Reply:
         with self._lock:
             tokens = self.llm.tokenize(gemma_turns(request.prompt).encode("utf-8"), special=True)

@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import ollama
 
-from judge.backends import BackendIdentity, JudgeRequest
+from judge.backends import BackendIdentity, JudgeRequest, error_text
 from judge.config import OllamaConfig
 from judge.errors import (
     BackendRequestError,
@@ -39,16 +39,6 @@ def _version_tuple(version: str) -> tuple[int, ...]:
             break
         parts.append(int(piece))
     return tuple(parts)
-
-
-def _error_text(response: httpx.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text[:300]
-    if isinstance(body, dict) and "error" in body:
-        return str(body["error"])
-    return response.text[:300]
 
 
 class OllamaBackend:
@@ -153,7 +143,7 @@ class OllamaBackend:
         )
 
     def _raise_for(self, response: httpx.Response) -> None:
-        status, error = response.status_code, _error_text(response)
+        status, error = response.status_code, error_text(response)
         if status == 400 and "context length" in error:
             raise PromptTooLong(f"{error}; raise judge.ollama.num_ctx or shorten the context")
         if status == 404:

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from judge.backends import BackendIdentity, JudgeRequest
+from judge.backends import BackendIdentity, JudgeRequest, error_text
 from judge.config import OpenAIConfig
 from judge.errors import (
     BackendRequestError,
@@ -31,20 +31,6 @@ PREFLIGHT_TIMEOUT_S = 5.0
 # llama-cpp-python ("exceed context window"), llama.cpp's server ("exceeds the available
 # context size", type exceed_context_size_error).
 _CONTEXT_WORDS = ("context length", "context window", "context size", "maximum context", "too long")
-
-
-def _error_text(response: httpx.Response) -> str:
-    try:
-        body = response.json()
-    except ValueError:
-        return response.text[:300]
-    error = body.get("error") if isinstance(body, dict) else None
-    if isinstance(error, dict):
-        return str(error.get("message", error))
-    if error is not None:
-        return str(error)
-    detail = body.get("detail") if isinstance(body, dict) else None
-    return str(detail if detail is not None else body)[:300]
 
 
 class OpenAIBackend:
@@ -122,7 +108,7 @@ class OpenAIBackend:
             raise ConnectionLost(f"connection failed: {type(exc).__name__}: {exc}") from exc
         latency = time.perf_counter() - start
         if response.status_code >= 400:
-            error = _error_text(response)
+            error = error_text(response)
             if response.status_code in (400, 413) and any(
                 w in error.lower() for w in _CONTEXT_WORDS
             ):
