@@ -154,6 +154,7 @@ def concurrency(delay_s: float = 0.2, slots: int = 4, n_items: int = 80) -> dict
             judge_items(items, backend, load_prompt(PROMPT), cache, concurrency=slots)
             elapsed = time.perf_counter() - start
             cache.close()
+            backend.close()
     finally:
         server.shutdown()
         server.server_close()

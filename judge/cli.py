@@ -170,6 +170,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 judged = evaluate_judge(config, inputs, retrieval, opened, cache, on_progress)
         finally:
             cache.close()
+            opened.backend.close()
         outcome = judged.outcome
         if outcome.interrupted:
             print("\n".join(out))

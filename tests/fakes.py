@@ -37,6 +37,9 @@ class ScriptedBackend:
         self.calls: list[JudgeRequest] = []
         self._lock = threading.Lock()
 
+    def close(self) -> None:
+        pass
+
     def complete(self, request: JudgeRequest) -> Reply:
         with self._lock:
             self.calls.append(request)

@@ -84,6 +84,10 @@ class JudgeBackend(Protocol):
         """Judge one item; the reply must follow ``request.schema`` where supported."""
         ...
 
+    def close(self) -> None:
+        """Release connections or the model."""
+        ...
+
 
 def _ollama(config: JudgeConfig) -> JudgeBackend:
     from judge.backends.ollama import OllamaBackend

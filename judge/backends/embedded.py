@@ -111,6 +111,9 @@ class EmbeddedBackend:
             endpoint=str(path),
         )
 
+    def close(self) -> None:
+        self.llm.close()
+
     def _grammar(self, schema: dict[str, Any]) -> Any:
         key = json.dumps(schema)  # not sort_keys: property order is generation order
         if key not in self._grammars:

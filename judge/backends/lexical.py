@@ -121,6 +121,9 @@ class LexicalBackend:
         kind="lexical", model=VERSION, digest=None, options={}, reads_prompt=False
     )
 
+    def close(self) -> None:
+        pass  # nothing held
+
     def complete(self, request: JudgeRequest) -> Reply:
         start = time.perf_counter()
         context = [chunk.text for chunk in request.context]

@@ -80,6 +80,10 @@ class OllamaBackend:
             server_version=version,
         )
 
+    def close(self) -> None:
+        self.http.close()
+        self.client.close()
+
     def _options(self) -> dict[str, Any]:
         return {
             "temperature": 0,

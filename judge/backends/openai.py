@@ -76,6 +76,9 @@ class OpenAIBackend:
             endpoint=base,
         )
 
+    def close(self) -> None:
+        self.http.close()
+
     def request_body(self, prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
         if self.config.response_format == "json_schema":
             response_format: dict[str, Any] = {

@@ -20,7 +20,9 @@ EmbeddedBackend = pytest.importorskip("judge.backends.embedded").EmbeddedBackend
 
 @pytest.fixture(scope="module")
 def backend() -> Iterator[object]:
-    yield EmbeddedBackend(EmbeddedConfig())
+    loaded = EmbeddedBackend(EmbeddedConfig())
+    yield loaded
+    loaded.close()
 
 
 def test_three_sample_items_with_the_real_model(
@@ -64,3 +66,4 @@ def test_a_prompt_that_does_not_fit_is_never_generated(
     assert verdict.status == "truncated" and verdict.raw_reply == ""
     assert "n_ctx 512" in (verdict.error or "")
     cache.close()
+    small.close()

@@ -217,23 +217,28 @@ def test_against_a_real_llama_cpp_server(
         max_tokens=160,
     )
     backend = OpenAIBackend(config)
-    verdict = _judge_one(sample_config, backend, tmp_path, "q01")
-    # A real reply from a real model through the real HTTP API, parsed and checked.
-    assert verdict.status in ("ok", "parse_error"), verdict
-    assert verdict.raw_reply and verdict.prompt_tokens is not None and verdict.prompt_tokens > 500
-    if verdict.status == "ok":
-        assert verdict.faithfulness in (0, 1, 2)
-    # A context larger than the server's 2048 tokens is refused and recorded as truncated.
-    inputs = load_inputs(sample_config)
-    item = build_items(inputs.golden, inputs.run, 5)[0]
-    long_chunk = ContextChunk(1, item.context[0].chunk_id, item.context[0].text * 20)
-    long_item = item._replace(context=[long_chunk], key="long")
-    cache = VerdictCache(tmp_path / "long.sqlite3")
-    prompt = load_prompt(REPO / "prompts" / "judge.v1.md")
-    outcome = judge_items(
-        [long_item], backend, prompt, cache, max_attempts=1, retry_wait=wait_none()
-    )
-    cache.close()
-    verdict = outcome.verdicts[item.question.id]
-    assert verdict.status == "truncated", verdict
-    assert verdict.raw_reply == ""
+    try:
+        verdict = _judge_one(sample_config, backend, tmp_path, "q01")
+        # A real reply from a real model through the real HTTP API, parsed and checked.
+        assert verdict.status in ("ok", "parse_error"), verdict
+        assert (
+            verdict.raw_reply and verdict.prompt_tokens is not None and verdict.prompt_tokens > 500
+        )
+        if verdict.status == "ok":
+            assert verdict.faithfulness in (0, 1, 2)
+        # A context larger than the server's 2048 tokens is refused and recorded as truncated.
+        inputs = load_inputs(sample_config)
+        item = build_items(inputs.golden, inputs.run, 5)[0]
+        long_chunk = ContextChunk(1, item.context[0].chunk_id, item.context[0].text * 20)
+        long_item = item._replace(context=[long_chunk], key="long")
+        cache = VerdictCache(tmp_path / "long.sqlite3")
+        prompt = load_prompt(REPO / "prompts" / "judge.v1.md")
+        outcome = judge_items(
+            [long_item], backend, prompt, cache, max_attempts=1, retry_wait=wait_none()
+        )
+        cache.close()
+        verdict = outcome.verdicts[item.question.id]
+        assert verdict.status == "truncated", verdict
+        assert verdict.raw_reply == ""
+    finally:
+        backend.close()
