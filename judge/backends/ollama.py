@@ -82,7 +82,7 @@ class OllamaBackend:
 
     def close(self) -> None:
         self.http.close()
-        self.client.close()
+        self.client.close()  # type: ignore[no-untyped-call]  # untyped in ollama 0.6
 
     def _options(self) -> dict[str, Any]:
         return {
