@@ -12,6 +12,7 @@ embedded judge is actually chosen.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, NamedTuple, Protocol
 
@@ -19,7 +20,7 @@ import httpx
 from pydantic import BaseModel, ConfigDict
 
 from judge.config import JudgeConfig
-from judge.errors import BackendUnavailable, ConfigError
+from judge.errors import BackendUnavailable, ConfigError, ConnectionLost
 from judge.runs import ContextChunk
 from judge.verdict import Reply
 
@@ -38,6 +39,25 @@ def error_text(response: httpx.Response) -> str:
         return str(error)
     detail = body.get("detail") if isinstance(body, dict) else None
     return str(detail if detail is not None else body)[:300]
+
+
+def post_json(
+    http: httpx.Client, path: str, body: dict[str, Any], server: str, timeout_setting: str
+) -> tuple[httpx.Response, float]:
+    """POST and time one request; a timeout or a failed connection becomes ConnectionLost
+    (retried, and the end of the run if it persists)."""
+    start = time.perf_counter()
+    try:
+        response = http.post(path, json=body)
+    except httpx.TimeoutException as exc:
+        timeout = http.timeout.read
+        raise ConnectionLost(
+            f"no reply from {server} within {timeout:g} s ({type(exc).__name__}); "
+            f"raise {timeout_setting} if the server is busy"
+        ) from exc
+    except httpx.TransportError as exc:
+        raise ConnectionLost(f"connection to {server} failed: {type(exc).__name__}: {exc}") from exc
+    return response, time.perf_counter() - start
 
 
 class BackendIdentity(BaseModel):

@@ -10,18 +10,16 @@ whose prompt and output tokens together reached ``num_ctx`` is treated as trunca
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import httpx
 import ollama
 
-from judge.backends import BackendIdentity, JudgeRequest, error_text
+from judge.backends import BackendIdentity, JudgeRequest, error_text, post_json
 from judge.config import OllamaConfig
 from judge.errors import (
     BackendRequestError,
     BackendUnavailable,
-    ConnectionLost,
     PromptTooLong,
     TransientBackendError,
 )
@@ -108,21 +106,10 @@ class OllamaBackend:
         return body
 
     def complete(self, request: JudgeRequest) -> Reply:
-        start = time.perf_counter()
-        try:
-            response = self.http.post(
-                "/api/chat", json=self.request_body(request.prompt, request.schema)
-            )
-        except httpx.TimeoutException as exc:
-            raise ConnectionLost(
-                f"no reply from Ollama within {self.config.timeout_s:g} s ({type(exc).__name__}); "
-                "raise judge.ollama.timeout_s if the server is busy"
-            ) from exc
-        except httpx.TransportError as exc:
-            raise ConnectionLost(
-                f"connection to Ollama failed: {type(exc).__name__}: {exc}"
-            ) from exc
-        latency = time.perf_counter() - start
+        body = self.request_body(request.prompt, request.schema)
+        response, latency = post_json(
+            self.http, "/api/chat", body, "Ollama", "judge.ollama.timeout_s"
+        )
         if response.status_code >= 400:
             self._raise_for(response)
         try:

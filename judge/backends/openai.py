@@ -10,17 +10,15 @@ A server that cut prompts silently instead could not be detected from here.
 from __future__ import annotations
 
 import os
-import time
 from typing import Any
 
 import httpx
 
-from judge.backends import BackendIdentity, JudgeRequest, error_text
+from judge.backends import BackendIdentity, JudgeRequest, error_text, post_json
 from judge.config import OpenAIConfig
 from judge.errors import (
     BackendRequestError,
     BackendUnavailable,
-    ConnectionLost,
     PromptTooLong,
     TransientBackendError,
 )
@@ -98,18 +96,10 @@ class OpenAIBackend:
         }
 
     def complete(self, request: JudgeRequest) -> Reply:
-        start = time.perf_counter()
-        try:
-            response = self.http.post(
-                "/chat/completions", json=self.request_body(request.prompt, request.schema)
-            )
-        except httpx.TimeoutException as exc:
-            raise ConnectionLost(
-                f"no reply within {self.config.timeout_s:g} s; raise judge.openai.timeout_s"
-            ) from exc
-        except httpx.TransportError as exc:
-            raise ConnectionLost(f"connection failed: {type(exc).__name__}: {exc}") from exc
-        latency = time.perf_counter() - start
+        body = self.request_body(request.prompt, request.schema)
+        response, latency = post_json(
+            self.http, "/chat/completions", body, "the server", "judge.openai.timeout_s"
+        )
         if response.status_code >= 400:
             error = error_text(response)
             if response.status_code in (400, 413) and any(
