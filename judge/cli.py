@@ -153,7 +153,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     inputs = _inputs(args, config)
     _print_leaks(inputs, config)
     prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
-    labels = load_labels_if_any(config.data.labels, inputs.golden.by_id())
+    labels = load_labels_if_any(config.data.labels, inputs.golden.by_id(), retired_ok=True)
     retrieval = evaluate_retrieval(config, inputs.golden, inputs.run)
     out: list[str] = []  # the nightly prints its verdict first, so output waits for the end
     emit = out.append if nightly else print
@@ -173,7 +173,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             opened.backend.close()
         outcome = judged.outcome
         if outcome.interrupted:
-            print("\n".join(out))
+            if out:
+                print("\n".join(out))
             again = (
                 f"run with --run {inputs.run_source}"
                 if inputs.run.meta.adapter

@@ -162,13 +162,19 @@ def load_golden(data: DataConfig) -> GoldenSet:
     )
 
 
-def load_labels(path: Path, questions: dict[str, GoldenQuestion]) -> list[HumanLabel]:
-    """Load human labels; unknown question ids and conflicting duplicates are errors."""
+def load_labels(
+    path: Path, questions: dict[str, GoldenQuestion], retired_ok: bool = False
+) -> list[HumanLabel]:
+    """Load human labels; conflicting duplicates are errors, and so are labels for question
+    ids not in the golden set, unless ``retired_ok`` (then they are left out: a question
+    removed from the golden set must not stop a run, nor cost the labels of the others)."""
     problems: list[str] = []
     records = parse_records(path, read_jsonl(path), HumanLabel, problems)
     seen: dict[tuple[str, str, str], tuple[int, HumanLabel]] = {}
     for line, label in records:
         if label.question_id not in questions:
+            if retired_ok:
+                continue
             problems.append(f"{path}:{line}: question_id: '{label.question_id}' is not a golden id")
         key = (label.question_id, label.answer_sha256, label.labeller)
         if key in seen:
@@ -185,11 +191,13 @@ def load_labels(path: Path, questions: dict[str, GoldenQuestion]) -> list[HumanL
     return [label for _, label in seen.values()]
 
 
-def load_labels_if_any(path: Path | None, questions: dict[str, GoldenQuestion]) -> list[HumanLabel]:
+def load_labels_if_any(
+    path: Path | None, questions: dict[str, GoldenQuestion], retired_ok: bool = False
+) -> list[HumanLabel]:
     """Labels from ``data.labels``; none yet (no setting, no file, an empty file) is []."""
     if path is None or not path.exists() or not path.read_bytes().strip():
         return []
-    return load_labels(path, questions)
+    return load_labels(path, questions, retired_ok)
 
 
 #: Questions shorter than this (normalised) are too generic to signal a leak.

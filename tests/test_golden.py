@@ -145,3 +145,14 @@ def test_labels_conflict_and_unknown_question(tiny: Tiny, tmp_path: Any) -> None
     assert ":3: conflicts with line 1: labeller 'ana'" in problems[0]
     assert problems[1].endswith(":4: question_id: 'q9' is not a golden id")
     assert problems[2].endswith(":5: faithfulness: Input should be less than or equal to 2")
+
+
+def test_labels_of_retired_questions_do_not_block_a_run(tiny: Tiny, tmp_path: Any) -> None:
+    golden = load_golden(tiny().data)
+    base = {"answer_sha256": "a" * 64, "faithfulness": 2, "relevance": 2, "labeller": "ana"}
+    path = write_jsonl(
+        tmp_path / "labels.jsonl", [{**base, "question_id": "q1"}, {**base, "question_id": "q_old"}]
+    )
+    with pytest.raises(InputError, match="'q_old' is not a golden id"):
+        load_labels(path, golden.by_id())
+    assert [lab.question_id for lab in load_labels(path, golden.by_id(), retired_ok=True)] == ["q1"]
