@@ -90,21 +90,12 @@ class RetrievalResult(NamedTuple):
     table: TypeTable
 
 
-def retrieval_table(
-    config: Config, golden: GoldenSet, scores: RetrievalScores, split: str | None = None
-) -> TypeTable:
-    """Per-type retrieval table (primary metric: recall@context_k), optionally for one split."""
+def retrieval_table(config: Config, golden: GoldenSet, scores: RetrievalScores) -> TypeTable:
+    """Per-type retrieval table at every k (primary metric: recall@context_k)."""
     by_id = golden.by_id()
-    rows = retrieval_rows(golden, scores)
-    excluded = Counter(
-        by_id[qid].type
-        for qid in scores.excluded
-        if split is None or (by_id[qid].split or "") == split
-    )
-    if split is not None:
-        rows = rows[rows["split"] == split]
+    excluded = Counter(by_id[qid].type for qid in scores.excluded)
     return per_type_table(
-        rows,
+        retrieval_rows(golden, scores),
         config.data.question_types,
         metric_names(config.retrieval.ks),
         counts={"excluded": dict(excluded)},
