@@ -112,8 +112,9 @@ def sample_items(
         candidates = sorted(candidates, key=lambda i: i.question_id)
         rng.shuffle(candidates)
         quota = min(quotas[type_name], len(candidates))
-        unsure = [i for i in candidates if uncertainty(i, verdicts[i.question_id])]
-        first = unsure[: round(quota * oversample_uncertain)]
+        wanted = round(quota * oversample_uncertain)
+        unsure = [i for i in candidates if wanted and uncertainty(i, verdicts[i.question_id])]
+        first = unsure[:wanted]
         rest = [i for i in candidates if i not in first][: quota - len(first)]
         chosen += first + rest
     rng.shuffle(chosen)  # no type blocks: labellers see a mixed order

@@ -7,6 +7,7 @@ are cheap and deterministic, so a fix to either applies to cached replies withou
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Literal
 
@@ -49,8 +50,12 @@ class VerdictPayload(BaseModel):
         return value
 
 
+@functools.cache
 def verdict_schema() -> dict[str, Any]:
-    """The JSON schema sent to the backend (grammar-constrained where supported)."""
+    """The JSON schema sent to the backend (grammar-constrained where supported).
+
+    Built once: it goes with every request. Callers must not modify it.
+    """
     return VerdictPayload.model_json_schema()
 
 
