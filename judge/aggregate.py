@@ -15,7 +15,7 @@ import pandas as pd
 
 from judge.golden import GoldenSet
 from judge.retrieval import RetrievalScores
-from judge.verdict import Verdict
+from judge.verdict import STATUSES, Verdict
 
 ALL = "all"
 
@@ -97,7 +97,7 @@ def per_type_table(
 
 #: Judge metrics, in display order; faithfulness is the primary one.
 JUDGE_METRICS = ["faithfulness", "relevance", "full_marks", "quote_verified"]
-NOT_OK = ["parse_error", "backend_error", "truncated"]
+NOT_OK = [status for status in STATUSES if status != "ok"]
 
 
 def judge_rows(golden: GoldenSet, verdicts: Iterable[Verdict]) -> pd.DataFrame:

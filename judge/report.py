@@ -29,7 +29,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from judge.aggregate import JUDGE_METRICS, TypeTable
+from judge.aggregate import JUDGE_METRICS, NOT_OK, TypeTable
 from judge.audit import (
     AuditResult,
     agreement,
@@ -137,9 +137,7 @@ def _judge_metrics(table: TypeTable) -> TypeMetrics:
     """
     out: TypeMetrics = {}
     for row in table.to_json()["rows"]:
-        judged = row["n"] + sum(
-            row[status] for status in ("parse_error", "backend_error", "truncated")
-        )
+        judged = row["n"] + sum(row[status] for status in NOT_OK)
         out[row["type"]] = {m: row[m] for m in JUDGE_METRICS} | {
             "ok_share": row["n"] / judged if judged else None
         }
