@@ -28,7 +28,7 @@ judge: setup
 
 # The unattended batch: exits 0 clean, 1 regression (or no baseline), 2 bad input, 3 no judge.
 nightly: setup
-	$(VENV)/bin/judge --config $(CONFIG) nightly
+	@$(VENV)/bin/judge --config $(CONFIG) nightly
 
 test: setup
 	$(PY) -m pytest

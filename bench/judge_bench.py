@@ -22,13 +22,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-from judge.backends import BackendIdentity, JudgeRequest
-from judge.cache import VerdictCache
 from judge.config import Config, OllamaConfig, load_config
-from judge.grading import build_items, judge_items
+from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.cache import VerdictCache
+from judge.judging.grading import judge_items
+from judge.judging.items import build_items
+from judge.judging.prompts import load_prompt
+from judge.judging.verdict import Reply
 from judge.pipeline import load_inputs
-from judge.prompts import load_prompt
-from judge.verdict import Reply
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import loopback_ollama
@@ -139,7 +140,7 @@ def cached_rerun(n_items: int = 1000) -> dict[str, Any]:
 
 
 def concurrency(delay_s: float = 0.2, slots: int = 4, n_items: int = 80) -> dict[str, Any]:
-    from judge.backends.ollama import OllamaBackend
+    from judge.judging.backends.ollama import OllamaBackend
 
     server = loopback_ollama.start(delay_s, slots)
     try:
@@ -180,8 +181,8 @@ def embedded(config: Config | None = None) -> dict[str, Any]:
     """
     from llama_cpp.llama_grammar import LlamaGrammar
 
-    from judge.backends.embedded import EmbeddedBackend, gemma_turns
-    from judge.verdict import verdict_schema
+    from judge.judging.backends.embedded import EmbeddedBackend, gemma_turns
+    from judge.judging.verdict import verdict_schema
 
     config = config or load_config(REPO / "judge.toml")
     settings = config.judge.embedded

@@ -18,10 +18,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import judge_bench
 import retrieval_bench
+import startup_bench
 
 
 def main() -> None:
     results: dict[str, Any] = {}
+    print("start-up: `judge --help` in a fresh interpreter, median of 9 (target: < 0.5 s)")
+    results["startup"] = s = startup_bench.run()
+    print(
+        f"  judge --help {s['help_s']} s; import judge {s['import_s']} s; "
+        f"bare python {s['python_s']} s"
+    )
     print("retrieval scoring: 100,000 questions x 100 chunks (target: no slower than pytrec_eval)")
     results["retrieval"] = r = retrieval_bench.run()
     print(

@@ -1,4 +1,8 @@
-"""Command line: ``judge check | retrieval | trec | run | cache ...``. Holds no logic of its own."""
+"""Command line: ``judge check | retrieval | trec | run | nightly | show | report | ...``.
+
+Each command parses, calls the package, prints. Heavy modules (pandas, pydantic models, the
+backends) are imported inside the commands, so ``judge --help`` answers at once.
+"""
 
 from __future__ import annotations
 
@@ -6,11 +10,10 @@ import argparse
 import json
 import sqlite3
 import sys
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from judge.config import Config, load_config
 from judge.errors import (
     EXIT_BAD_INPUT,
     EXIT_INTERRUPTED,
@@ -18,35 +21,49 @@ from judge.errors import (
     ConfigError,
     HarnessError,
     InputError,
+    Interrupted,
 )
-from judge.jsonl import write_atomic
-from judge.pipeline import Inputs, evaluate_retrieval, load_inputs
-from judge.render import render_text
-from judge.trec import read_qrels, read_trec_run, with_qrels, write_qrels, write_trec_run
+
+if TYPE_CHECKING:
+    from judge.config import Config
+    from judge.pipeline import Inputs
+    from judge.results.folder import ReportsDir
+
+DEFAULT_CONFIG = "judge.toml"
 
 
 def _config(args: argparse.Namespace) -> Config:
+    from judge.config import load_config
+
     return load_config(Path(args.config))
+
+
+def _warn(lines: Sequence[str]) -> None:
+    for line in lines:
+        print(f"warning: {line}", file=sys.stderr)
 
 
 def _inputs(args: argparse.Namespace, config: Config) -> Inputs:
     from judge.console import adapter_progress
+    from judge.pipeline import load_inputs
 
-    with adapter_progress() as on_progress:
-        return load_inputs(config, getattr(args, "run", None), on_progress)
-
-
-def _print_leaks(inputs: Inputs, config: Config) -> None:
-    for leak in inputs.leaks:
-        print(
-            f"warning: {config.data.corpus}: document '{leak.doc}' quotes "
-            f"{len(leak.question_ids)} golden questions verbatim ({', '.join(leak.question_ids)}); "
-            "the test set may be leaking into the corpus",
-            file=sys.stderr,
+    with adapter_progress() as on_adapter:
+        inputs = load_inputs(
+            config, args.run, fresh_answers=args.fresh_answers, on_adapter=on_adapter
         )
+    _warn(inputs.warnings())
+    return inputs
+
+
+def _reports(config: Config) -> ReportsDir:
+    from judge.results.folder import ReportsDir
+
+    return ReportsDir(config.reports.dir)
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from collections import Counter
+
     config = _config(args)
     inputs = _inputs(args, config)
     golden, run = inputs.golden, inputs.run
@@ -56,46 +73,53 @@ def cmd_check(args: argparse.Namespace) -> int:
         f"questions: {len(golden.questions)} "
         f"({', '.join(f'{types[t]} {t}' for t in config.data.question_types)})"
     )
+    unlabelled = [q.id for q in golden.questions if q.relevant_chunks is None]
+    if unlabelled:
+        print(f"           relevant chunks not labelled for {len(unlabelled)} (judged only)")
     print(f"corpus:    {len(golden.corpus)} chunks in {len(docs)} documents")
     print(f"run:       {len(run.records)} answers from {inputs.run_source}")
     if run.meta.failed:
         print(f"           adapter failed for {len(run.meta.failed)}: {', '.join(run.meta.failed)}")
+    labels = inputs.labels
     if config.data.labels is not None:
-        from judge.golden import load_labels_if_any
-
-        labels = load_labels_if_any(config.data.labels, golden.by_id())
-        print(f"labels:    {len(labels)} from {len({lab.labeller for lab in labels})} labeller(s)")
-    _print_leaks(inputs, config)
+        labellers = {label.labeller for label in labels.current}
+        print(f"labels:    {len(labels.current)} from {len(labellers)} labeller(s)")
+        for line in labels.retired_lines():
+            print(f"           {line}")
     print("ok")
     return 0
 
 
 def cmd_retrieval(args: argparse.Namespace) -> int:
+    from judge.jsonl import write_atomic
+    from judge.pipeline import measure_retrieval
+    from judge.report.text_tables import render_text
+
     config = _config(args)
     if args.trec_run:
-        from judge.golden import load_golden
+        from judge.inputs.golden import load_golden
+        from judge.inputs.trec import read_qrels, read_trec_run, with_qrels
 
         golden = load_golden(config.data)
         if args.trec_qrels:
             golden = with_qrels(golden, read_qrels(Path(args.trec_qrels)), Path(args.trec_qrels))
-        run = read_trec_run(Path(args.trec_run), golden)
-        source = args.trec_run
+        measured = measure_retrieval(
+            config, golden, read_trec_run(Path(args.trec_run), golden), args.trec_run
+        )
     else:
         inputs = _inputs(args, config)
-        _print_leaks(inputs, config)
-        golden, run, source = inputs.golden, inputs.run, inputs.run_source
-    result = evaluate_retrieval(config, golden, run)
-    print(f"retrieval of {source} (context_k = {config.retrieval.context_k})")
-    print(render_text(result.table))
+        measured = measure_retrieval(config, inputs.golden, inputs.run, inputs.run_source)
+    print(f"retrieval of {measured.run_source} (context_k = {config.retrieval.context_k})")
+    print(render_text(measured.retrieval))
     out = Path(args.json) if args.json else config.reports.dir / "retrieval.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
-        "run": source,
+        "run": measured.run_source,
         "context_k": config.retrieval.context_k,
-        "golden_hash": golden.questions_hash,
-        "corpus_hash": golden.corpus_hash,
-        "table": result.table.to_json(),
-        "excluded": result.scores.excluded,
+        "golden_hash": measured.golden.questions_hash,
+        "corpus_hash": measured.golden.corpus_hash,
+        "table": measured.retrieval.to_json(),
+        "excluded": measured.scores.excluded,
     }
     write_atomic(out, json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
     print(f"wrote {out}")
@@ -103,110 +127,83 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
 
 
 def cmd_trec_export(args: argparse.Namespace) -> int:
+    from judge.inputs.trec import write_qrels, write_trec_run
+
     config = _config(args)
     inputs = _inputs(args, config)
-    if args.qrels:
-        n = write_qrels(inputs.golden, Path(args.qrels))
-        print(f"wrote {n} qrels lines to {args.qrels}")
-    if args.trec_out:
-        n = write_trec_run(inputs.run, Path(args.trec_out))
-        print(f"wrote {n} run lines to {args.trec_out}")
+    default_dir = config.reports.dir / "trec"
+    qrels = Path(args.qrels) if args.qrels else default_dir / "qrels.txt"
+    trec_out = Path(args.trec_out) if args.trec_out else default_dir / "run.txt"
+    for path in (qrels, trec_out):
+        path.parent.mkdir(parents=True, exist_ok=True)
+    print(f"wrote {write_qrels(inputs.golden, qrels)} qrels lines to {qrels}")
+    print(f"wrote {write_trec_run(inputs.run, trec_out)} run lines to {trec_out}")
+    print(f"score them with: trec_eval -m recall.5 -m ndcg_cut.5 {qrels} {trec_out}")
     return 0
 
 
-def _judge_overrides(args: argparse.Namespace, config: Config) -> Config:
+def cmd_run(args: argparse.Namespace) -> int:
+    from judge.console import adapter_progress, judge_progress
+    from judge.jsonl import write_atomic
+    from judge.pipeline import Hooks, JudgeChoice, evaluate
+    from judge.report.ci import junit_xml, summary_json
+    from judge.report.summary import console_summary
+
+    nightly: bool = args.nightly
+    config = _config(args)
     changes = {
         key: value
-        for key, value in (
-            ("backend", args.backend),
-            ("prompt", args.prompt),
-            ("concurrency", args.concurrency),
-        )
+        for key, value in (("prompt", args.prompt), ("concurrency", args.concurrency))
         if value is not None
     }
-    return config.with_overrides(judge=changes) if changes else config
+    if changes:
+        config = config.with_overrides(judge=changes)
+    out: list[str] = []  # the nightly prints its verdict first, so its output waits for the end
+    emit: Callable[[str], None] = out.append if nightly else print
 
+    def chosen(choice: JudgeChoice) -> None:
+        emit(f"judge: {choice.judge}")
+        emit(f"       ({choice.reason})")
+        emit(f"prompt: {choice.prompt} · run: {choice.run_source} · context_k {choice.context_k}")
 
-def cmd_run(args: argparse.Namespace) -> int:
-    from datetime import UTC, datetime
-
-    from judge.backends import open_backend
-    from judge.cache import VerdictCache
-    from judge.console import judge_progress
-    from judge.golden import load_labels_if_any
-    from judge.lock import run_lock
-    from judge.pipeline import evaluate_judge
-    from judge.prompts import load_prompt
-    from judge.report import (
-        build_report,
-        console_summary,
-        gate,
-        new_folder_name,
-        write_report,
-    )
-
-    nightly = getattr(args, "nightly", False)
-    fail_on_regression = args.fail_on_regression or nightly
-    require_baseline = args.require_baseline or nightly
-    started_at = datetime.now(UTC)
-    config = _judge_overrides(args, _config(args))
-    inputs = _inputs(args, config)
-    _print_leaks(inputs, config)
-    prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
-    labels = load_labels_if_any(config.data.labels, inputs.golden.by_id(), retired_ok=True)
-    retrieval = evaluate_retrieval(config, inputs.golden, inputs.run)
-    out: list[str] = []  # the nightly prints its verdict first, so output waits for the end
-    emit = out.append if nightly else print
-    with run_lock(config.reports.dir):
-        opened = open_backend(config.judge)
-        emit(f"judge: {opened.backend.identity.describe()}")
-        emit(f"       ({opened.reason})")
-        emit(
-            f"prompt: {prompt.path} · run: {inputs.run_source} · context_k {config.retrieval.context_k}"
-        )
-        cache = VerdictCache(config.judge.cache_path)
+    with adapter_progress() as on_adapter, judge_progress() as on_judging:
         try:
-            with judge_progress() as on_progress:
-                judged = evaluate_judge(config, inputs, retrieval, opened, cache, on_progress)
-        finally:
-            cache.close()
-            opened.backend.close()
-        outcome = judged.outcome
-        if outcome.interrupted:
-            if out:
-                print("\n".join(out))
-            again = (
-                f"run with --run {inputs.run_source}"
-                if inputs.run.meta.adapter
-                else "run the same command again"
+            result = evaluate(
+                config,
+                backend=args.backend,
+                run_path=args.run,
+                fresh_answers=args.fresh_answers,
+                hooks=Hooks(on_adapter, chosen, on_judging),
             )
-            print(
-                f"interrupted: {len(outcome.verdicts)} of {len(inputs.run.records)} answers judged "
-                f"and cached; {again} to resume",
-                file=sys.stderr,
-            )
-            return EXIT_INTERRUPTED
-        folder_name = new_folder_name(config, outcome.fingerprint.value, started_at)
-        report = build_report(config, inputs, retrieval, judged, labels, started_at, folder_name)
-        folder = write_report(config, report, inputs.run)
-    for line in console_summary(report, config, folder):
+        except Interrupted:
+            print("\n".join(out))  # what was said about the judge before it stopped
+            raise
+    _warn(result.inputs.warnings())
+    for line in console_summary(result.report, config, result.folder.path):
         emit(line)
-    code, verdict = gate(report, fail_on_regression, require_baseline)
+    gate = result.gate
+    code = gate.exit_code(args.fail_on_regression, args.require_baseline)
     if nightly:
-        print(f"nightly: {verdict}")
+        print(f"nightly: {gate.verdict}")
         print("\n".join(out))
     else:
-        print(f"\ngate: {verdict}")
+        print(f"\ngate: {gate.verdict}")
+    if args.junit:
+        xml = junit_xml(result.report, gate, args.fail_on_regression, args.require_baseline)
+        write_atomic(Path(args.junit), xml)
+    if args.json:
+        summary = summary_json(result.report, gate, code, str(result.folder.path))
+        write_atomic(Path(args.json), json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
     return code
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from judge.history import pin_baseline, ratchet_baseline
-    from judge.runs_index import history_entry, resolve_folder
+    from judge.results.baseline import pin_baseline, ratchet_baseline
 
     config = _config(args)
-    folder = resolve_folder(config.reports.dir, args.folder)
-    entry = history_entry(config.reports.dir, folder)
+    reports = _reports(config)
+    folder = reports.folder(args.folder)
+    entry = reports.history_entry(folder)
     path = config.reports.baseline
     if args.baseline_command == "pin":
         pin_baseline(path, entry, replace=args.replace)
@@ -220,33 +217,31 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 
 
 def cmd_show(args: argparse.Namespace) -> int:
-    from judge.show import show_item
+    import os
+
+    from judge.report.show import show_item
 
     config = _config(args)
-    print(show_item(config.reports.dir, args.folder, args.question_id, color=_color()))
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    print(show_item(_reports(config).folder(args.folder), args.question_id, color=color))
     return 0
 
 
-def _color() -> bool:
-    import os
-
-    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
-
-
 def cmd_diff(args: argparse.Namespace) -> int:
-    from judge.show import diff_runs
+    from judge.report.show import diff_runs
 
     config = _config(args)
-    print(diff_runs(config.reports.dir, args.a, args.b, config.reports.regression_threshold))
+    reports = _reports(config)
+    threshold = config.reports.regression_threshold
+    print(diff_runs(reports.folder(args.a), reports.folder(args.b), threshold))
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from judge.rerender import rerender
+    from judge.pipeline import rerender
 
-    config = _config(args)
-    folder = rerender(config, args.folder)
-    print(f"re-rendered {folder} from its run and the cache (nothing judged)")
+    folder = rerender(_config(args), args.folder)
+    print(f"re-rendered {folder.path} from its run and the cache (nothing judged)")
     return 0
 
 
@@ -257,23 +252,23 @@ def _labels_path(config: Config) -> Path:
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
-    from judge.audit import gate as audit_gate
-    from judge.audit import render_audit, run_audit
-    from judge.golden import load_golden, load_labels_if_any
-    from judge.runs_index import resolve_folder
+    from judge.audit.agreement import gate as audit_gate
+    from judge.audit.agreement import run_audit
+    from judge.audit.render import render_audit
+    from judge.inputs.golden import load_golden
+    from judge.inputs.labels import load_labels_if_any
 
     config = _config(args)
     golden = load_golden(config.data)
     labels = load_labels_if_any(_labels_path(config), golden.by_id())
-    if not labels:
+    _warn([w for w in [labels.warning()] if w])
+    if not labels.current:
         raise ConfigError(
             f"no human labels in {config.data.labels} yet; start with 'judge audit sample --n 30'"
         )
-    folder = resolve_folder(config.reports.dir, args.folder)
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    judge_name = f"{manifest['judge']['backend']} · {manifest['judge']['model']}"
-    result = run_audit(folder, labels)
-    print(render_audit(result, judge_name))
+    folder = _reports(config).folder(args.folder)
+    result = run_audit(folder, labels.current)
+    print(render_audit(result, folder.manifest.judge.describe()))
     failures = audit_gate(result, args.min_kappa, args.min_agreement)
     if failures:
         print("\naudit gate: FAILED: " + "; ".join(failures))
@@ -284,18 +279,25 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_sample(args: argparse.Namespace) -> int:
-    from judge.audit import sample_items, write_sheet
-    from judge.golden import load_golden, load_labels_if_any
-    from judge.records import read_items, read_verdicts
-    from judge.runs_index import resolve_folder
+    from collections import Counter
+
+    from judge.audit.sampling import sample_items
+    from judge.audit.sheet import write_sheet
+    from judge.inputs.golden import load_golden
+    from judge.inputs.labels import load_labels_if_any
 
     config = _config(args)
     golden = load_golden(config.data)
     labels = load_labels_if_any(config.data.labels, golden.by_id())
-    folder = resolve_folder(config.reports.dir, args.folder)
-    items = read_items(folder)
+    _warn([w for w in [labels.warning()] if w])
+    folder = _reports(config).folder(args.folder)
     chosen = sample_items(
-        items, read_verdicts(folder), labels, args.n, args.oversample_uncertain, args.seed
+        folder.items(),
+        folder.verdicts(),
+        labels.current,
+        args.n,
+        args.oversample_uncertain,
+        args.seed,
     )
     out = Path(args.out)
     write_sheet(out, chosen)
@@ -311,8 +313,8 @@ def cmd_audit_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_import(args: argparse.Namespace) -> int:
-    from judge.audit import import_sheet
-    from judge.golden import load_golden
+    from judge.audit.sheet import import_sheet
+    from judge.inputs.golden import load_golden
 
     config = _config(args)
     golden = load_golden(config.data)
@@ -326,21 +328,18 @@ def cmd_audit_import(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_label(args: argparse.Namespace) -> int:
-    from judge.audit import label_in_terminal
-    from judge.golden import load_golden
-    from judge.records import read_items
-    from judge.runs_index import resolve_folder
+    from judge.audit.terminal import label_in_terminal
+    from judge.inputs.golden import load_golden
 
     config = _config(args)
     golden = load_golden(config.data)
-    folder = resolve_folder(config.reports.dir, args.folder)
-    items = list(read_items(folder).values())
+    items = list(_reports(config).folder(args.folder).items().values())
     label_in_terminal(items, _labels_path(config), golden.by_id(), args.labeller)
     return 0
 
 
 def cmd_cache_stats(args: argparse.Namespace) -> int:
-    from judge.cache import VerdictCache
+    from judge.judging.cache import VerdictCache
 
     config = _config(args)
     cache = VerdictCache(config.judge.cache_path)
@@ -359,55 +358,109 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_cache_prune(args: argparse.Namespace) -> int:
-    from judge.cache import VerdictCache
+    from judge.judging.cache import VerdictCache
 
     config = _config(args)
     cache = VerdictCache(config.judge.cache_path)
     try:
-        fingerprints, replies = cache.prune(args.days)
+        fingerprints, replies = cache.prune(args.days, dry_run=args.dry_run)
     finally:
         cache.close()
+    verb = "would remove" if args.dry_run else "removed"
     print(
-        f"removed {fingerprints} judge configuration(s) unused for {args.days:g} days ({replies} replies)"
+        f"{verb} {fingerprints} judge configuration(s) unused for {args.days:g} days "
+        f"({replies} replies)"
     )
     return 0
 
 
+# --- the parser ------------------------------------------------------------------------------
+
+
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("judge")
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="judge", description="Evaluate a RAG system: retrieval metrics and a Gemma judge."
+    # --config works before and after the command: every sub-parser accepts it too, with a
+    # default that does not overwrite the one given before the command.
+    config_option = argparse.ArgumentParser(add_help=False)
+    config_option.add_argument(
+        "--config",
+        default=argparse.SUPPRESS,
+        help=f"configuration file (default: {DEFAULT_CONFIG})",
     )
-    parser.add_argument("--config", default="judge.toml", help="configuration file (judge.toml)")
-    commands = parser.add_subparsers(dest="command", required=True)
+    answers = argparse.ArgumentParser(add_help=False)
+    answers.add_argument("--run", type=Path, help="a run file (overrides data.run / data.adapter)")
+    answers.add_argument(
+        "--fresh-answers",
+        action="store_true",
+        help="ask the adapter again instead of reusing its saved answers",
+    )
 
-    check = commands.add_parser("check", help="validate the golden set, corpus, run and labels")
-    check.add_argument("--run", type=Path, help="a run file (overrides data.run)")
-    check.set_defaults(handler=cmd_check)
+    parser = argparse.ArgumentParser(
+        prog="judge",
+        description="Evaluate a RAG system: retrieval metrics and a Gemma judge.",
+        epilog="exit codes: 0 ok, 1 regression, 2 bad input, 3 no judge, 130 interrupted",
+    )
+    parser.add_argument("--version", action="version", version=f"judge {_version()}")
+    parser.add_argument(
+        "--config", default=DEFAULT_CONFIG, help=f"configuration file (default: {DEFAULT_CONFIG})"
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    retrieval = commands.add_parser("retrieval", help="per-type retrieval metrics")
-    retrieval.add_argument("--run", type=Path, help="a run file (overrides data.run)")
+    def command(
+        name: str,
+        handler: Callable[[argparse.Namespace], int],
+        help: str,
+        *parents: argparse.ArgumentParser,
+    ) -> argparse.ArgumentParser:
+        sub = commands.add_parser(
+            name, help=help, description=help, parents=[config_option, *parents]
+        )
+        sub.set_defaults(handler=handler)
+        return sub
+
+    command("check", cmd_check, "validate the golden set, corpus, run and labels", answers)
+
+    retrieval = command("retrieval", cmd_retrieval, "per-type retrieval metrics", answers)
     retrieval.add_argument("--trec-run", help="score a TREC run file instead of a run")
     retrieval.add_argument(
-        "--trec-qrels", help="with --trec-run: relevant chunks from this qrels file"
+        "--trec-qrels", help="with --trec-run: take the relevant chunks from this qrels file"
     )
     retrieval.add_argument(
         "--json", help="where to write the table (default reports/retrieval.json)"
     )
-    retrieval.set_defaults(handler=cmd_retrieval)
 
     trec = commands.add_parser("trec", help="export qrels and run files for trec_eval")
-    trec_commands = trec.add_subparsers(dest="trec_command", required=True)
-    export = trec_commands.add_parser("export", help="write qrels and/or a TREC run")
-    export.add_argument("--run", type=Path, help="a run file (overrides data.run)")
-    export.add_argument("--qrels", help="qrels output path")
-    export.add_argument("--trec-out", help="TREC run output path")
+    trec_commands = trec.add_subparsers(dest="trec_command", required=True, metavar="COMMAND")
+    export = trec_commands.add_parser(
+        "export",
+        help="write qrels and a TREC run",
+        description="write qrels and a TREC run (default: reports/trec/qrels.txt and run.txt)",
+        parents=[config_option, answers],
+    )
+    export.add_argument("--qrels", help="qrels output path (default reports/trec/qrels.txt)")
+    export.add_argument("--trec-out", help="TREC run output path (default reports/trec/run.txt)")
     export.set_defaults(handler=cmd_trec_export)
 
-    run = commands.add_parser("run", help="retrieval metrics, then judge every answer")
-    run.add_argument("--run", type=Path, help="a run file (overrides data.run)")
-    run.add_argument("--backend", choices=["auto", "ollama", "embedded", "openai", "lexical"])
+    ci_output = argparse.ArgumentParser(add_help=False)
+    ci_output.add_argument("--junit", metavar="FILE", help="write the gate as JUnit XML")
+    ci_output.add_argument("--json", metavar="FILE", help="write a JSON summary of the run")
+
+    run = command("run", cmd_run, "retrieval metrics, then judge every answer", answers, ci_output)
+    run.add_argument(
+        "--backend",
+        choices=["auto", "ollama", "embedded", "openai", "lexical"],
+        help="the judge (overrides judge.backend)",
+    )
     run.add_argument("--prompt", type=Path, help="a prompt file (overrides judge.prompt)")
-    run.add_argument("--concurrency", type=int, help="items judged at once")
+    run.add_argument("--concurrency", type=int, help="items judged at once (judge.concurrency)")
     run.add_argument(
         "--fail-on-regression",
         action="store_true",
@@ -418,14 +471,16 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="exit 1 when there is nothing compatible to compare with",
     )
-    run.set_defaults(handler=cmd_run, nightly=False)
+    run.set_defaults(nightly=False)
 
-    nightly = commands.add_parser(
-        "nightly", help="run with the gate: exit 1 on regression or missing baseline; verdict first"
+    nightly = command(
+        "nightly",
+        cmd_run,
+        "run with the gate: exit 1 on regression or missing baseline; the verdict comes first",
+        answers,
+        ci_output,
     )
-    nightly.add_argument("--run", type=Path, help="a run file (overrides data.run)")
     nightly.set_defaults(
-        handler=cmd_run,
         nightly=True,
         backend=None,
         prompt=None,
@@ -434,43 +489,49 @@ def build_parser() -> argparse.ArgumentParser:
         require_baseline=True,
     )
 
-    show = commands.add_parser("show", help="one verdict with its chunks and the quote marked")
-    show.add_argument("question_id")
-    show.add_argument("--folder", help="a run folder (default: the latest run)")
-    show.set_defaults(handler=cmd_show)
+    show = command("show", cmd_show, "one verdict with its chunks and the quote marked")
+    show.add_argument("question_id", help="a golden question id")
+    show.add_argument("--folder", help="a report folder (default: the latest run)")
 
-    report = commands.add_parser("report", help="re-render a run's report from the cache")
-    report.add_argument("folder", nargs="?", help="a run folder (default: the latest run)")
-    report.set_defaults(handler=cmd_report)
+    report = command("report", cmd_report, "re-render a run's report from the cache")
+    report.add_argument("folder", nargs="?", help="a report folder (default: the latest run)")
 
-    diff = commands.add_parser("diff", help="compare two runs")
-    diff.add_argument("a", help="the earlier run folder")
-    diff.add_argument("b", help="the later run folder")
-    diff.set_defaults(handler=cmd_diff)
+    diff = command("diff", cmd_diff, "compare two runs")
+    diff.add_argument("a", help="the earlier report folder")
+    diff.add_argument("b", help="the later report folder")
 
     baseline = commands.add_parser("baseline", help="the pinned baseline the gate holds runs to")
-    baseline_commands = baseline.add_subparsers(dest="baseline_command", required=True)
-    pin = baseline_commands.add_parser("pin", help="pin a run's numbers as the baseline")
-    pin.add_argument("folder", nargs="?", help="a run folder (default: the latest run)")
-    pin.add_argument("--replace", action="store_true", help="overwrite an existing baseline")
-    pin.set_defaults(handler=cmd_baseline)
-    ratchet = baseline_commands.add_parser(
-        "ratchet", help="raise the baseline where a run is better"
+    baseline_commands = baseline.add_subparsers(
+        dest="baseline_command", required=True, metavar="COMMAND"
     )
-    ratchet.add_argument("folder", nargs="?", help="a run folder (default: the latest run)")
-    ratchet.set_defaults(handler=cmd_baseline)
+    for name, text in (
+        ("pin", "pin a run's numbers as the baseline"),
+        ("ratchet", "raise the baseline where a run is better (never lower it)"),
+    ):
+        sub = baseline_commands.add_parser(
+            name, help=text, description=text, parents=[config_option]
+        )
+        sub.add_argument("folder", nargs="?", help="a report folder (default: the latest run)")
+        sub.set_defaults(handler=cmd_baseline)
+        if name == "pin":
+            sub.add_argument(
+                "--replace", action="store_true", help="overwrite an existing baseline"
+            )
 
-    audit = commands.add_parser("audit", help="agreement of the judge with human labels")
-    audit.add_argument("--folder", help="a run folder (default: the latest run)")
+    audit = command("audit", cmd_audit, "agreement of the judge with human labels")
+    audit.add_argument("--folder", help="a report folder (default: the latest run)")
     audit.add_argument("--min-kappa", type=float, help="exit 1 if either axis' kappa is lower")
     audit.add_argument(
         "--min-agreement", type=float, help="exit 1 if either axis' exact agreement is lower (0-1)"
     )
-    audit.set_defaults(handler=cmd_audit)
-    audit_commands = audit.add_subparsers(dest="audit_command")
-    sample = audit_commands.add_parser("sample", help="write a blind labelling sheet (CSV)")
+    audit_commands = audit.add_subparsers(dest="audit_command", metavar="COMMAND")
+    sample = audit_commands.add_parser(
+        "sample", help="write a blind labelling sheet (CSV)", parents=[config_option]
+    )
     sample.add_argument("--n", type=int, required=True, help="how many items")
-    sample.add_argument("--out", default="labelling-sheet.csv", help="the sheet to write")
+    sample.add_argument(
+        "--out", default="labelling-sheet.csv", help="the sheet to write (labelling-sheet.csv)"
+    )
     sample.add_argument(
         "--oversample-uncertain",
         type=float,
@@ -478,25 +539,36 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="SHARE",
         help="share (0-1) of each type's quota taken first from items the judge may be unsure about",
     )
-    sample.add_argument("--seed", type=int, default=0)
-    sample.add_argument("--folder", help="a run folder (default: the latest run)")
+    sample.add_argument("--seed", type=int, default=0, help="random seed of the sample (0)")
+    sample.add_argument("--folder", help="a report folder (default: the latest run)")
     sample.set_defaults(handler=cmd_audit_sample)
-    imp = audit_commands.add_parser("import", help="import a filled sheet into the labels file")
-    imp.add_argument("file")
+    imp = audit_commands.add_parser(
+        "import", help="import a filled sheet into the labels file", parents=[config_option]
+    )
+    imp.add_argument("file", help="the filled sheet (CSV)")
     imp.add_argument("--labeller", help="for rows whose labeller column is empty")
     imp.add_argument("--replace", action="store_true", help="overwrite conflicting labels")
     imp.set_defaults(handler=cmd_audit_import)
-    label = audit_commands.add_parser("label", help="label in the terminal (saves after each item)")
-    label.add_argument("--labeller", required=True)
-    label.add_argument("--folder", help="a run folder (default: the latest run)")
+    label = audit_commands.add_parser(
+        "label", help="label in the terminal (saves after each item)", parents=[config_option]
+    )
+    label.add_argument("--labeller", required=True, help="your name, stored with each label")
+    label.add_argument("--folder", help="a report folder (default: the latest run)")
     label.set_defaults(handler=cmd_audit_label)
 
     cache = commands.add_parser("cache", help="the verdict cache")
-    cache_commands = cache.add_subparsers(dest="cache_command", required=True)
-    stats = cache_commands.add_parser("stats", help="judge configurations and their replies")
+    cache_commands = cache.add_subparsers(dest="cache_command", required=True, metavar="COMMAND")
+    stats = cache_commands.add_parser(
+        "stats", help="judge configurations and their replies", parents=[config_option]
+    )
     stats.set_defaults(handler=cmd_cache_stats)
-    prune = cache_commands.add_parser("prune", help="drop configurations not used lately")
+    prune = cache_commands.add_parser(
+        "prune", help="drop configurations not used lately", parents=[config_option]
+    )
     prune.add_argument("--days", type=float, required=True, help="unused for this many days")
+    prune.add_argument(
+        "--dry-run", action="store_true", help="say what would be removed, remove nothing"
+    )
     prune.set_defaults(handler=cmd_cache_prune)
     return parser
 
@@ -511,6 +583,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"error: {problem}", file=sys.stderr)
         if len(exc.problems) > 1:
             print(f"{len(exc.problems)} problems; nothing was evaluated", file=sys.stderr)
+        return exc.exit_code
+    except Interrupted as exc:
+        print(f"interrupted: {exc}", file=sys.stderr)
         return exc.exit_code
     except HarnessError as exc:
         for line in str(exc).splitlines():

@@ -177,8 +177,9 @@ _PATH_FIELDS = {
 }
 
 
-def load_config(path: Path) -> Config:
+def load_config(path: Path | str) -> Config:
     """Read ``judge.toml``; every problem in one ``ConfigError``."""
+    path = Path(path)
     if not path.is_file():
         raise ConfigError(f"{path}: configuration file not found (copy judge.toml from the repo)")
     try:

@@ -17,8 +17,8 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from judge.grading import JudgeProgress
-from judge.runs import AdapterProgress
+from judge.inputs.adapter import AdapterProgress
+from judge.judging.grading import JudgeProgress
 
 stderr = Console(stderr=True, highlight=False)
 

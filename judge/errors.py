@@ -9,6 +9,7 @@ message on one line (or one line per problem) without a traceback and exits with
     ├── ConfigError                 bad judge.toml or command-line option
     │   └── PromptError             a prompt file with missing or unknown placeholders
     ├── AdapterError                the user's module:function cannot be loaded
+    ├── Interrupted                 exit 130: Ctrl-C; what was judged is kept in the cache
     └── BackendError                the judge backend failed
         ├── BackendUnavailable      exit 3: no server / no model; checked before any work
         ├── TransientBackendError   timeouts, 5xx, dropped connections: retried, never cached
@@ -54,6 +55,12 @@ class PromptError(ConfigError):
 
 class AdapterError(HarnessError):
     """The user's ``module:function`` adapter cannot be loaded or called."""
+
+
+class Interrupted(HarnessError):
+    """The user stopped a run; what was judged is in the cache and the next run resumes."""
+
+    exit_code = EXIT_INTERRUPTED
 
 
 class BackendError(HarnessError):

@@ -178,8 +178,8 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def write_jsonl(path: Path, records: Iterable[BaseModel | dict[str, Any]]) -> None:
-    """Write records as JSONL, atomically."""
+def jsonl_text(records: Iterable[BaseModel | dict[str, Any]]) -> str:
+    """Records as JSONL text, one per line (models without their unset optional fields)."""
     lines = []
     for record in records:
         data = (
@@ -188,4 +188,9 @@ def write_jsonl(path: Path, records: Iterable[BaseModel | dict[str, Any]]) -> No
             else record
         )
         lines.append(json.dumps(data, ensure_ascii=False) + "\n")
-    write_atomic(path, "".join(lines))
+    return "".join(lines)
+
+
+def write_jsonl(path: Path, records: Iterable[BaseModel | dict[str, Any]]) -> None:
+    """Write records as JSONL, atomically."""
+    write_atomic(path, jsonl_text(records))

@@ -1,171 +1,341 @@
-"""The stages wired together: inputs → retrieval scores → (judge) → per-type tables.
+"""The one place where the stages are wired: inputs → retrieval → judge → report folder → gate.
 
-The CLI calls these functions and only prints; nothing here prints.
+``evaluate`` is what ``judge run``, ``judge nightly``, the Python API and the tests call. It owns
+the lock on the reports folder, the judge backend's lifetime, the verdict cache, interruption,
+the report and the gate. ``rerender`` rebuilds a folder's report through the same
+``build_report`` from what the folder and the cache hold. Nothing here prints: progress goes to
+``Hooks``, the outcome comes back as an ``Evaluation``.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import pandas as pd
-
-from judge.aggregate import (
-    JUDGE_METRICS,
-    TypeTable,
-    judge_rows,
-    per_type_table,
-    retrieval_rows,
-    status_counts,
-)
-from judge.backends import OpenedBackend
-from judge.cache import VerdictCache
 from judge.config import Config
-from judge.errors import ConfigError
-from judge.golden import GoldenSet, Leak, find_leaks, load_golden
-from judge.grading import JudgeOutcome, JudgeProgress, build_items, judge_items
-from judge.prompts import Prompt, load_prompt
-from judge.retrieval import RetrievalScores, metric_names, score_run
-from judge.runs import AdapterProgress, Run, load_run, produce_run, save_run, validate_run
-from judge.verdict import Verdict
+from judge.errors import ConfigError, Interrupted
+from judge.inputs.adapter import AdapterProgress, produce_run, save_produced_run, saved_run
+from judge.inputs.golden import GoldenSet, Leak, find_leaks, load_golden
+from judge.inputs.labels import Labels, load_labels_if_any
+from judge.inputs.runs import Run, load_run, validate_run
+from judge.judging.backends import JudgeBackend, OpenedBackend, open_backend
+from judge.judging.cache import VerdictCache
+from judge.judging.evidence import VERIFIER_VERSION
+from judge.judging.grading import (
+    Fingerprint,
+    JudgeProgress,
+    cached_verdicts,
+    judge_items,
+)
+from judge.judging.items import build_items
+from judge.judging.prompts import Prompt, load_prompt
+from judge.report.build import Judged, Measured, Report, build_report
+from judge.report.files import render_files
+from judge.results.folder import ReportsDir, RunFolder
+from judge.results.gate import Gate, gate
+from judge.results.manifest import JudgeInfo
+from judge.results.tables import retrieval_table
+from judge.retrieval import score_run
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+def _ignore(_: Any) -> None:
+    pass
+
+
+class JudgeChoice(NamedTuple):
+    """Which judge is about to run, and on what (shown before any judging starts)."""
+
+    judge: str
+    reason: str
+    prompt: Path
+    run_source: str
+    context_k: int
+
+
+class Hooks(NamedTuple):
+    """Callbacks for what happens during an evaluation (the CLI draws progress bars)."""
+
+    on_adapter: Callable[[AdapterProgress], None] = _ignore
+    on_judge_chosen: Callable[[JudgeChoice], None] = _ignore
+    on_judging: Callable[[JudgeProgress], None] = _ignore
+
+
+# --- inputs --------------------------------------------------------------------------------
 
 
 class Inputs(NamedTuple):
-    """A validated golden set and the run to evaluate."""
+    """A validated golden set, the run to evaluate, and the human labels."""
 
     golden: GoldenSet
     run: Run
     run_source: str
     """The run file (for an adapter, the file its answers were saved to)."""
+    reused: bool
+    """True when the adapter's saved answers were reused instead of asking it again."""
     leaks: list[Leak]
+    labels: Labels
+
+    def warnings(self) -> list[str]:
+        """Lines every command shows before its output."""
+        lines = [
+            f"document '{leak.doc}' quotes {len(leak.question_ids)} golden questions verbatim "
+            f"({', '.join(leak.question_ids)}); the test set may be leaking into the corpus"
+            for leak in self.leaks
+        ]
+        if self.reused:
+            lines.append(
+                f"answers reused from {self.run_source} (the adapter was not asked again; "
+                "--fresh-answers asks it)"
+            )
+        label_warning = self.labels.warning()
+        if label_warning:
+            lines.append(label_warning)
+        return lines
 
 
 def load_inputs(
     config: Config,
     run_path: Path | None = None,
-    on_adapter_progress: Callable[[AdapterProgress], None] = lambda _: None,
+    *,
+    fresh_answers: bool = False,
+    on_adapter: Callable[[AdapterProgress], None] = _ignore,
 ) -> Inputs:
-    """Load and validate the golden set and the run (a file, or produced by the adapter)."""
+    """Load and validate the golden set, the run and the labels.
+
+    The run is a file (``run_path``, else ``data.run``) or the adapter's (``data.adapter``):
+    its newest saved answers for this golden set and corpus, unless ``fresh_answers`` or there
+    are none, in which case the adapter is asked and its answers saved before validation.
+    """
     golden = load_golden(config.data)
+    labels = load_labels_if_any(config.data.labels, golden.by_id())
     path = run_path or config.data.run
+    reused = False
     if path is not None:
         run = load_run(path, golden, config.data.max_file_mb)
         source = str(path)
     elif config.data.adapter:
-        search_dir = config.source.resolve().parent if config.source else None
-        run = produce_run(
-            config.data.adapter,
-            golden,
-            config.data.adapter_concurrency,
-            on_adapter_progress,
-            search_dir,
-        )
-        # Saved before anything else can fail: answers cost money and time, and a generator
-        # that is not deterministic would give new answers (new cache keys) on a second call.
-        saved = save_produced_run(run, config.reports.dir)
-        validate_run(run, golden, lambda qid: f"{saved} (question '{qid}')")
-        source = str(saved)
+        spec = config.data.adapter
+        runs_dir = ReportsDir(config.reports.dir).runs_dir
+        saved = None if fresh_answers else saved_run(runs_dir, spec, golden)
+        if saved is not None:
+            run, source, reused = load_run(saved, golden, config.data.max_file_mb), str(saved), True
+        else:
+            search_dir = config.source.resolve().parent if config.source else None
+            run = produce_run(spec, golden, config.data.adapter_concurrency, on_adapter, search_dir)
+            # Saved before anything else can fail: answers cost money and time, and a generator
+            # that is not deterministic would give new answers (new cache keys) on a second call.
+            saved = save_produced_run(run, runs_dir, spec, golden)
+            validate_run(run, golden, lambda qid: f"{saved} (question '{qid}')")
+            source = str(saved)
     else:
         raise ConfigError("no run: set data.run (a file) or data.adapter (module:function)")
-    return Inputs(golden, run, source, find_leaks(golden))
+    return Inputs(golden, run, source, reused, find_leaks(golden), labels)
 
 
-def save_produced_run(run: Run, reports_dir: Path) -> Path:
-    """Keep an adapter-produced run under ``reports/runs/``; ``--run`` re-uses it."""
-    folder = reports_dir / "runs"
-    folder.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-    path = folder / f"adapter-{stamp}.jsonl"
-    save_run(run, path)
-    return path
-
-
-class RetrievalResult(NamedTuple):
-    """Per-question scores and the per-type table."""
-
-    scores: RetrievalScores
-    table: TypeTable
-
-
-def retrieval_table(config: Config, golden: GoldenSet, scores: RetrievalScores) -> TypeTable:
-    """Per-type retrieval table at every k (primary metric: recall@context_k)."""
-    by_id = golden.by_id()
-    excluded = Counter(by_id[qid].type for qid in scores.excluded)
-    return per_type_table(
-        retrieval_rows(golden, scores),
-        config.data.question_types,
-        metric_names(config.retrieval.ks),
-        counts={"excluded": dict(excluded)},
-    )
-
-
-def evaluate_retrieval(config: Config, golden: GoldenSet, run: Run) -> RetrievalResult:
-    """Score retrieval and build the per-type table."""
+def measure_retrieval(config: Config, golden: GoldenSet, run: Run, source: str) -> Measured:
+    """Score retrieval per question and build the per-type table."""
     scores = score_run(golden, run, config.retrieval.ks)
-    return RetrievalResult(scores, retrieval_table(config, golden, scores))
+    return Measured(golden, run, source, scores, retrieval_table(config, golden, scores))
 
 
-def judge_table(
+# --- evaluate --------------------------------------------------------------------------------
+
+
+class Evaluation(NamedTuple):
+    """One judged run: its report folder, the report it holds, and the gate."""
+
+    folder: RunFolder
+    report: Report
+    gate: Gate
+    inputs: Inputs
+
+    @property
+    def judge_table(self) -> pd.DataFrame:
+        """Per type (then ``all``): n, non-ok counts, judge means, retrieval at context_k."""
+        return self.report.judge.frame
+
+    @property
+    def retrieval_table(self) -> pd.DataFrame:
+        """Per type (then ``all``): n, excluded, retrieval metrics at every k."""
+        return self.report.retrieval.frame
+
+    def questions(self) -> pd.DataFrame:
+        """One row per golden question: its verdict, its quote check and its retrieval."""
+        import pandas as pd
+
+        verdicts = {v.question_id: v for v in self.report.verdicts}
+        items = {i.question_id: i for i in self.report.items}
+        failed = self.inputs.run.meta.failed
+        rows = []
+        for q in self.inputs.golden.questions:
+            v, item = verdicts.get(q.id), items.get(q.id)
+            status = v.status if v else ("adapter_failed" if q.id in failed else "not_judged")
+            row: dict[str, Any] = {
+                "question_id": q.id,
+                "type": q.type,
+                "split": q.split or "",
+                "status": status,
+                "faithfulness": v.faithfulness if v else None,
+                "relevance": v.relevance if v else None,
+                "evidence": v.evidence if v else "",
+                "match_kind": v.match.kind if v and v.match else None,
+                "needs_review": bool(v and (v.review or v.status != "ok")),
+            }
+            row.update(item.retrieval if item else {})
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("question_id")
+
+
+def _open(config: Config, backend: JudgeBackend | str | None) -> tuple[OpenedBackend, bool]:
+    """The backend to judge with, and whether this evaluation owns (and so closes) it."""
+    if backend is None or isinstance(backend, str):
+        judge = (
+            config.judge
+            if backend is None
+            else config.with_overrides(judge={"backend": backend}).judge
+        )
+        return open_backend(judge), True
+    return OpenedBackend(backend, "given by the caller"), False
+
+
+def judge_info(opened: OpenedBackend, prompt: Prompt) -> JudgeInfo:
+    identity = opened.backend.identity
+    return JudgeInfo(
+        backend=identity.kind,
+        model=identity.model,
+        digest=identity.digest,
+        server_version=identity.server_version,
+        endpoint=identity.endpoint,
+        chosen_because=opened.reason,
+        prompt=str(prompt.path),
+        prompt_sha256=prompt.sha256,
+        evidence_verifier_version=VERIFIER_VERSION,
+    )
+
+
+def evaluate(
     config: Config,
-    golden: GoldenSet,
-    scores: RetrievalScores,
-    verdicts: list[Verdict],
-    split: str | None = None,
-) -> TypeTable:
-    """Judge metrics next to retrieval at context_k, per type (primary metric: faithfulness).
+    *,
+    backend: JudgeBackend | str | None = None,
+    run_path: Path | None = None,
+    fresh_answers: bool = False,
+    hooks: Hooks = Hooks(),  # noqa: B008 (an immutable tuple of no-op callbacks)
+) -> Evaluation:
+    """Judge every answer of a run and write a report folder; return it with its gate.
 
-    Non-ok verdicts are counted per status, never averaged; ``split`` keeps one split only.
+    ``backend``: a backend name (overrides ``judge.backend``) or a ready ``JudgeBackend``
+    (then the caller owns it and closes it). Raises ``Interrupted`` on Ctrl-C, after keeping
+    what was judged in the cache.
     """
-    by_id = golden.by_id()
-    if split is not None:
-        verdicts = [v for v in verdicts if (by_id[v.question_id].split or "") == split]
-    k = config.retrieval.context_k
-    context_metrics = [f"recall@{k}", f"hit@{k}", "mrr", f"ndcg@{k}"]
-    retrieval = retrieval_rows(golden, scores)
-    retrieval = retrieval[retrieval["metric"].isin(context_metrics)]
-    if split is not None:
-        retrieval = retrieval[retrieval["split"] == split]
-    rows = pd.concat([judge_rows(golden, verdicts), retrieval], ignore_index=True)
-    return per_type_table(
-        rows,
-        config.data.question_types,
-        [*JUDGE_METRICS, *context_metrics],
-        counts=status_counts(golden, verdicts),
-    )
+    started_at = datetime.now(UTC)
+    reports = ReportsDir(config.reports.dir)
+    with reports.lock():  # before the adapter is asked: a second run must not pay for answers
+        prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
+        inputs = load_inputs(
+            config, run_path, fresh_answers=fresh_answers, on_adapter=hooks.on_adapter
+        )
+        measured = measure_retrieval(config, inputs.golden, inputs.run, inputs.run_source)
+        opened, owned = _open(config, backend)
+        try:
+            hooks.on_judge_chosen(
+                JudgeChoice(
+                    opened.backend.identity.describe(),
+                    opened.reason,
+                    prompt.path,
+                    inputs.run_source,
+                    config.retrieval.context_k,
+                )
+            )
+            cache = VerdictCache(config.judge.cache_path)
+            try:
+                outcome = judge_items(
+                    build_items(inputs.golden, inputs.run, config.retrieval.context_k),
+                    opened.backend,
+                    prompt,
+                    cache,
+                    concurrency=config.judge.concurrency,
+                    max_attempts=config.judge.max_attempts,
+                    on_progress=hooks.on_judging,
+                )
+            finally:
+                cache.close()
+        finally:
+            if owned:
+                opened.backend.close()
+        if outcome.interrupted:
+            again = (
+                f"run with --run {inputs.run_source}"
+                if inputs.run.meta.adapter
+                else "run the same command again"
+            )
+            raise Interrupted(
+                f"{len(outcome.verdicts)} of {len(inputs.run.records)} answers judged and "
+                f"cached; {again} to resume"
+            )
+        judged = Judged(
+            outcome.verdicts, judge_info(opened, prompt), outcome.fingerprint, outcome.elapsed_s
+        )
+        name = reports.new_folder_name(outcome.fingerprint.value, started_at)
+        report = build_report(config, measured, judged, inputs.labels.current, started_at, name)
+        folder = reports.publish(name, render_files(report), report.entry)
+    return Evaluation(folder, report, gate([*report.comparisons, *report.baseline]), inputs)
 
 
-class JudgeResult(NamedTuple):
-    """The judge stage's outcome and the per-type table next to retrieval."""
+def rerender(config: Config, folder_name: str | None) -> RunFolder:
+    """Rebuild a folder's report from its saved run and the cache; nothing is judged.
 
-    outcome: JudgeOutcome
-    table: TypeTable
-    backend_reason: str
-    prompt: Prompt
-
-
-def evaluate_judge(
-    config: Config,
-    inputs: Inputs,
-    retrieval: RetrievalResult,
-    opened: OpenedBackend,
-    cache: VerdictCache,
-    on_progress: Callable[[JudgeProgress], None] = lambda _: None,
-) -> JudgeResult:
-    """Judge every answer and build the per-type table."""
-    prompt = load_prompt(config.judge.prompt)
-    items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
-    outcome = judge_items(
-        items,
-        opened.backend,
-        prompt,
-        cache,
-        concurrency=config.judge.concurrency,
-        max_attempts=config.judge.max_attempts,
-        on_progress=on_progress,
-    )
-    verdicts = list(outcome.verdicts.values())
-    table = judge_table(config, inputs.golden, retrieval.scores, verdicts)
-    return JudgeResult(outcome, table, opened.reason, prompt)
+    Each verdict is re-derived from the backend reply stored in the cache (so a newer evidence
+    verifier or parser applies); a reply no longer in the cache (pruned) keeps the verdict
+    saved in the folder. The golden set and corpus must be the ones the run used.
+    """
+    reports = ReportsDir(config.reports.dir)
+    with reports.lock():
+        folder = reports.folder(folder_name)
+        manifest = folder.manifest
+        golden = load_golden(config.data)
+        if golden.questions_hash != manifest.fingerprints.golden:
+            raise ConfigError(
+                f"{folder.name} was judged on another golden set than {config.data.questions} "
+                "holds now; re-rendering would mix the two"
+            )
+        if golden.corpus_hash != manifest.fingerprints.corpus:
+            raise ConfigError(
+                f"the corpus changed since {folder.name} was judged; its chunks would no longer "
+                "be the ones the judge saw, so it cannot be re-rendered"
+            )
+        # Measure as that run measured, whatever judge.toml says now.
+        config = config.with_overrides(retrieval=manifest.retrieval_settings().model_dump())
+        run = load_run(folder.run_path, golden)
+        measured = measure_retrieval(config, golden, run, manifest.run.source)
+        fingerprint = Fingerprint(manifest.fingerprints.judge, manifest.fingerprints.judge_parts)
+        cache = VerdictCache(config.judge.cache_path)
+        try:
+            items = build_items(golden, run, config.retrieval.context_k)
+            saved = folder.verdicts()
+            rederived = cached_verdicts(items, fingerprint.value, cache)
+        finally:
+            cache.close()
+        # The report describes the run as it happened: whether a verdict came from the cache
+        # then, not now.
+        verdicts = saved | {
+            qid: v.model_copy(update={"cached": saved[qid].cached}) if qid in saved else v
+            for qid, v in rederived.items()
+        }
+        judged = Judged(verdicts, manifest.judge, fingerprint, manifest.judge_seconds)
+        labels = load_labels_if_any(config.data.labels, golden.by_id())
+        report = build_report(
+            config,
+            measured,
+            judged,
+            labels.current,
+            datetime.fromisoformat(manifest.started_at),
+            folder.name,
+            finished_at=datetime.fromisoformat(manifest.finished_at),
+        )
+        folder.write_files(render_files(report))
+    return folder

@@ -12,19 +12,24 @@ For a question with relevant set R and ranking d_1, d_2, ... (best first, as the
   relevant chunks, i.e. Σ_{i=1}^{min(k, |R|)} 1 / log2(i + 1)     (trec_eval ``ndcg_cut_k``)
 
 A question with no relevant chunks (out of scope) has no retrieval score: it is excluded from
-means and counted. A question that retrieved nothing scores 0 on every metric. Rank order is the
+means and counted. So is a question whose relevant chunks are not labelled
+(``relevant_chunks: null``): it is judged, but its retrieval is unknown, never 0 or 1. A question that retrieved nothing scores 0 on every metric. Rank order is the
 run's list order; trec_eval orders by score instead, which agrees whenever scores are strictly
-decreasing (``judge.trec`` writes such scores).
+decreasing (``judge.inputs.trec`` writes such scores).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
-from judge.golden import GoldenSet
-from judge.runs import Run
+from judge.inputs.golden import GoldenSet
+from judge.inputs.runs import Run
+
+#: Why a question has no retrieval score: out of scope (nothing to find), relevant chunks not
+#: labelled (unknown, so never scored as 0 or 1), or the adapter failed for it.
+Exclusion = Literal["out_of_scope", "unlabelled", "failed"]
 
 
 def metric_names(ks: Sequence[int]) -> list[str]:
@@ -98,8 +103,10 @@ class RetrievalScores(NamedTuple):
     values: dict[str, list[float]]
     """Metric name → one value per scored question."""
     excluded: dict[str, str]
-    """Question id → why it has no retrieval score (no relevant chunks, adapter failed)."""
+    """Question id → why it has no retrieval score, in words."""
     ks: tuple[int, ...]
+    why_excluded: dict[str, Exclusion]
+    """Question id → why it has no retrieval score, as a kind (tables count each kind apart)."""
 
 
 def score_run(golden: GoldenSet, run: Run, ks: Sequence[int]) -> RetrievalScores:
@@ -108,15 +115,22 @@ def score_run(golden: GoldenSet, run: Run, ks: Sequence[int]) -> RetrievalScores
     rankings: list[list[str]] = []
     relevant: list[frozenset[str]] = []
     excluded: dict[str, str] = {}
+    kinds: dict[str, Exclusion] = {}
     for question in golden.questions:
+        record = run.records.get(question.id)
+        if question.relevant_chunks is None:
+            excluded[question.id] = "relevant chunks not labelled"
+            kinds[question.id] = "unlabelled"
+            continue
         if not question.relevant_chunks:
             excluded[question.id] = "no relevant chunks (out of scope)"
+            kinds[question.id] = "out_of_scope"
             continue
-        record = run.records.get(question.id)
         if record is None:
             excluded[question.id] = f"adapter failed: {run.meta.failed.get(question.id, '?')}"
+            kinds[question.id] = "failed"
             continue
         ids.append(question.id)
         rankings.append([item.chunk_id for item in record.retrieved])
         relevant.append(frozenset(question.relevant_chunks))
-    return RetrievalScores(ids, score_rankings(rankings, relevant, ks), excluded, tuple(ks))
+    return RetrievalScores(ids, score_rankings(rankings, relevant, ks), excluded, tuple(ks), kinds)

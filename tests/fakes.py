@@ -7,8 +7,8 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from judge.backends import BackendIdentity, JudgeRequest
-from judge.verdict import Reply
+from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.verdict import Reply
 
 
 def good_reply(request: JudgeRequest) -> Reply:

@@ -3,10 +3,10 @@ from collections.abc import Callable
 import pytest
 
 from judge.config import Config
-from judge.golden import load_golden
-from judge.pipeline import evaluate_retrieval
-from judge.render import WEAKEST_MARK, render_markdown, render_text
-from judge.runs import load_run
+from judge.inputs.golden import load_golden
+from judge.inputs.runs import load_run
+from judge.pipeline import measure_retrieval
+from judge.report.text_tables import WEAKEST_MARK, render_markdown, render_text
 
 Tiny = Callable[..., Config]
 
@@ -15,7 +15,7 @@ def test_per_type_retrieval_table(tiny: Tiny) -> None:
     config = tiny()
     golden = load_golden(config.data)
     assert config.data.run is not None
-    table = evaluate_retrieval(config, golden, load_run(config.data.run, golden)).table
+    table = measure_retrieval(config, golden, load_run(config.data.run, golden), "run").retrieval
     frame = table.frame
     assert list(frame.index) == ["factual", "procedural", "negative", "out_of_scope", "all"]
     assert list(frame["n"]) == [1, 1, 1, 0, 3]
@@ -41,7 +41,7 @@ def test_rendered_tables_mark_the_weakest_and_end_with_all(tiny: Tiny) -> None:
     config = tiny()
     golden = load_golden(config.data)
     assert config.data.run is not None
-    table = evaluate_retrieval(config, golden, load_run(config.data.run, golden)).table
+    table = measure_retrieval(config, golden, load_run(config.data.run, golden), "run").retrieval
     text = render_text(table).splitlines()
     assert text[0].split()[:4] == ["type", "n", "excluded", "recall@5"]
     negative = next(line for line in text if line.startswith("negative"))

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from judge.agreement import (
+from judge.audit.stats import (
     bootstrap_ci,
     confusion,
     exact_agreement,

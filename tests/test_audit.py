@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from judge.audit import label_in_terminal
+from judge.audit.terminal import label_in_terminal
 from judge.cli import main
 from judge.config import Config
-from judge.golden import load_golden, load_labels
-from judge.records import read_items
+from judge.inputs.golden import load_golden
+from judge.inputs.labels import load_labels
+from judge.results.folder import RunFolder
 
 Tiny = Callable[..., Config]
 HUMAN = {"q1": (2, 2), "q2": (1, 2), "q3": (0, 0), "q4": (2, 2)}
@@ -150,7 +151,7 @@ def test_terminal_labelling_saves_each_item_and_resumes(
     folder = (
         config.reports.dir / (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
     )
-    items = list(read_items(folder).values())
+    items = list(RunFolder(folder).items().values())
     labels_path = tmp_path / "labels.jsonl"
     shown: list[str] = []
     ask = _typed("2", "2", "", "x", "1", "2", "too long", "q")
@@ -158,7 +159,7 @@ def test_terminal_labelling_saves_each_item_and_resumes(
     assert saved == 2
     assert any("type 0, 1 or 2" in line for line in shown)
     assert not any("faithfulness 2" in line for line in shown)  # blind: no judge scores shown
-    labels = load_labels(labels_path, golden.by_id())
+    labels = load_labels(labels_path, golden.by_id()).current
     assert [(lab.question_id, lab.faithfulness, lab.relevance) for lab in labels] == [
         ("q1", 2, 2),
         ("q2", 1, 2),

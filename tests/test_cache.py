@@ -12,14 +12,15 @@ from pathlib import Path
 import httpx
 from tenacity import wait_none
 
-from judge.backends.ollama import OllamaBackend
-from judge.cache import VerdictCache
 from judge.config import Config, OllamaConfig
-from judge.golden import load_golden
-from judge.grading import build_items, judge_fingerprint, judge_items
-from judge.prompts import load_prompt
-from judge.runs import load_run
-from judge.verdict import Reply
+from judge.inputs.golden import load_golden
+from judge.inputs.runs import load_run
+from judge.judging.backends.ollama import OllamaBackend
+from judge.judging.cache import VerdictCache
+from judge.judging.grading import judge_fingerprint, judge_items
+from judge.judging.items import build_items
+from judge.judging.prompts import load_prompt
+from judge.judging.verdict import Reply
 from tests.conftest import REPO, RUN
 from tests.fakes import ScriptedBackend
 
@@ -156,8 +157,8 @@ def test_a_damaged_cache_file_is_a_clear_error(tmp_path: Path) -> None:
 WRITER = """
 import sys, time
 from pathlib import Path
-from judge.cache import VerdictCache
-from judge.verdict import Reply
+from judge.judging.cache import VerdictCache
+from judge.judging.verdict import Reply
 cache = VerdictCache(Path(sys.argv[1]))
 name, count, pause = sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
 cache.register("h1:fp", {"backend": "x"}, "label")

@@ -1,7 +1,7 @@
 import pytest
 
-from judge.evidence import verify_quote
-from judge.runs import ContextChunk
+from judge.judging.evidence import verify_quote
+from judge.judging.items import ContextChunk
 
 JA = ContextChunk(
     1,

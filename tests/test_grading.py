@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 from tenacity import wait_none
 
-from judge.cache import VerdictCache
 from judge.config import Config
 from judge.errors import (
     BackendRequestError,
@@ -15,11 +14,13 @@ from judge.errors import (
     PromptTooLong,
     TransientBackendError,
 )
-from judge.golden import load_golden
-from judge.grading import build_items, judge_items
-from judge.prompts import load_prompt
-from judge.runs import load_run
-from judge.verdict import Reply
+from judge.inputs.golden import load_golden
+from judge.inputs.runs import load_run
+from judge.judging.cache import VerdictCache
+from judge.judging.grading import judge_items
+from judge.judging.items import build_items
+from judge.judging.prompts import load_prompt
+from judge.judging.verdict import Reply
 from tests.conftest import REPO
 from tests.fakes import ScriptedBackend, good_reply
 

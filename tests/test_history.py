@@ -10,7 +10,7 @@ import pytest
 
 from judge.cli import main
 from judge.config import Config
-from judge.history import (
+from judge.results.history import (
     HistoryEntry,
     append_history,
     compare_metrics,
@@ -121,7 +121,7 @@ def test_a_prompt_edit_does_not_change_the_lexical_baseline(
 
 
 def test_history_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import judge.history as history
+    import judge.results.history as history
 
     monkeypatch.setattr(history, "MAX_ENTRIES", 5)
     path = tmp_path / "history.jsonl"
@@ -202,7 +202,7 @@ def test_nightly_prints_its_verdict_first(tiny: Tiny, capsys: pytest.CaptureFixt
 def test_a_second_run_is_refused_while_the_lock_is_held(
     tiny: Tiny, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from judge.lock import run_lock
+    from judge.results.lock import run_lock
 
     config = tiny()
     with run_lock(config.reports.dir):
@@ -239,9 +239,9 @@ def test_prompt_edit_lists_flipped_verdicts_and_agreement(
     tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A judge whose verdict on q2 depends on a rubric line: editing the prompt flips q2."""
-    from judge import backends
     from judge.hashing import text_sha256
-    from judge.verdict import Reply
+    from judge.judging import backends
+    from judge.judging.verdict import Reply
     from tests.fakes import ScriptedBackend, good_reply
 
     def script(request: Any) -> Reply:

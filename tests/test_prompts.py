@@ -4,8 +4,8 @@ from pathlib import Path
 import pytest
 
 from judge.errors import PromptError
-from judge.prompts import load_prompt
-from judge.runs import ContextChunk
+from judge.judging.items import ContextChunk
+from judge.judging.prompts import load_prompt
 from tests.conftest import REPO
 
 

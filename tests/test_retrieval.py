@@ -5,9 +5,9 @@ from collections.abc import Callable
 import pytest
 
 from judge.config import Config
-from judge.golden import load_golden
+from judge.inputs.golden import load_golden
+from judge.inputs.runs import load_run
 from judge.retrieval import metric_names, score_rankings, score_run
-from judge.runs import load_run
 
 Tiny = Callable[..., Config]
 

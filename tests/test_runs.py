@@ -9,8 +9,10 @@ import pytest
 
 from judge.config import Config
 from judge.errors import AdapterError, InputError
-from judge.golden import load_golden
-from judge.runs import context_for, load_run, produce_run, save_run
+from judge.inputs.adapter import produce_run
+from judge.inputs.golden import load_golden
+from judge.inputs.runs import load_run, save_run
+from judge.judging.items import context_for
 from tests.conftest import RUN
 
 Tiny = Callable[..., Config]

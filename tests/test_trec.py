@@ -5,10 +5,10 @@ import pytest
 
 from judge.config import Config
 from judge.errors import InputError
-from judge.golden import load_golden
+from judge.inputs.golden import load_golden
+from judge.inputs.runs import load_run
+from judge.inputs.trec import read_qrels, read_trec_run, write_qrels, write_trec_run
 from judge.retrieval import score_run
-from judge.runs import load_run
-from judge.trec import read_qrels, read_trec_run, write_qrels, write_trec_run
 
 Tiny = Callable[..., Config]
 

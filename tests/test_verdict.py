@@ -1,7 +1,7 @@
 import json
 
-from judge.runs import ContextChunk
-from judge.verdict import Reply, make_verdict, verdict_schema
+from judge.judging.items import ContextChunk
+from judge.judging.verdict import Reply, make_verdict, verdict_schema
 
 CONTEXT = [ContextChunk(1, "pricing/yearly", "年額プランは3,800円です。月額は400円です。")]
 

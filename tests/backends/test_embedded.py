@@ -6,16 +6,17 @@ from pathlib import Path
 import pytest
 from tenacity import wait_none
 
-from judge.cache import VerdictCache
 from judge.config import Config, EmbeddedConfig
-from judge.grading import build_items, judge_items
+from judge.judging.cache import VerdictCache
+from judge.judging.grading import judge_items
+from judge.judging.items import build_items
+from judge.judging.prompts import load_prompt
 from judge.pipeline import load_inputs
-from judge.prompts import load_prompt
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
-EmbeddedBackend = pytest.importorskip("judge.backends.embedded").EmbeddedBackend
+EmbeddedBackend = pytest.importorskip("judge.judging.backends.embedded").EmbeddedBackend
 
 
 @pytest.fixture(scope="module")

@@ -1,9 +1,9 @@
 import json
 
-from judge.backends import JudgeRequest
-from judge.backends.lexical import LexicalBackend, judge_lexically
-from judge.runs import ContextChunk
-from judge.verdict import make_verdict
+from judge.judging.backends import JudgeRequest
+from judge.judging.backends.lexical import LexicalBackend, judge_lexically
+from judge.judging.items import ContextChunk
+from judge.judging.verdict import make_verdict
 
 CONTEXT = [
     "ひとことPROの年額プランは3,800円（税込）です。月額プランは400円です。",

@@ -9,15 +9,16 @@ import httpx
 import pytest
 from tenacity import wait_none
 
-from judge.backends.ollama import OllamaBackend
-from judge.cache import VerdictCache
 from judge.config import Config, OllamaConfig
 from judge.errors import BackendUnavailable
-from judge.golden import load_golden
-from judge.grading import build_items, judge_items
-from judge.prompts import load_prompt
-from judge.runs import load_run
-from judge.verdict import verdict_schema
+from judge.inputs.golden import load_golden
+from judge.inputs.runs import load_run
+from judge.judging.backends.ollama import OllamaBackend
+from judge.judging.cache import VerdictCache
+from judge.judging.grading import judge_items
+from judge.judging.items import build_items
+from judge.judging.prompts import load_prompt
+from judge.judging.verdict import verdict_schema
 from tests.conftest import REPO
 
 Tiny = Callable[..., Config]

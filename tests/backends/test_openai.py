@@ -14,15 +14,15 @@ import httpx
 import pytest
 from tenacity import wait_none
 
-from judge.backends.openai import OpenAIBackend
-from judge.cache import VerdictCache
 from judge.config import Config, OpenAIConfig
 from judge.errors import BackendUnavailable
-from judge.grading import build_items, judge_items
+from judge.judging.backends.openai import OpenAIBackend
+from judge.judging.cache import VerdictCache
+from judge.judging.grading import judge_items
+from judge.judging.items import ContextChunk, build_items
+from judge.judging.prompts import load_prompt
+from judge.judging.verdict import verdict_schema
 from judge.pipeline import load_inputs
-from judge.prompts import load_prompt
-from judge.runs import ContextChunk
-from judge.verdict import verdict_schema
 from tests.conftest import REPO
 
 GOOD = {"evidence": "x", "faithfulness": 1, "relevance": 2, "note": "n"}

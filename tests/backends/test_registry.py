@@ -1,9 +1,9 @@
 import pytest
 
-from judge import backends
-from judge.backends import open_backend
 from judge.config import JudgeConfig
 from judge.errors import BackendUnavailable, ConfigError
+from judge.judging import backends
+from judge.judging.backends import open_backend
 from tests.fakes import ScriptedBackend
 
 

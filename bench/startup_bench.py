@@ -1,0 +1,39 @@
+"""How long ``judge --help`` and ``import judge`` take: the wait before any command answers.
+
+Each is run ``repeats`` times in a fresh interpreter; the median wall time is reported (the
+first run warms the file cache and is not counted).
+"""
+
+from __future__ import annotations
+
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _median_seconds(command: list[str], repeats: int) -> float:
+    subprocess.run(command, cwd=REPO, capture_output=True, check=True)  # warm-up
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(command, cwd=REPO, capture_output=True, check=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def run(repeats: int = 9) -> dict[str, Any]:
+    python = sys.executable
+    return {
+        "help_s": round(_median_seconds([python, "-m", "judge", "--help"], repeats), 3),
+        "import_s": round(_median_seconds([python, "-c", "import judge"], repeats), 3),
+        "python_s": round(_median_seconds([python, "-c", "pass"], repeats), 3),
+    }
+
+
+if __name__ == "__main__":
+    print(run())

@@ -1,0 +1,88 @@
+"""judge: measure a RAG system's retrieval and answers, with a local Gemma model as the judge.
+
+The Python API (the command line calls the same functions)::
+
+    import judge
+
+    config = judge.load_config("judge.toml")          # or judge.Config(data=judge.DataConfig(...))
+    result = judge.evaluate(config, backend="lexical")  # writes a report folder, like `judge run`
+    result.judge_table        # per type: n, non-ok counts, faithfulness, relevance, ... (pandas)
+    result.retrieval_table    # per type: recall@k, hit@k, mrr, ndcg@k (pandas)
+    result.questions()        # one row per golden question (pandas)
+    result.gate.verdict       # "ok: ...", "REGRESSED: ...", or "no compatible earlier run ..."
+
+Importing this package loads no model, opens no connection and does not import pandas: every
+name below is loaded on first use.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module, metadata
+from typing import TYPE_CHECKING, Any
+
+try:
+    __version__ = metadata.version("judge")
+except metadata.PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
+
+#: public name → the module that defines it
+_EXPORTS = {
+    "Config": "judge.config",
+    "DataConfig": "judge.config",
+    "JudgeConfig": "judge.config",
+    "RetrievalConfig": "judge.config",
+    "ReportsConfig": "judge.config",
+    "load_config": "judge.config",
+    "evaluate": "judge.pipeline",
+    "rerender": "judge.pipeline",
+    "load_inputs": "judge.pipeline",
+    "Evaluation": "judge.pipeline",
+    "Hooks": "judge.pipeline",
+    "HarnessError": "judge.errors",
+    "InputError": "judge.errors",
+    "ConfigError": "judge.errors",
+}
+
+if TYPE_CHECKING:
+    from judge.config import (
+        Config,
+        DataConfig,
+        JudgeConfig,
+        ReportsConfig,
+        RetrievalConfig,
+        load_config,
+    )
+    from judge.errors import ConfigError, HarnessError, InputError
+    from judge.pipeline import Evaluation, Hooks, evaluate, load_inputs, rerender
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'judge' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])
+
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "DataConfig",
+    "Evaluation",
+    "HarnessError",
+    "Hooks",
+    "InputError",
+    "JudgeConfig",
+    "ReportsConfig",
+    "RetrievalConfig",
+    "__version__",
+    "evaluate",
+    "load_config",
+    "load_inputs",
+    "rerender",
+]

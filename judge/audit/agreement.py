@@ -1,0 +1,235 @@
+"""The human-agreement audit: blind sampling, label import, agreement of judge and humans.
+
+Pairs: every human label whose answer hash equals the judged answer's, against the judge's ok
+verdict for that item (a label is valid only for the exact answer it was given for). With
+several labellers an item contributes one pair per label, so the judge is measured against
+each person; their agreement with each other is reported separately (Krippendorff's alpha).
+The lexical baseline is scored on the same items, so that an LLM judge that does not beat a
+model-free overlap score is visible.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable
+from typing import Any, Literal, NamedTuple
+
+from judge.audit.stats import (
+    Interval,
+    Pairs,
+    bootstrap_ci,
+    confusion,
+    exact_agreement,
+    krippendorff_alpha_ordinal,
+    quadratic_kappa,
+    within_one,
+)
+from judge.formatting import fmt_number, fmt_share
+from judge.hashing import text_sha256
+from judge.inputs.labels import HumanLabel
+from judge.judging.backends.lexical import judge_lexically
+from judge.judging.verdict import Verdict
+from judge.results.folder import ItemRecord, RunFolder
+
+Axis = Literal["faithfulness", "relevance"]
+AXES: tuple[Axis, ...] = ("faithfulness", "relevance")
+
+
+def lexical_scores(item: ItemRecord) -> tuple[int, int]:
+    payload = judge_lexically(item.question, [c.text for c in item.context], item.answer)
+    return int(payload["faithfulness"]), int(payload["relevance"])
+
+
+class AxisStats(NamedTuple):
+    n: int
+    exact: float | None
+    exact_ci: Interval | None
+    within_one: float | None
+    kappa: float | None
+    kappa_ci: Interval | None
+    confusion: list[list[int]]
+
+
+def axis_stats(pairs: Pairs) -> AxisStats:
+    return AxisStats(
+        len(pairs),
+        exact_agreement(pairs),
+        bootstrap_ci(pairs, exact_agreement),
+        within_one(pairs),
+        quadratic_kappa(pairs),
+        bootstrap_ci(pairs, quadratic_kappa),
+        confusion(pairs),
+    )
+
+
+class Disagreement(NamedTuple):
+    item: ItemRecord
+    label: HumanLabel
+    verdict: Verdict
+
+
+class Agreement(NamedTuple):
+    """Agreement of one judge with the humans."""
+
+    judge: str
+    per_axis: dict[Axis, dict[str, AxisStats]]
+    """axis → type (and "all") → statistics."""
+    both_exact: float | None
+    both_exact_ci: Interval | None
+    n: int
+    disagreements: list[Disagreement]
+
+
+def _pairs_for(
+    items: dict[str, ItemRecord],
+    labels: list[HumanLabel],
+    score: Callable[[ItemRecord], tuple[int, int] | None],
+) -> list[tuple[ItemRecord, HumanLabel, tuple[int, int]]]:
+    hashes = {qid: text_sha256(item.answer) for qid, item in items.items()}
+    out = []
+    for label in labels:
+        item = items.get(label.question_id)
+        if item is None or hashes[label.question_id] != label.answer_sha256:
+            continue
+        scores = score(item)
+        if scores is not None:
+            out.append((item, label, scores))
+    return out
+
+
+def agreement(
+    name: str,
+    items: dict[str, ItemRecord],
+    labels: list[HumanLabel],
+    score: Callable[[ItemRecord], tuple[int, int] | None],
+    verdicts: dict[str, Verdict] | None = None,
+) -> Agreement:
+    """Per axis, per type and overall agreement of ``score`` with the human labels."""
+    triples = _pairs_for(items, labels, score)
+    per_axis: dict[Axis, dict[str, AxisStats]] = {}
+    for index, axis in enumerate(AXES):
+        grouped: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for item, label, scores in triples:
+            pair = (getattr(label, axis), scores[index])
+            grouped[item.type].append(pair)
+            grouped["all"].append(pair)
+        per_axis[axis] = {t: axis_stats(p) for t, p in grouped.items()}
+    both: list[tuple[int, int]] = [
+        (1, int((label.faithfulness, label.relevance) == scores)) for _, label, scores in triples
+    ]
+    disagreements = []
+    if verdicts is not None:
+        for item, label, scores in triples:
+            if (label.faithfulness, label.relevance) != scores:
+                disagreements.append(Disagreement(item, label, verdicts[item.question_id]))
+    return Agreement(
+        name,
+        per_axis,
+        exact_agreement(both),
+        bootstrap_ci(both, exact_agreement),
+        len(both),
+        disagreements,
+    )
+
+
+def judge_scores(verdicts: dict[str, Verdict]) -> Callable[[ItemRecord], tuple[int, int] | None]:
+    def score(item: ItemRecord) -> tuple[int, int] | None:
+        v = verdicts.get(item.question_id)
+        if v is None or v.status != "ok" or v.faithfulness is None or v.relevance is None:
+            return None
+        return v.faithfulness, v.relevance
+
+    return score
+
+
+def inter_annotator(
+    items: dict[str, ItemRecord], labels: list[HumanLabel]
+) -> dict[Axis, tuple[float | None, int]]:
+    """Krippendorff's alpha (ordinal) among labellers, per axis: (alpha, items with 2+ labels)."""
+    hashes = {qid: text_sha256(item.answer) for qid, item in items.items()}
+    units: dict[str, list[HumanLabel]] = defaultdict(list)
+    for label in labels:
+        if label.question_id in hashes and hashes[label.question_id] == label.answer_sha256:
+            units[label.question_id].append(label)
+    shared = [u for u in units.values() if len(u) >= 2]
+    return {
+        axis: (
+            krippendorff_alpha_ordinal([[getattr(lab, axis) for lab in unit] for unit in shared]),
+            len(shared),
+        )
+        for axis in AXES
+    }
+
+
+class AuditResult(NamedTuple):
+    folder: str
+    judge: Agreement
+    lexical: Agreement
+    humans: dict[Axis, tuple[float | None, int]]
+    labellers: list[str]
+
+
+def audit_items(
+    folder_name: str,
+    items: dict[str, ItemRecord],
+    verdicts: dict[str, Verdict],
+    labels: list[HumanLabel],
+) -> AuditResult:
+    """The judge's verdicts and the lexical baseline, against the human labels."""
+    judge = agreement("judge", items, labels, judge_scores(verdicts), verdicts)
+    lexical = agreement("lexical baseline", items, labels, lexical_scores)
+    return AuditResult(
+        folder_name,
+        judge,
+        lexical,
+        inter_annotator(items, labels),
+        sorted({label.labeller for label in labels}),
+    )
+
+
+def run_audit(folder: RunFolder, labels: list[HumanLabel]) -> AuditResult:
+    """The audit of a saved report folder."""
+    return audit_items(folder.name, folder.items(), folder.verdicts(), labels)
+
+
+def gate(result: AuditResult, min_kappa: float | None, min_agreement: float | None) -> list[str]:
+    """Reasons the audit fails its bar (empty: it passes)."""
+    failures = []
+    for axis in AXES:
+        overall = result.judge.per_axis.get(axis, {}).get("all")
+        kappa = overall.kappa if overall else None
+        exact = overall.exact if overall else None
+        if min_kappa is not None and (kappa is None or kappa < min_kappa):
+            failures.append(f"{axis} kappa {fmt_number(kappa)} < {min_kappa}")
+        if min_agreement is not None and (exact is None or exact < min_agreement):
+            failures.append(f"{axis} exact agreement {fmt_share(exact)} < {min_agreement:.0%}")
+    return failures
+
+
+def as_json(result: AuditResult) -> dict[str, Any]:
+    def agreement_json(a: Agreement) -> dict[str, Any]:
+        return {
+            "both_exact": a.both_exact,
+            "both_exact_ci": a.both_exact_ci._asdict() if a.both_exact_ci else None,
+            "n": a.n,
+            "per_axis": {
+                axis: {
+                    t: {
+                        **s._asdict(),
+                        "exact_ci": s.exact_ci._asdict() if s.exact_ci else None,
+                        "kappa_ci": s.kappa_ci._asdict() if s.kappa_ci else None,
+                    }
+                    for t, s in by_type.items()
+                }
+                for axis, by_type in a.per_axis.items()
+            },
+        }
+
+    return {
+        "judge": agreement_json(result.judge),
+        "lexical": agreement_json(result.lexical),
+        "humans": {
+            axis: {"alpha": alpha, "items": n} for axis, (alpha, n) in result.humans.items()
+        },
+        "labellers": result.labellers,
+    }

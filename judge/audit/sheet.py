@@ -1,0 +1,190 @@
+"""The labelling sheet: a blind CSV for a spreadsheet, and importing it back into the labels file.
+
+The sheet shows no judge scores or quotes. Import validates the whole sheet first (every bad row
+reported at once), survives a spreadsheet round trip (CRLF, a leading quote on formula-like
+cells), is idempotent, and needs ``--replace`` to overwrite a conflicting label.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import NamedTuple
+
+from judge.errors import InputError
+from judge.formatting import spreadsheet_text
+from judge.hashing import text_sha256
+from judge.inputs.golden import GoldenQuestion
+from judge.inputs.labels import HumanLabel, load_labels_if_any
+from judge.jsonl import read_text, write_jsonl
+from judge.results.folder import ItemRecord
+
+SHEET_COLUMNS = [
+    "question_id",
+    "type",
+    "question",
+    "context",
+    "answer",
+    "answer_sha256",
+    "faithfulness",
+    "relevance",
+    "labeller",
+    "note",
+]
+
+
+def write_sheet(path: Path, items: Sequence[ItemRecord]) -> None:
+    """A blind labelling sheet: no judge scores or quotes. UTF-8 with BOM (Excel reads it)."""
+    with path.open("w", encoding="utf-8-sig", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(SHEET_COLUMNS)
+        for item in items:
+            context = "\n\n".join(f"[{c.rank}] {c.chunk_id}\n{c.text}" for c in item.context)
+            writer.writerow(
+                [
+                    item.question_id,
+                    item.type,
+                    spreadsheet_text(item.question),
+                    spreadsheet_text(context),
+                    spreadsheet_text(item.answer),
+                    text_sha256(item.answer),
+                    "",
+                    "",
+                    "",
+                    "",
+                ]
+            )
+
+
+def _same_answer(cell: str, answer_hash: str) -> bool:
+    """Whether the sheet's answer cell still holds the labelled answer (after a spreadsheet
+    round trip: a leading quote we added, or line breaks saved as CRLF)."""
+    candidates = {cell, cell.removeprefix("'"), cell.replace("\r\n", "\n")}
+    candidates.add(cell.removeprefix("'").replace("\r\n", "\n"))
+    return any(text_sha256(c) == answer_hash for c in candidates)
+
+
+class ImportResult(NamedTuple):
+    added: int
+    replaced: int
+    unchanged: int
+    blank: int
+
+
+def parse_sheet(
+    path: Path, questions: dict[str, GoldenQuestion], default_labeller: str | None
+) -> tuple[list[HumanLabel], int]:
+    """Labels from a filled sheet; every bad row reported at once. Returns (labels, blank rows)."""
+    text = read_text(path)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    missing = [
+        c
+        for c in ("question_id", "answer_sha256", "faithfulness", "relevance")
+        if c not in (reader.fieldnames or [])
+    ]
+    if missing:
+        raise InputError(
+            [f"{path}: missing column(s) {', '.join(missing)}; start from 'judge audit sample'"]
+        )
+    labels, problems, blank = [], [], 0
+    now = datetime.now(UTC)
+    for number, row in enumerate(reader, start=2):
+        # Spreadsheet row numbers (the header is row 1); physical lines would not match them,
+        # since context cells span many lines.
+        where = f"{path}: row {number} ({(row.get('question_id') or '?').strip()})"
+        faith, rel = (row.get("faithfulness") or "").strip(), (row.get("relevance") or "").strip()
+        if not faith and not rel:
+            blank += 1
+            continue
+        qid = (row.get("question_id") or "").strip()
+        labeller = (row.get("labeller") or "").strip() or default_labeller
+        row_problems = []
+        if qid not in questions:
+            row_problems.append(f"question_id '{qid}' is not a golden id")
+        scores = {}
+        for axis, value in (("faithfulness", faith), ("relevance", rel)):
+            if value not in ("0", "1", "2"):
+                row_problems.append(f"{axis} must be 0, 1 or 2, got '{value}'")
+            else:
+                scores[axis] = int(value)
+        answer_hash = (row.get("answer_sha256") or "").strip()
+        if len(answer_hash) != 64 or any(c not in "0123456789abcdef" for c in answer_hash):
+            row_problems.append("answer_sha256 is damaged (copy the sheet's value unchanged)")
+        elif row.get("answer") is not None and not _same_answer(row["answer"], answer_hash):
+            row_problems.append(
+                "the answer text was edited; labels must be for the exact answer shown"
+            )
+        if not labeller:
+            row_problems.append("labeller is empty (fill the column or pass --labeller NAME)")
+        if row_problems:
+            problems += [f"{where}: {p}" for p in row_problems]
+            continue
+        labels.append(
+            HumanLabel(
+                question_id=qid,
+                answer_sha256=answer_hash,
+                faithfulness=scores["faithfulness"],
+                relevance=scores["relevance"],
+                labeller=str(labeller),
+                note=(row.get("note") or "").strip(),
+                labelled_at=now,
+            )
+        )
+    if problems:
+        raise InputError([*problems, "nothing was imported; fix the rows above and import again"])
+    return labels, blank
+
+
+def merge_labels(
+    existing: list[HumanLabel], new: list[HumanLabel], replace: bool
+) -> tuple[list[HumanLabel], ImportResult, list[str]]:
+    """Add new labels; an identical one is skipped, a conflicting one needs ``replace``."""
+    merged = {(lab.question_id, lab.answer_sha256, lab.labeller): lab for lab in existing}
+    added = replaced = unchanged = 0
+    conflicts = []
+    for label in new:
+        key = (label.question_id, label.answer_sha256, label.labeller)
+        old = merged.get(key)
+        if old is None:
+            merged[key] = label
+            added += 1
+        elif (old.faithfulness, old.relevance, old.note) == (
+            label.faithfulness,
+            label.relevance,
+            label.note,
+        ):
+            unchanged += 1
+        elif replace:
+            merged[key] = label
+            replaced += 1
+        else:
+            conflicts.append(
+                f"{label.question_id}: {label.labeller} already labelled this answer "
+                f"F{old.faithfulness} R{old.relevance}, the file says F{label.faithfulness} "
+                f"R{label.relevance}; pass --replace to overwrite"
+            )
+    return list(merged.values()), ImportResult(added, replaced, unchanged, 0), conflicts
+
+
+def import_sheet(
+    sheet: Path,
+    labels_path: Path,
+    questions: dict[str, GoldenQuestion],
+    labeller: str | None,
+    replace: bool,
+) -> ImportResult:
+    """Validate the whole sheet, then write the labels file once (atomically).
+
+    Labels of retired questions stay in the file: they are not counted, but not deleted.
+    """
+    new, blank = parse_sheet(sheet, questions, labeller)
+    existing = load_labels_if_any(labels_path, questions)
+    merged, result, conflicts = merge_labels(existing.current, new, replace)
+    if conflicts:
+        raise InputError([*conflicts, "nothing was imported"])
+    if result.added or result.replaced:
+        write_jsonl(labels_path, [*merged, *(label for _, label in existing.retired)])
+    return result._replace(blank=blank)

@@ -1,0 +1,73 @@
+"""Labelling in the terminal: blind, one item at a time, saved after each, resumable."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from judge.audit.agreement import AXES
+from judge.hashing import text_sha256
+from judge.inputs.golden import GoldenQuestion
+from judge.inputs.labels import HumanLabel, load_labels_if_any
+from judge.results.folder import ItemRecord
+
+
+def label_in_terminal(
+    items: list[ItemRecord],
+    labels_path: Path,
+    questions: dict[str, GoldenQuestion],
+    labeller: str,
+    ask: Callable[[str], str] = input,
+    say: Callable[[str], None] = print,
+) -> int:
+    """Ask for scores item by item (blind: no judge output shown); save after each.
+
+    Items this labeller already labelled for the same answer text are skipped, so stopping
+    (q, Ctrl-D) and starting again resumes where it stopped. Returns the labels saved.
+    """
+    existing = load_labels_if_any(labels_path, questions).current
+    done = {(lab.question_id, lab.answer_sha256) for lab in existing if lab.labeller == labeller}
+    todo = [i for i in items if (i.question_id, text_sha256(i.answer)) not in done]
+    say(f"{len(todo)} item(s) to label as '{labeller}' ({len(items) - len(todo)} already done)")
+    saved = 0
+    for number, item in enumerate(todo, start=1):
+        say(f"\n[{number}/{len(todo)}] {item.question_id} · {item.type}")
+        say(f"question: {item.question}")
+        for chunk in item.context:
+            say(f"  #{chunk.rank} {chunk.chunk_id}\n  {chunk.text}")
+        say(f"answer: {item.answer}")
+        scores: list[int] = []
+        try:
+            for axis in AXES:
+                while True:
+                    reply = ask(f"{axis} 0-2 (s skip, q quit): ").strip().lower()
+                    if reply in ("0", "1", "2"):
+                        scores.append(int(reply))
+                        break
+                    if reply in ("s", "q"):
+                        break
+                    say("  type 0, 1 or 2 (or s, q)")
+                if reply in ("s", "q"):
+                    break
+            if len(scores) < len(AXES):
+                if reply == "q":
+                    break
+                continue
+            note = ask("note (optional): ").strip()
+        except EOFError:
+            break
+        label = HumanLabel(
+            question_id=item.question_id,
+            answer_sha256=text_sha256(item.answer),
+            faithfulness=scores[0],
+            relevance=scores[1],
+            labeller=labeller,
+            note=note,
+            labelled_at=datetime.now(UTC),
+        )
+        with labels_path.open("a", encoding="utf-8") as handle:
+            handle.write(label.model_dump_json(exclude_none=True) + "\n")
+        saved += 1
+    say(f"saved {saved} label(s) to {labels_path}")
+    return saved

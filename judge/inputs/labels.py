@@ -1,0 +1,110 @@
+"""Human labels: a person's faithfulness and relevance for one exact answer text.
+
+A label is valid only for the answer it was given for (``answer_sha256``). A label for a
+question that is no longer in the golden set (a retired question) is kept in the file but left
+out of every figure: every command skips it with a warning, ``judge check`` lists them, and a
+rewrite of the file (``judge audit import``) keeps them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+from typing import NamedTuple
+
+from pydantic import Field
+
+from judge.errors import InputError
+from judge.inputs.golden import GoldenQuestion
+from judge.jsonl import StrictRecord, in_line_order, parse_records, read_jsonl
+
+
+class LabelScores(StrictRecord):
+    """Who scored a question's answer, and how (what a report folder keeps with each item)."""
+
+    question_id: str = Field(min_length=1)
+    faithfulness: int = Field(ge=0, le=2)
+    relevance: int = Field(ge=0, le=2)
+    labeller: str = Field(min_length=1)
+    note: str = ""
+    labelled_at: datetime | None = None
+
+
+class HumanLabel(LabelScores):
+    """A label as the labels file keeps it: the scores and the answer they are valid for."""
+
+    answer_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+    """sha256 hex of the exact UTF-8 answer text that was labelled."""
+
+    def scores(self) -> LabelScores:
+        return LabelScores.model_validate(self.model_dump(exclude={"answer_sha256"}))
+
+
+class Labels(NamedTuple):
+    """The labels of a labels file, split by whether their question is still golden."""
+
+    current: list[HumanLabel]
+    retired: list[tuple[int, HumanLabel]]
+    """(line, label) for questions no longer in the golden set: kept, never counted."""
+    path: Path | None = None
+
+    def warning(self) -> str | None:
+        """One line for commands other than ``check`` (which lists them), or None."""
+        if not self.retired:
+            return None
+        ids = sorted({label.question_id for _, label in self.retired})
+        return (
+            f"{self.path}: {len(self.retired)} label(s) for question(s) no longer in the golden "
+            f"set were skipped ({', '.join(ids[:5])}{', …' if len(ids) > 5 else ''}); "
+            "'judge check' lists them"
+        )
+
+    def retired_lines(self) -> list[str]:
+        return [
+            f"{self.path}:{line}: question_id '{label.question_id}' is no longer a golden id; "
+            "the label is kept but not counted (delete the line if the question is gone for good)"
+            for line, label in self.retired
+        ]
+
+
+NO_LABELS = Labels([], [])
+
+
+def load_labels(path: Path, questions: dict[str, GoldenQuestion]) -> Labels:
+    """Load human labels; conflicting duplicates are errors (every one reported at once)."""
+    problems: list[str] = []
+    records = parse_records(path, read_jsonl(path), HumanLabel, problems)
+    seen: dict[tuple[str, str, str], tuple[int, HumanLabel]] = {}
+    retired: list[tuple[int, HumanLabel]] = []
+    for line, label in records:
+        if label.question_id not in questions:
+            retired.append((line, label))
+            continue
+        key = (label.question_id, label.answer_sha256, label.labeller)
+        if key in seen:
+            first_line, first = seen[key]
+            if (first.faithfulness, first.relevance) != (label.faithfulness, label.relevance):
+                problems.append(
+                    f"{path}:{line}: conflicts with line {first_line}: labeller '{label.labeller}' "
+                    f"scored the same answer to '{label.question_id}' differently; keep one"
+                )
+        else:
+            seen[key] = (line, label)
+    if problems:
+        raise InputError(in_line_order(path, problems))
+    return Labels([label for _, label in seen.values()], retired, path)
+
+
+def load_labels_if_any(path: Path | None, questions: dict[str, GoldenQuestion]) -> Labels:
+    """Labels from ``data.labels``; none yet (no setting, no file, an empty file) is none."""
+    if path is None or not path.exists() or not path.read_bytes().strip():
+        return Labels([], [], path)
+    return load_labels(path, questions)
+
+
+def labels_by_answer(labels: list[HumanLabel]) -> dict[tuple[str, str], list[HumanLabel]]:
+    """Labels grouped by (question id, answer hash): the answer each is valid for."""
+    grouped: dict[tuple[str, str], list[HumanLabel]] = {}
+    for label in labels:
+        grouped.setdefault((label.question_id, label.answer_sha256), []).append(label)
+    return grouped

@@ -1,0 +1,167 @@
+"""Runs: what the RAG system retrieved and answered for each golden question.
+
+"Run" has one meaning in this package, the one it has in IR evaluation: a system's output for
+a set of questions. A run is either a JSONL file the user's system wrote (an optional
+``{"run_meta": {...}}`` header line, then one record per question), or produced by calling the
+user's ``module:function`` adapter (``judge.inputs.adapter``). Either way it is validated
+against the golden set. (What ``judge run`` writes is a *report folder*: ``judge.results``.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from pydantic import BaseModel, Field, ValidationError, field_validator
+
+from judge.errors import InputError
+from judge.inputs.golden import GoldenSet
+from judge.jsonl import (
+    DEFAULT_MAX_FILE_MB,
+    StrictRecord,
+    describe_validation_error,
+    parse_records,
+    read_jsonl,
+    write_jsonl,
+)
+
+JsonScalar = str | int | float | bool | None
+
+
+class RunMeta(StrictRecord):
+    """What produced the run; shown in reports so that two runs can be told apart."""
+
+    system: str = "unknown"
+    embedding_model: str | None = None
+    embedding_version: str | None = None
+    chunking: dict[str, JsonScalar] = Field(default_factory=dict)
+    """Chunking settings, e.g. method, max_chars, overlap."""
+    generator_model: str | None = None
+    created_at: datetime | None = None
+    notes: str | None = None
+    adapter: str | None = None
+    """The ``module:function`` that produced the run, when the harness produced it."""
+    failed: dict[str, str] = Field(default_factory=dict)
+    """Questions the adapter raised for: id → error. They are reported, not scored."""
+
+
+class RetrievedChunk(StrictRecord):
+    """One ranked retrieval result."""
+
+    chunk_id: str = Field(min_length=1)
+    score: float | None = None
+    text: str | None = None
+    """The text the generator saw; when absent it is taken from the corpus."""
+
+
+class RunRecord(StrictRecord):
+    """One question's retrieval results (best first) and the generated answer."""
+
+    id: str = Field(min_length=1)
+    retrieved: tuple[RetrievedChunk, ...]
+    answer: str
+
+    @field_validator("answer")
+    @classmethod
+    def _answer_not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+
+class _Header(StrictRecord):
+    run_meta: RunMeta
+
+
+class Run(NamedTuple):
+    """A validated run."""
+
+    meta: RunMeta
+    records: dict[str, RunRecord]
+
+
+def validate_run(
+    run: Run,
+    golden: GoldenSet,
+    where: Callable[[str], str] = lambda qid: qid,
+    invalid_ids: frozenset[str] = frozenset(),
+) -> None:
+    """Check a run against the golden set; raise every problem at once.
+
+    ``where(question_id)`` gives the location prefix for a record (``file:line`` for files);
+    ``invalid_ids`` are records already reported as malformed (not reported again as missing).
+    """
+    problems = []
+    golden_ids = {q.id for q in golden.questions}
+    for qid, record in run.records.items():
+        if qid not in golden_ids:
+            problems.append(f"{where(qid)}: id: '{qid}' is not a golden question")
+        seen: set[str] = set()
+        for rank, item in enumerate(record.retrieved, start=1):
+            if item.chunk_id in seen:
+                problems.append(
+                    f"{where(qid)}: retrieved: chunk '{item.chunk_id}' appears twice in the "
+                    f"ranking for question '{qid}' (again at rank {rank})"
+                )
+            seen.add(item.chunk_id)
+            if item.chunk_id not in golden.corpus:
+                problems.append(
+                    f"{where(qid)}: retrieved: chunk '{item.chunk_id}' (rank {rank}) "
+                    "is not in the corpus"
+                )
+    accounted = run.records.keys() | run.meta.failed.keys() | invalid_ids
+    missing = [q.id for q in golden.questions if q.id not in accounted]
+    if missing:
+        problems.append(
+            f"the run has no record for {len(missing)} golden question(s): {', '.join(missing)}"
+        )
+    if problems:
+        raise InputError(problems)
+
+
+def load_run(path: Path, golden: GoldenSet, max_mb: float = DEFAULT_MAX_FILE_MB) -> Run:
+    """Read a run file and validate it against the golden set."""
+    lines = read_jsonl(path, max_mb)
+    meta = RunMeta()
+    if "run_meta" in lines[0].value:
+        try:
+            meta = _Header.model_validate(lines[0].value).run_meta
+        except ValidationError as exc:
+            raise InputError(
+                [f"{path}:{lines[0].number}: {p}" for p in describe_validation_error(exc)]
+            ) from None
+        lines = lines[1:]
+    problems: list[str] = []
+    parsed = parse_records(path, lines, RunRecord, problems)
+    records: dict[str, RunRecord] = {}
+    line_of: dict[str, int] = {}
+    for number, record in parsed:
+        if record.id in records:
+            problems.append(
+                f"{path}:{number}: duplicate id '{record.id}' (first on line {line_of[record.id]})"
+            )
+            continue
+        records[record.id] = record
+        line_of[record.id] = number
+    run = Run(meta, records)
+    malformed = frozenset(str(line.value.get("id")) for line in lines) - records.keys()
+    try:
+        validate_run(run, golden, lambda qid: f"{path}:{line_of.get(qid, '?')}", malformed)
+    except InputError as exc:
+        problems.extend(exc.problems)
+    if problems:
+        raise InputError(problems)
+    return run
+
+
+def run_lines(run: Run) -> list[BaseModel | dict[str, Any]]:
+    """The lines of a run file: the header, then one record per question."""
+    header: dict[str, Any] = {"run_meta": run.meta.model_dump(mode="json", exclude_none=True)}
+    return [header, *run.records.values()]
+
+
+def save_run(run: Run, path: Path) -> None:
+    """Write a run file (header line first) atomically."""
+    write_jsonl(path, run_lines(run))

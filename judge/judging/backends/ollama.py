@@ -1,0 +1,146 @@
+"""The production judge: a Gemma model served by Ollama.
+
+The official ``ollama`` client lists the installed models (for the digest); the chat request
+itself goes through httpx because the client cannot send ``"truncate": false`` and
+``"shift": false`` (Ollama 0.12.6+): the first turns silent truncation of an over-long prompt
+into HTTP 400, the second stops generation at the context limit instead of shifting the
+instructions out of the window mid-reply. On older servers, which can do neither, a reply
+whose prompt and output tokens together reached ``num_ctx`` is treated as truncated.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import ollama
+
+from judge.config import OllamaConfig
+from judge.errors import (
+    BackendRequestError,
+    BackendUnavailable,
+    PromptTooLong,
+    TransientBackendError,
+)
+from judge.judging.backends import BackendIdentity, JudgeRequest, error_text, post_json
+from judge.judging.verdict import Reply
+
+#: The first Ollama release that accepts "truncate": false.
+TRUNCATE_FLAG_SINCE = (0, 12, 6)
+PREFLIGHT_TIMEOUT_S = 5.0
+
+
+def _version_tuple(version: str) -> tuple[int, ...]:
+    parts = []
+    for piece in version.split("-")[0].split("."):
+        if not piece.isdigit():
+            break
+        parts.append(int(piece))
+    return tuple(parts)
+
+
+class OllamaBackend:
+    """Judge through Ollama's /api/chat; preflight on construction."""
+
+    def __init__(self, config: OllamaConfig, transport: httpx.BaseTransport | None = None) -> None:
+        self.config = config
+        host = config.host.rstrip("/")
+        # The timeout covers time queued in the server behind other requests, not just compute.
+        timeout = httpx.Timeout(config.timeout_s, connect=PREFLIGHT_TIMEOUT_S)
+        self.http = httpx.Client(base_url=host, timeout=timeout, transport=transport)
+        self.client = ollama.Client(host=host, timeout=PREFLIGHT_TIMEOUT_S, transport=transport)
+        hint = f"start it with 'ollama serve', then 'ollama pull {config.model}'"
+        try:
+            version = str(
+                self.http.get("/api/version", timeout=PREFLIGHT_TIMEOUT_S).json()["version"]
+            )
+            models = self.client.list().models
+        except (httpx.TransportError, ConnectionError) as exc:
+            raise BackendUnavailable(f"Ollama not reachable at {host} ({exc}); {hint}") from None
+        except (ValueError, KeyError, ollama.ResponseError) as exc:
+            raise BackendUnavailable(
+                f"{host} does not answer like Ollama ({exc}); {hint}"
+            ) from None
+        wanted = {config.model, f"{config.model}:latest"}
+        digest = next((m.digest for m in models if m.model in wanted), None)
+        if digest is None:
+            raise BackendUnavailable(
+                f"model '{config.model}' is not pulled on the Ollama at {host}; "
+                f"run 'ollama pull {config.model}'"
+            )
+        self.truncate_flag = _version_tuple(version) >= TRUNCATE_FLAG_SINCE
+        self.identity = BackendIdentity(
+            kind="ollama",
+            model=config.model,
+            digest=digest,
+            options=self._options(),
+            endpoint=host,
+            server_version=version,
+        )
+
+    def close(self) -> None:
+        self.http.close()
+        self.client.close()  # type: ignore[no-untyped-call]  # untyped in ollama 0.6
+
+    def _options(self) -> dict[str, Any]:
+        return {
+            "temperature": 0,
+            "seed": self.config.seed,
+            "num_ctx": self.config.num_ctx,
+            "num_predict": self.config.num_predict,
+        }
+
+    def request_body(self, prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
+        """The /api/chat body: one user turn (Gemma has no system role), schema as format."""
+        body: dict[str, Any] = {
+            "model": self.config.model,
+            "messages": [{"role": "user", "content": prompt}],
+            "stream": False,
+            "format": schema,
+            "options": self._options(),
+            "keep_alive": self.config.keep_alive,
+        }
+        if self.truncate_flag:
+            body["truncate"] = False
+            body["shift"] = False
+        return body
+
+    def complete(self, request: JudgeRequest) -> Reply:
+        body = self.request_body(request.prompt, request.schema)
+        response, latency = post_json(
+            self.http, "/api/chat", body, "Ollama", "judge.ollama.timeout_s"
+        )
+        if response.status_code >= 400:
+            self._raise_for(response)
+        try:
+            body = response.json()
+            text = str(body["message"]["content"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise TransientBackendError(f"Ollama sent a malformed response: {exc}") from exc
+        prompt_tokens = body.get("prompt_eval_count")
+        reply_tokens = body.get("eval_count")
+        used = (prompt_tokens or 0) + (0 if self.truncate_flag else reply_tokens or 0)
+        if isinstance(prompt_tokens, int) and used >= self.config.num_ctx:
+            raise PromptTooLong(
+                f"Ollama used {used} tokens of num_ctx {self.config.num_ctx}: the prompt was cut "
+                "or shifted to fit; raise judge.ollama.num_ctx"
+            )
+        return Reply(
+            text=text,
+            finish_reason=body.get("done_reason") or None,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=reply_tokens,
+            latency_s=latency,
+        )
+
+    def _raise_for(self, response: httpx.Response) -> None:
+        status, error = response.status_code, error_text(response)
+        if status == 400 and "context length" in error:
+            raise PromptTooLong(f"{error}; raise judge.ollama.num_ctx or shorten the context")
+        if status == 404:
+            raise BackendUnavailable(
+                f"Ollama: {error} (HTTP 404); run 'ollama pull {self.config.model}'"
+            )
+        if status >= 500 or status == 429:
+            raise TransientBackendError(f"Ollama HTTP {status}: {error}")
+        raise BackendRequestError(f"Ollama refused the request (HTTP {status}): {error}")

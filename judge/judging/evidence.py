@@ -1,0 +1,104 @@
+"""Verify the judge's evidence quote against the chunks it was shown.
+
+The quote is searched chunk by chunk, in rank order, and the first rule that matches wins:
+
+- ``exact``: the quote (ends stripped) occurs verbatim in a chunk;
+- ``normalised``: it occurs after normalising both sides (``textnorm``: NFKC, case folding,
+  quote and bracket marks and all whitespace removed), which needs no word boundaries, so
+  Japanese works;
+- ``partial``: the longest run of the normalised quote found in one chunk covers at least
+  ``PARTIAL_MIN_COVERAGE`` (90 %) of the normalised quote: a quote with a changed particle or a
+  dropped word at one end still points at its sentence;
+- ``absent``: none of the above (``coverage`` keeps the best share found);
+- ``too_short``: under ``MIN_QUOTE_CHARS`` normalised characters: "1" or "はい" occurs in
+  almost any chunk, so finding it proves nothing (small judges do quote like that);
+- ``empty``: the judge quoted nothing (fine for a correct refusal).
+
+For every match the chunk id and the character span ``[start, end)`` in the *original* chunk
+text are recorded, so a reviewer's page can highlight exactly what was matched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from difflib import SequenceMatcher
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from judge.judging.items import ContextChunk
+from judge.textnorm import is_mark, normalise, normalise_with_offsets, original_span
+
+#: Bump when the rules change; recorded in every report.
+VERIFIER_VERSION = 1
+PARTIAL_MIN_COVERAGE = 0.9
+MIN_QUOTE_CHARS = 8
+
+MatchKind = Literal["exact", "normalised", "partial", "absent", "too_short", "empty"]
+
+
+class EvidenceMatch(BaseModel):
+    """Where the quote was found, if anywhere."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: MatchKind
+    chunk_id: str | None = None
+    start: int | None = None
+    end: int | None = None
+    coverage: float = 0.0
+    """Share of the normalised quote found as one span (1.0 for exact and normalised)."""
+
+    @property
+    def found(self) -> bool:
+        """True when the quote is verifiably in the context (exact or normalised)."""
+        return self.kind in ("exact", "normalised")
+
+
+def verify_quote(quote: str, context: Sequence[ContextChunk]) -> EvidenceMatch:
+    """Find ``quote`` in ``context`` (see module docstring for the rules)."""
+    stripped = quote.strip()
+    if not stripped:
+        return EvidenceMatch(kind="empty")
+    target = normalise(stripped)
+    if len(target) < MIN_QUOTE_CHARS:
+        return EvidenceMatch(kind="too_short")
+    for chunk in context:
+        start = chunk.text.find(stripped)
+        while start >= 0:
+            end = start + len(stripped)
+            # Not a match if it ends inside a character: "ﾊﾞｯｸｱｯﾌ" is not in "ﾊﾞｯｸｱｯﾌﾟ".
+            if end == len(chunk.text) or not is_mark(chunk.text[end]):
+                return EvidenceMatch(
+                    kind="exact", chunk_id=chunk.chunk_id, start=start, end=end, coverage=1.0
+                )
+            start = chunk.text.find(stripped, start + 1)
+    normalised = [(chunk, *normalise_with_offsets(chunk.text)) for chunk in context]
+    for chunk, text, offsets in normalised:
+        index = text.find(target)
+        if index >= 0:
+            start, end = original_span(chunk.text, offsets, index, index + len(target))
+            return EvidenceMatch(
+                kind="normalised", chunk_id=chunk.chunk_id, start=start, end=end, coverage=1.0
+            )
+    best: tuple[float, ContextChunk | None, int, int, list[int]] = (0.0, None, 0, 0, [])
+    for chunk, text, offsets in normalised:
+        if not text:
+            continue
+        match = SequenceMatcher(None, text, target, autojunk=False).find_longest_match(
+            0, len(text), 0, len(target)
+        )
+        coverage = match.size / len(target)
+        if coverage > best[0]:
+            best = (coverage, chunk, match.a, match.a + match.size, offsets)
+    coverage, best_chunk, begin, stop, offsets = best
+    if best_chunk is not None and coverage >= PARTIAL_MIN_COVERAGE:
+        start, end = original_span(best_chunk.text, offsets, begin, stop)
+        return EvidenceMatch(
+            kind="partial",
+            chunk_id=best_chunk.chunk_id,
+            start=start,
+            end=end,
+            coverage=round(coverage, 4),
+        )
+    return EvidenceMatch(kind="absent", coverage=round(coverage, 4))

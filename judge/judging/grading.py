@@ -1,0 +1,212 @@
+"""The judge stage: items → cache → backend (with retries) → verdicts.
+
+Only the top ``context_k`` chunks the generator saw are shown to the judge, in rank order,
+with the question and the answer; never the rest of the corpus, never the golden chunks.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from typing import Any, NamedTuple
+
+from tenacity import (
+    Retrying,
+    retry_if_exception_type,
+    stop_after_attempt,
+    stop_when_event_set,
+    wait_exponential_jitter,
+)
+from tenacity.wait import WaitBaseT
+
+from judge.errors import (
+    BackendRequestError,
+    BackendUnavailable,
+    ConnectionLost,
+    PromptTooLong,
+    TransientBackendError,
+)
+from judge.hashing import tagged_hash
+from judge.judging.backends import BackendIdentity, JudgeBackend, JudgeRequest
+from judge.judging.cache import VerdictCache
+from judge.judging.items import JudgeItem
+from judge.judging.prompts import Prompt
+from judge.judging.verdict import SCHEMA_VERSION, Reply, Verdict, make_verdict, verdict_schema
+
+DEFAULT_RETRY_WAIT: WaitBaseT = wait_exponential_jitter(initial=1, max=30)
+
+
+class Fingerprint(NamedTuple):
+    value: str
+    parts: dict[str, Any]
+
+
+def judge_fingerprint(identity: BackendIdentity, prompt: Prompt) -> Fingerprint:
+    """Hash of everything that changes the judge's output (and nothing that does not)."""
+    parts = {
+        "backend": identity.kind,
+        "model": identity.model,
+        "digest": identity.digest,
+        "options": identity.options,
+        "prompt_sha256": prompt.sha256 if identity.reads_prompt else None,
+        "schema_version": SCHEMA_VERSION,
+        "schema": verdict_schema(),
+    }
+    return Fingerprint(tagged_hash(parts, 16), parts)
+
+
+class JudgeProgress(NamedTuple):
+    done: int
+    total: int
+    cached: int
+    not_ok: int
+
+
+class JudgeOutcome(NamedTuple):
+    """Verdicts for the items that were judged (all of them unless interrupted)."""
+
+    verdicts: dict[str, Verdict]
+    fingerprint: Fingerprint
+    identity: BackendIdentity
+    interrupted: bool
+    elapsed_s: float
+
+
+def verdict_for(item: JudgeItem, reply: Reply, cached: bool) -> Verdict:
+    """The verdict of one reply, derived anew (a parser or verifier fix applies to old replies)."""
+    return make_verdict(
+        item.question.id, item.key, reply, item.context, item.question.answerable, cached
+    )
+
+
+def cached_verdicts(
+    items: Sequence[JudgeItem], fingerprint: str, cache: VerdictCache
+) -> dict[str, Verdict]:
+    """Verdicts of the items whose replies are in the cache for ``fingerprint`` (no judging)."""
+    replies = cache.get_many(fingerprint, (item.key for item in items))
+    return {
+        item.question.id: verdict_for(item, replies[item.key], cached=True)
+        for item in items
+        if item.key in replies
+    }
+
+
+def _ask(
+    backend: JudgeBackend,
+    prompt: Prompt,
+    item: JudgeItem,
+    max_attempts: int,
+    retry_wait: WaitBaseT,
+    stopping: threading.Event,
+) -> Reply:
+    """Render, send, retry transient failures; always returns a Reply unless the server is gone."""
+    request = JudgeRequest(
+        prompt=prompt.render(item.question.question, item.context, item.record.answer),
+        schema=verdict_schema(),
+        question=item.question.question,
+        context=item.context,
+        answer=item.record.answer,
+    )
+    retrying = Retrying(
+        retry=retry_if_exception_type(TransientBackendError),
+        # After Ctrl-C no new attempt starts: an in-flight item finishes or fails once.
+        stop=stop_after_attempt(max_attempts) | stop_when_event_set(stopping),
+        wait=retry_wait,
+        reraise=True,
+    )
+    try:
+        return retrying(backend.complete, request)
+    except PromptTooLong as exc:
+        return Reply(kind="truncated", detail=str(exc))
+    except ConnectionLost as exc:
+        raise BackendUnavailable(
+            f"the judge backend stopped answering after {max_attempts} attempts: {exc}"
+        ) from exc
+    except TransientBackendError as exc:
+        return Reply(kind="error", detail=f"{exc} (after {max_attempts} attempts)")
+    except BackendRequestError as exc:
+        return Reply(kind="error", detail=str(exc))
+
+
+def judge_items(
+    items: Sequence[JudgeItem],
+    backend: JudgeBackend,
+    prompt: Prompt,
+    cache: VerdictCache,
+    *,
+    concurrency: int = 1,
+    max_attempts: int = 4,
+    retry_wait: WaitBaseT = DEFAULT_RETRY_WAIT,
+    on_progress: Callable[[JudgeProgress], None] = lambda _: None,
+) -> JudgeOutcome:
+    """Judge every item, reusing cached replies; each new reply is cached as it arrives.
+
+    On Ctrl-C, items not yet started are cancelled, items in flight are abandoned, and what
+    was judged is kept (it is already in the cache): the outcome says ``interrupted``.
+    """
+    start = time.perf_counter()
+    fingerprint = judge_fingerprint(backend.identity, prompt)
+    label = f"{backend.identity.kind} {backend.identity.model} · {prompt.name}"
+    cache.register(fingerprint.value, fingerprint.parts, label)
+    verdicts: dict[str, Verdict] = {}
+    cached_replies = cache.get_many(fingerprint.value, (item.key for item in items))
+    progress = JudgeProgress(0, len(items), 0, 0)
+
+    def record(item: JudgeItem, reply: Reply, cached: bool) -> None:
+        nonlocal progress
+        verdict = verdicts[item.question.id] = verdict_for(item, reply, cached)
+        progress = JudgeProgress(
+            progress.done + 1,
+            progress.total,
+            progress.cached + cached,
+            progress.not_ok + (verdict.status != "ok"),
+        )
+        on_progress(progress)
+
+    todo = []
+    for item in items:
+        if item.key in cached_replies:
+            record(item, cached_replies[item.key], cached=True)
+        else:
+            todo.append(item)
+    on_progress(progress)
+    interrupted = False
+    stopping = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="judge")
+    pending: dict[Future[Reply], JudgeItem] = {}
+    queue = iter(todo)
+
+    def submit(item: JudgeItem) -> None:
+        future = pool.submit(_ask, backend, prompt, item, max_attempts, retry_wait, stopping)
+        pending[future] = item
+
+    try:
+        # Keep at most `concurrency` requests in flight: more would only queue in the server.
+        for item in queue:
+            submit(item)
+            if len(pending) >= concurrency:
+                break
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                item = pending.pop(future)
+                reply = future.result()
+                cache.put(fingerprint.value, item.key, item.question.id, reply)
+                record(item, reply, cached=False)
+                next_item = next(queue, None)
+                if next_item is not None:
+                    submit(next_item)
+    except KeyboardInterrupt:
+        interrupted = True
+        stopping.set()
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    return JudgeOutcome(
+        verdicts=verdicts,
+        fingerprint=fingerprint,
+        identity=backend.identity,
+        interrupted=interrupted,
+        elapsed_s=time.perf_counter() - start,
+    )

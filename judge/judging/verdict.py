@@ -1,0 +1,162 @@
+"""Verdicts are data: the judge's reply parsed, checked and kept, never turned into a 0.
+
+``Reply`` is what a backend returns (raw text and metadata); it is what the cache stores.
+``Verdict`` is derived from a reply every time it is used: parsing and evidence verification
+are cheap and deterministic, so a fix to either applies to cached replies without re-judging.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from judge.judging.evidence import EvidenceMatch, verify_quote
+from judge.judging.items import ContextChunk
+
+#: Bump when VerdictPayload changes (it is in the judge fingerprint through the schema too).
+SCHEMA_VERSION = 1
+
+EVIDENCE_MAX_CHARS = 200
+
+Status = Literal["ok", "parse_error", "backend_error", "truncated"]
+STATUSES: tuple[Status, ...] = ("ok", "parse_error", "backend_error", "truncated")
+
+
+class VerdictPayload(BaseModel):
+    """What the model must return. Field order is generation order: quote first, then score.
+
+    Strict: ``true`` or ``"2"`` or ``2.0`` is not a score (lax parsing would read ``true`` as 1).
+    """
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    evidence: str = Field(max_length=EVIDENCE_MAX_CHARS)
+    """One sentence copied from the context ("" for a correct refusal)."""
+    faithfulness: Literal[0, 1, 2]
+    relevance: Literal[0, 1, 2]
+    note: str = Field(max_length=80)
+    """Bounded, like ``evidence``: under a grammar a model that loops inside a string is cut
+    at the bound and the JSON still completes, instead of running to the token limit."""
+
+    @field_validator("faithfulness", "relevance", mode="before")
+    @classmethod
+    def _integer_only(cls, value: object) -> object:
+        # Literal[0, 1, 2] alone lets 2.0 and True through (2.0 == 2, True == 1).
+        if type(value) is not int:
+            raise ValueError(f"must be the integer 0, 1 or 2, got {value!r}")
+        return value
+
+
+@functools.cache
+def verdict_schema() -> dict[str, Any]:
+    """The JSON schema sent to the backend (grammar-constrained where supported).
+
+    Built once: it goes with every request. Callers must not modify it.
+    """
+    return VerdictPayload.model_json_schema()
+
+
+class Reply(BaseModel):
+    """One backend answer for one item, or why there is none."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["reply", "truncated", "error"] = "reply"
+    """reply: the model answered; truncated: the prompt did not fit; error: the backend failed."""
+    text: str = ""
+    finish_reason: str | None = None
+    """"stop" for a complete reply; "length" means it was cut off at the token limit."""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float = 0.0
+    detail: str | None = None
+    """Why the reply is missing (truncated or error)."""
+
+
+class Verdict(BaseModel):
+    """The judgement of one answer."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    question_id: str
+    item_key: str
+    status: Status
+    faithfulness: int | None = None
+    relevance: int | None = None
+    evidence: str = ""
+    note: str = ""
+    match: EvidenceMatch | None = None
+    review: tuple[str, ...] = ()
+    """Reasons a person should look at this verdict (empty when nothing is suspicious)."""
+    error: str | None = None
+    raw_reply: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float = 0.0
+    cached: bool = False
+
+
+def make_verdict(
+    question_id: str,
+    item_key: str,
+    reply: Reply,
+    context: list[ContextChunk],
+    answerable: bool,
+    cached: bool = False,
+) -> Verdict:
+    """Parse and check a reply; anything short of a valid, complete reply is a non-ok status."""
+    common: dict[str, Any] = {
+        "question_id": question_id,
+        "item_key": item_key,
+        "raw_reply": reply.text,
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "latency_s": reply.latency_s,
+        "cached": cached,
+    }
+    if reply.kind == "truncated":
+        return Verdict(status="truncated", error=reply.detail, **common)
+    if reply.kind == "error":
+        return Verdict(status="backend_error", error=reply.detail, **common)
+    if reply.finish_reason == "length":
+        error = "reply cut off at the token limit (finish_reason 'length'); raise max_tokens"
+        return Verdict(status="parse_error", error=error, **common)
+    try:
+        payload = VerdictPayload.model_validate(json.loads(reply.text))
+    except json.JSONDecodeError as exc:
+        return Verdict(status="parse_error", error=f"not JSON: {exc.msg}", **common)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in exc.errors()
+        )
+        return Verdict(status="parse_error", error=f"breaks the schema: {problems}", **common)
+    match = verify_quote(payload.evidence, context)
+    review = []
+    if payload.faithfulness == 2 and match.kind == "absent":
+        review.append("faithful, but the quote is not in the context")
+    if payload.faithfulness == 2 and match.kind == "too_short":
+        review.append("faithful, but the quote is too short to be evidence")
+    if payload.faithfulness == 2 and match.kind == "empty" and answerable:
+        review.append("faithful, but no quote (the question is answerable)")
+    if match.kind == "partial":
+        review.append(f"quote only partly found ({match.coverage:.0%})")
+    return Verdict(
+        status="ok",
+        faithfulness=payload.faithfulness,
+        relevance=payload.relevance,
+        evidence=payload.evidence,
+        note=payload.note,
+        match=match,
+        review=tuple(review),
+        **common,
+    )
+
+
+def review_reasons(verdict: Verdict) -> list[str]:
+    """Why a person should look at this verdict: its status if not ok, else its flags."""
+    if verdict.status != "ok":
+        return [f"{verdict.status}: {verdict.error}"]
+    return list(verdict.review)

@@ -1,0 +1,286 @@
+"""Assemble the report of one judged run: manifest, tables, comparisons, agreement, items.
+
+``build_report`` reads the history and the pinned baseline and writes nothing; the files are
+rendered from its ``Report`` (``judge.report.files``) and written by ``judge.results.folder``.
+A live run and a re-rendered folder both come here with a ``Judged``: the verdicts and which
+judge gave them.
+"""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import NamedTuple
+
+from judge.audit.agreement import AuditResult, agreement, audit_items, judge_scores
+from judge.config import Config
+from judge.hashing import tagged_hash, text_sha256
+from judge.inputs.golden import GoldenSet
+from judge.inputs.labels import HumanLabel, labels_by_answer
+from judge.inputs.runs import Run
+from judge.judging.grading import Fingerprint
+from judge.judging.items import context_for
+from judge.judging.verdict import STATUSES, Verdict
+from judge.results.baseline import compare_with_baseline, read_baseline
+from judge.results.compare import Change, Flip, SectionComparison, TypeMetrics, changed_verdicts
+from judge.results.folder import ItemRecord, ReportsDir, RunFolder
+from judge.results.history import HistoryEntry, compare_with_history, prompt_only_predecessor
+from judge.results.manifest import (
+    Fingerprints,
+    GitInfo,
+    JudgeInfo,
+    Manifest,
+    RunInfo,
+)
+from judge.results.tables import JUDGE_METRICS, NOT_OK, TypeTable, judge_table
+from judge.retrieval import RetrievalScores
+
+PACKAGES = ("judge", "httpx", "ollama", "pydantic", "tenacity", "pandas", "llama_cpp_python")
+
+
+class Judged(NamedTuple):
+    """What the judge stage hands to the report: the verdicts and who gave them."""
+
+    verdicts: dict[str, Verdict]
+    judge: JudgeInfo
+    fingerprint: Fingerprint
+    seconds: float
+
+
+class Measured(NamedTuple):
+    """The inputs and retrieval of one run, as the report needs them."""
+
+    golden: GoldenSet
+    run: Run
+    run_source: str
+    scores: RetrievalScores
+    retrieval: TypeTable
+
+
+class PromptEdit(NamedTuple):
+    """What a prompt edit changed, against the run just before it."""
+
+    previous_folder: str
+    flips: list[Flip]
+    agreement_before: float | None
+    agreement_after: float | None
+    labelled: int
+
+
+class Report(NamedTuple):
+    """Everything the report files are rendered from."""
+
+    manifest: Manifest
+    entry: HistoryEntry
+    retrieval: TypeTable
+    judge: TypeTable
+    splits: dict[str, TypeTable]
+    """Judge tables per split (tune, holdout) when the golden set has splits."""
+    comparisons: list[SectionComparison]
+    baseline: list[SectionComparison]
+    prompt_edit: PromptEdit | None
+    audit: AuditResult | None
+    """Agreement with the human labels, when there are labels for these answers."""
+    verdicts: list[Verdict]
+    items: list[ItemRecord]
+    run: Run
+
+    @property
+    def regressions(self) -> list[Change]:
+        return [c for comp in [*self.comparisons, *self.baseline] for c in comp.regressions]
+
+
+def run_hash(run: Run) -> str:
+    """Hash of the rankings (with any text the run supplied) and answers, not of metadata:
+    equal means the same RAG output."""
+    return tagged_hash(
+        {
+            qid: [[[c.chunk_id, c.text] for c in r.retrieved], r.answer]
+            for qid, r in run.records.items()
+        },
+        16,
+    )
+
+
+def retrieval_fingerprint(config: Config) -> str:
+    return tagged_hash({"context_k": config.retrieval.context_k, "ks": config.retrieval.ks}, 16)
+
+
+def _git(cwd: Path) -> GitInfo:
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10
+        )
+        status = subprocess.run(
+            ["git", "status", "--porcelain"], cwd=cwd, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return GitInfo(commit=None, dirty=None)
+    if commit.returncode != 0:
+        return GitInfo(commit=None, dirty=None)
+    return GitInfo(commit=commit.stdout.strip(), dirty=bool(status.stdout.strip()))
+
+
+def _versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for name in PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def _retrieval_metrics(table: TypeTable) -> TypeMetrics:
+    """Per type: every metric, and ``n`` (questions scored)."""
+    return {
+        row["type"]: {m: row[m] for m in table.metrics} | {"n": float(row["n"])}
+        for row in table.to_json()["rows"]
+    }
+
+
+def _judge_metrics(table: TypeTable) -> TypeMetrics:
+    """Per type: the judge metrics and ``ok_share``, the share of items with an ok verdict.
+
+    Retrieval at context_k sits in the judge table for reading but is compared (once) in the
+    retrieval section. ``ok_share`` makes failing verdicts count: they are left out of the
+    means, so without it a judge that fails on hard items would look better.
+    """
+    out: TypeMetrics = {}
+    for row in table.to_json()["rows"]:
+        judged = row["n"] + sum(row[status] for status in NOT_OK)
+        out[row["type"]] = {m: row[m] for m in JUDGE_METRICS} | {
+            "ok_share": row["n"] / judged if judged else None
+        }
+    return out
+
+
+def build_report(
+    config: Config,
+    measured: Measured,
+    judged: Judged,
+    labels: list[HumanLabel],
+    started_at: datetime,
+    folder_name: str,
+    finished_at: datetime | None = None,
+) -> Report:
+    """Assemble the report of one judged run (reads history and baseline, writes nothing)."""
+    golden = measured.golden
+    verdicts = [judged.verdicts[q.id] for q in golden.questions if q.id in judged.verdicts]
+    counts: dict[str, int] = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
+    manifest = Manifest(
+        folder=folder_name,
+        started_at=started_at.isoformat(timespec="seconds"),
+        finished_at=(finished_at or datetime.now(UTC)).isoformat(timespec="seconds"),
+        judge=judged.judge,
+        fingerprints=Fingerprints(
+            judge=judged.fingerprint.value,
+            judge_parts=judged.fingerprint.parts,
+            retrieval=retrieval_fingerprint(config),
+            golden=golden.questions_hash,
+            corpus=golden.corpus_hash,
+            run=run_hash(measured.run),
+        ),
+        run=RunInfo(source=measured.run_source, meta=measured.run.meta),
+        config=config.model_dump(mode="json"),
+        git=_git(config.source.parent if config.source else Path.cwd()),
+        versions=_versions(),
+        status_counts=counts,
+        judge_seconds=round(judged.seconds, 3),
+    )
+    table = judge_table(config, golden, measured.scores, verdicts)
+    splits = sorted({q.split for q in golden.questions if q.split})
+    split_tables: dict[str, TypeTable] = {
+        split: judge_table(config, golden, measured.scores, verdicts, split) for split in splits
+    }
+    entry = HistoryEntry(
+        folder=folder_name,
+        started_at=manifest.started_at,
+        golden_hash=golden.questions_hash,
+        corpus_hash=golden.corpus_hash,
+        run_hash=manifest.fingerprints.run,
+        retrieval_fingerprint=manifest.fingerprints.retrieval,
+        judge_fingerprint=judged.fingerprint.value,
+        judge_parts=judged.fingerprint.parts,
+        metrics={
+            "retrieval": _retrieval_metrics(measured.retrieval),
+            "judge": _judge_metrics(table),
+        },
+        status_counts=counts,
+    )
+    reports = ReportsDir(config.reports.dir)
+    history = reports.history()
+    # Only runs before this one count (a re-rendered report must not compare with later runs).
+    names = [e.folder for e in history]
+    if folder_name in names:
+        history = history[: names.index(folder_name)]
+    threshold = config.reports.regression_threshold
+    comparisons = compare_with_history(entry, history, threshold)
+    pinned = read_baseline(config.reports.baseline)
+    baseline = compare_with_baseline(entry, pinned, threshold) if pinned else []
+    items = _item_records(config, measured, labels, judged.verdicts)
+    item_map = {item.question_id: item for item in items}
+    audit = audit_items(folder_name, item_map, judged.verdicts, labels) if labels else None
+    if audit is not None and audit.judge.n == 0:
+        audit = None  # labels exist, but none for these exact answers
+    prompt_edit = None
+    previous = prompt_only_predecessor(entry, history)
+    if previous is not None and (reports.path / previous.folder / "verdicts.jsonl").exists():
+        old = RunFolder(reports.path / previous.folder).verdicts()
+        flips = changed_verdicts(old, {v.question_id: v for v in verdicts})
+        # Same run content, so the same items: only the verdicts differ.
+        before = agreement("before", item_map, labels, judge_scores(old))
+        after = agreement("after", item_map, labels, judge_scores(judged.verdicts))
+        prompt_edit = PromptEdit(
+            previous.folder, flips, before.both_exact, after.both_exact, after.n
+        )
+    return Report(
+        manifest,
+        entry,
+        measured.retrieval,
+        table,
+        split_tables,
+        comparisons,
+        baseline,
+        prompt_edit,
+        audit,
+        verdicts,
+        items,
+        measured.run,
+    )
+
+
+def _item_records(
+    config: Config, measured: Measured, labels: list[HumanLabel], verdicts: dict[str, Verdict]
+) -> list[ItemRecord]:
+    """What the judge saw for each judged question, with its retrieval scores and labels."""
+    grouped = labels_by_answer(labels)
+    scores = measured.scores
+    by_question = {
+        qid: {m: values[i] for m, values in scores.values.items()}
+        for i, qid in enumerate(scores.question_ids)
+    }
+    items = []
+    for q in measured.golden.questions:
+        record = measured.run.records.get(q.id)
+        if record is None or q.id not in verdicts:
+            continue
+        items.append(
+            ItemRecord(
+                question_id=q.id,
+                type=q.type,
+                split=q.split or "",
+                question=q.question,
+                answer=record.answer,
+                context=context_for(record, measured.golden.corpus, config.retrieval.context_k),
+                relevant_chunks=None if q.relevant_chunks is None else list(q.relevant_chunks),
+                retrieval=by_question.get(q.id, {}),
+                labels=[
+                    label.scores() for label in grouped.get((q.id, text_sha256(record.answer)), [])
+                ],
+            )
+        )
+    return items

@@ -1,0 +1,59 @@
+"""For CI systems and scripts: the gate as JUnit XML, and a JSON summary of a run."""
+
+from __future__ import annotations
+
+from typing import Any
+from xml.etree import ElementTree as ET
+
+from judge.report.build import Report
+from judge.results.gate import Gate
+
+
+def junit_xml(report: Report, gate: Gate, fail_on_regression: bool, require_baseline: bool) -> str:
+    """One test case per gate check; a check fails the suite only where the flags say it does
+    (a regression with ``fail_on_regression``, a missing baseline with ``require_baseline``);
+    otherwise a failed check is reported as skipped, with its message."""
+    suite = ET.Element(
+        "testsuite",
+        name=f"judge gate · {report.manifest.folder}",
+        timestamp=report.manifest.started_at,
+        time=f"{report.manifest.judge_seconds:.3f}",
+    )
+    failures = skipped = 0
+    for check in gate.checks:
+        case = ET.SubElement(suite, "testcase", classname="judge.gate", name=check.name)
+        if check.passed:
+            continue
+        enforced = fail_on_regression if check.kind == "regression" else require_baseline
+        if enforced:
+            failures += 1
+            ET.SubElement(
+                case, "failure", message=check.message, type=check.kind
+            ).text = check.message
+        else:
+            skipped += 1
+            ET.SubElement(case, "skipped", message=f"not enforced: {check.message}")
+    suite.set("tests", str(len(gate.checks)))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    suite.set("skipped", str(skipped))
+    ET.indent(suite)
+    return (
+        '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
+    )
+
+
+def summary_json(report: Report, gate: Gate, exit_code: int, folder: str) -> dict[str, Any]:
+    """What a script needs to act on a run without parsing its text."""
+    return {
+        "exit_code": exit_code,
+        "verdict": gate.verdict,
+        "folder": folder,
+        "judge": report.manifest.judge.describe(),
+        "status_counts": report.manifest.status_counts,
+        "adapter_failed": sorted(report.run.meta.failed),
+        "regressions": [c._asdict() for c in gate.regressions],
+        "not_compared": gate.missing,
+        "checks": [c._asdict() for c in gate.checks],
+        "tables": {"judge": report.judge.to_json(), "retrieval": report.retrieval.to_json()},
+    }

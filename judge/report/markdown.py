@@ -1,0 +1,124 @@
+"""``report.md``: the per-type tables, the comparisons, a prompt edit's flips, the agreement
+with human labels and what needs review, for people."""
+
+from __future__ import annotations
+
+from judge.audit.agreement import AuditResult
+from judge.formatting import FEW_ITEMS, fmt_number, fmt_share
+from judge.judging.verdict import Verdict, review_reasons
+from judge.report.build import Report
+from judge.report.text_tables import render_markdown
+from judge.results.compare import SectionComparison
+
+
+def _comparison_lines(comparisons: list[SectionComparison], against: str) -> list[str]:
+    lines = []
+    for comp in comparisons:
+        title = f"**{comp.section}** against {against if comp.baseline == 'baseline' else comp.baseline or '—'}"
+        if comp.baseline is None:
+            lines.append(f"- {title}: {comp.note}")
+            continue
+        moved = comp.moved
+        noise = len(comp.changes) - len(moved)
+        extra = f" ({comp.note})" if comp.note else ""
+        lines.append(
+            f"- {title}: {len(moved)} moves beyond the threshold, {noise} within noise{extra}"
+        )
+        lines += [f"  - {c.direction}: {c.describe()}" for c in moved]
+    return lines
+
+
+def render_report_md(report: Report) -> str:
+    m = report.manifest
+    judge = m.judge
+    lines = [
+        f"# Report {m.folder}",
+        "",
+        f"- judge: **{judge.describe()}** ({judge.chosen_because})",
+        f"- prompt: `{judge.prompt}` · fingerprint `{m.fingerprints.judge}`",
+        f"- run: `{m.run.source}` · golden `{m.fingerprints.golden}` · corpus "
+        f"`{m.fingerprints.corpus}`",
+        "- verdicts: " + ", ".join(f"{k} {v}" for k, v in m.status_counts.items()),
+        "",
+        "## Per question type",
+        "",
+        render_markdown(report.judge),
+        "",
+    ]
+    for split, table in report.splits.items():
+        lines += [f"### Split: {split}", "", render_markdown(table), ""]
+    lines += ["## Retrieval at every k", "", render_markdown(report.retrieval), ""]
+    lines += ["## Compared with earlier runs", ""]
+    lines += _comparison_lines(report.comparisons, "the last compatible run")
+    if report.baseline:
+        lines += _comparison_lines(report.baseline, "the pinned baseline")
+    lines.append("")
+    if report.prompt_edit is not None:
+        edit = report.prompt_edit
+        lines += [
+            "## Since the prompt edit",
+            "",
+            f"Only the judge prompt changed since `{edit.previous_folder}`: "
+            f"{len(edit.flips)} verdicts changed.",
+            "",
+        ]
+        if edit.labelled:
+            lines.append(
+                f"Agreement with the human labels (both scores exact, {edit.labelled} labels): "
+                f"{fmt_share(edit.agreement_before)} → {fmt_share(edit.agreement_after)}"
+            )
+            lines.append("")
+        if edit.flips:
+            lines += [
+                "| question | before | after | quote before | quote after |",
+                "|---|---|---|---|---|",
+            ]
+            for flip in edit.flips:
+                lines.append(
+                    f"| {flip.question_id} | {verdict_scores(flip.old)} | {verdict_scores(flip.new)} | "
+                    f"{_cell(flip.old.evidence)} | {_cell(flip.new.evidence)} |"
+                )
+            lines.append("")
+    if report.audit is not None:
+        lines += ["## Agreement with human labels", "", *audit_lines(report.audit), ""]
+    review = [(v, review_reasons(v)) for v in report.verdicts if review_reasons(v)]
+    lines += ["## Needs review", ""]
+    if not review:
+        lines.append("Nothing flagged.")
+    for verdict, reasons in review:
+        lines.append(f"- **{verdict.question_id}**: {'; '.join(reasons)}")
+    lines += ["", "Open `review.html` to see each quote inside the chunk it came from.", ""]
+    return "\n".join(lines)
+
+
+def audit_lines(audit: AuditResult) -> list[str]:
+    """The headline agreement figures, judge next to the lexical baseline."""
+    pct, num = fmt_share, fmt_number
+    lines = [
+        f"{audit.judge.n} labels from {', '.join(audit.labellers)}; `judge audit` gives the "
+        "intervals, confusion matrices and the disagreements.",
+        "",
+        "| judge | both exact | faithfulness exact | faithfulness κ | relevance exact | relevance κ |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for row in (audit.judge, audit.lexical):
+        f = row.per_axis["faithfulness"].get("all")
+        r = row.per_axis["relevance"].get("all")
+        lines.append(
+            f"| {row.judge} | {pct(row.both_exact)} | {pct(f.exact if f else None)} | "
+            f"{num(f.kappa if f else None)} | {pct(r.exact if r else None)} | {num(r.kappa if r else None)} |"
+        )
+    if audit.judge.n < FEW_ITEMS:
+        lines += ["", f"With {audit.judge.n} labels the intervals are wide: a few points is noise."]
+    return lines
+
+
+def verdict_scores(verdict: Verdict) -> str:
+    if verdict.status != "ok":
+        return verdict.status
+    return f"F{verdict.faithfulness} R{verdict.relevance}"
+
+
+def _cell(text: str) -> str:
+    text = " ".join(text.split())
+    return (text[:60] + "…" if len(text) > 60 else text).replace("|", "\\|") or "—"

@@ -1,0 +1,66 @@
+"""The console summary of a judged run: tables, comparisons, flips, what needs review."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from judge.config import Config
+from judge.formatting import fmt_share
+from judge.judging.verdict import review_reasons
+from judge.report.build import Report
+from judge.report.text_tables import render_text
+
+
+def console_summary(report: Report, config: Config, folder: Path) -> list[str]:
+    """The console summary of a judged run: tables, comparisons, flips, what needs review."""
+    outcome_hits = sum(v.cached for v in report.verdicts)
+    lines = [
+        f"\njudged {len(report.verdicts)} answers in {report.manifest.judge_seconds:.1f} s "
+        f"({outcome_hits} from the cache)",
+        f"\nretrieval per type (context_k = {config.retrieval.context_k})",
+        render_text(report.retrieval),
+        f"\njudge per type ({report.manifest.judge.describe()})",
+        render_text(report.judge),
+    ]
+    for split, table in report.splits.items():
+        lines += [f"\nsplit {split}", render_text(table)]
+    lines.append("")
+    for comp in [*report.comparisons, *report.baseline]:
+        against = comp.baseline or "nothing"
+        if comp.baseline is None:
+            lines.append(f"{comp.section}: {comp.note}")
+            continue
+        moved = comp.moved
+        lines.append(
+            f"{comp.section} vs {against}: {len(comp.regressions)} regressed, "
+            f"{len(moved) - len(comp.regressions)} improved, "
+            f"{len(comp.changes) - len(moved)} within ±{config.reports.regression_threshold:g}"
+            + (f" ({comp.note})" if comp.note else "")
+        )
+        lines += [f"  {c.describe()}" for c in comp.regressions]
+    edit = report.prompt_edit
+    if edit is not None:
+        lines.append(
+            f"\nprompt edit since {edit.previous_folder}: {len(edit.flips)} verdicts changed"
+        )
+        lines += [f"  {flip.describe()}" for flip in edit.flips]
+        if edit.labelled:
+            before, after = fmt_share(edit.agreement_before), fmt_share(edit.agreement_after)
+            lines.append(
+                f"  agreement with {edit.labelled} human labels (both scores): {before} → {after}"
+            )
+    if report.audit is not None:
+        audit = report.audit
+        lines.append(
+            f"\nagreement with {audit.judge.n} human labels (both scores exact): judge "
+            f"{fmt_share(audit.judge.both_exact)}, lexical baseline {fmt_share(audit.lexical.both_exact)}"
+            " ('judge audit' for the details)"
+        )
+    review = [(v.question_id, review_reasons(v)) for v in report.verdicts if review_reasons(v)]
+    if review:
+        lines.append(
+            f"\n{len(review)} verdicts need a look (review.html shows each quote in its chunk):"
+        )
+        lines += [f"  {qid}: {'; '.join(reasons)}" for qid, reasons in review]
+    lines.append(f"\nsaved {folder}")
+    return lines

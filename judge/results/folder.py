@@ -1,0 +1,176 @@
+"""Report folders and the reports directory that holds them.
+
+``reports/`` (``reports.dir``) holds:
+
+- ``<UTC time>-<judge fingerprint>/``  one folder per judged run (``RunFolder``), assembled under
+  a temporary name and renamed into place when complete, so a crash never leaves a
+  half-written folder that looks finished;
+- ``history.jsonl``  one summary line per run (``judge.results.history``);
+- ``latest``         the name of the newest folder;
+- ``runs/``          runs produced by the adapter (``judge.inputs.adapter``);
+- ``.lock``          held while a run writes here (``judge.results.lock``).
+
+A folder holds ``manifest.json`` (``judge.results.manifest``), ``items.jsonl`` (what the judge
+saw, ``ItemRecord``), ``verdicts.jsonl``, ``run.jsonl`` (the judged run) and the rendered
+files (``judge.report``). This module is the only place that resolves, reads and writes them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from functools import cached_property
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict
+
+from judge.errors import ConfigError
+from judge.inputs.labels import LabelScores
+from judge.jsonl import parse_records, read_jsonl, write_atomic
+from judge.judging.items import ContextChunk
+from judge.judging.verdict import Verdict
+from judge.results.compare import SECTIONS, Section, TypeMetrics
+from judge.results.history import HistoryEntry, append_history, read_history
+from judge.results.lock import run_lock
+from judge.results.manifest import Manifest, read_manifest
+
+
+class ItemRecord(BaseModel):
+    """What the judge saw for one question, kept with the report (``items.jsonl``)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    question_id: str
+    type: str
+    split: str
+    question: str
+    answer: str
+    context: list[ContextChunk]
+    """The top context_k chunks in rank order."""
+    relevant_chunks: list[str] | None = None
+    """None when the golden set does not say which chunks are relevant."""
+    retrieval: dict[str, float]
+    """Metrics at every k (empty for questions without relevant chunks)."""
+    labels: list[LabelScores]
+    """Human labels for this exact answer."""
+
+
+class RunFolder:
+    """One report folder: its manifest and records, read on demand."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    @cached_property
+    def manifest(self) -> Manifest:
+        return read_manifest(self.path)
+
+    def items(self) -> dict[str, ItemRecord]:
+        """``items.jsonl`` by question id (damaged lines: one InputError)."""
+        path = self.path / "items.jsonl"
+        return {i.question_id: i for _, i in parse_records(path, read_jsonl(path), ItemRecord)}
+
+    def verdicts(self) -> dict[str, Verdict]:
+        """``verdicts.jsonl`` by question id (damaged lines: one InputError)."""
+        path = self.path / "verdicts.jsonl"
+        return {v.question_id: v for _, v in parse_records(path, read_jsonl(path), Verdict)}
+
+    @property
+    def run_path(self) -> Path:
+        return self.path / "run.jsonl"
+
+    def metrics(self) -> dict[Section, TypeMetrics]:
+        """Per section, per type, every metric of the folder's tables (from ``report.json``)."""
+        report = json.loads((self.path / "report.json").read_text(encoding="utf-8"))
+        metrics: dict[Section, TypeMetrics] = {}
+        for section in SECTIONS:
+            metrics[section] = {
+                row["type"]: {k: v for k, v in row.items() if k != "type" and isinstance(v, float)}
+                for row in report["tables"][section]["rows"]
+            }
+        return metrics
+
+    def write_files(self, files: dict[str, str]) -> None:
+        """Write (or rewrite) files of this folder, each whole: write, then rename."""
+        for name, text in files.items():
+            write_atomic(self.path / name, text)
+
+
+class ReportsDir:
+    """The reports directory: its folders, history, ``latest`` pointer and lock."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @property
+    def history_path(self) -> Path:
+        return self.path / "history.jsonl"
+
+    @property
+    def runs_dir(self) -> Path:
+        """Where adapter-produced runs are kept."""
+        return self.path / "runs"
+
+    @contextmanager
+    def lock(self) -> Iterator[None]:
+        """Held while a run writes here: one run at a time."""
+        with run_lock(self.path):
+            yield
+
+    def folder(self, name: str | None) -> RunFolder:
+        """A report folder from a path, a folder name, or None for the latest run.
+
+        Its manifest is read (and its format version checked) here, so a folder that cannot be
+        used is refused before anything else happens.
+        """
+        if name is None:
+            latest = self.path / "latest"
+            if not latest.exists():
+                raise ConfigError(f"no runs in {self.path} yet; run 'judge run' first")
+            name = latest.read_text(encoding="utf-8").strip()
+        for candidate in (Path(name), self.path / name):
+            if (candidate / "manifest.json").is_file():
+                folder = RunFolder(candidate)
+                folder.manifest  # noqa: B018 (read now: a wrong format fails here, in one line)
+                return folder
+        raise ConfigError(f"{name}: not a report folder (no manifest.json); see 'ls {self.path}'")
+
+    def history(self) -> list[HistoryEntry]:
+        return read_history(self.history_path)
+
+    def history_entry(self, folder: RunFolder) -> HistoryEntry:
+        """The history line of a report folder."""
+        for entry in self.history():
+            if entry.folder == folder.name:
+                return entry
+        raise ConfigError(f"{folder.name} is not in {self.history_path}")
+
+    def new_folder_name(self, fingerprint: str, now: datetime) -> str:
+        stamp = now.strftime("%Y%m%dT%H%M%SZ")
+        name = f"{stamp}-{fingerprint.split(':')[1][:8]}"
+        candidate, suffix = name, 2
+        while (self.path / candidate).exists():  # two runs in one second, same judge
+            candidate, suffix = f"{name}-{suffix}", suffix + 1
+        return candidate
+
+    def publish(self, name: str, files: dict[str, str], entry: HistoryEntry) -> RunFolder:
+        """Write a new folder atomically, then its history line and the ``latest`` pointer."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        final = self.path / name
+        tmp = self.path / f".{name}.{os.getpid()}.partial"
+        if tmp.exists():
+            shutil.rmtree(tmp)
+        tmp.mkdir()
+        RunFolder(tmp).write_files(files)
+        os.replace(tmp, final)
+        append_history(self.history_path, entry)
+        write_atomic(self.path / "latest", name + "\n")
+        return RunFolder(final)

@@ -1,0 +1,112 @@
+"""``manifest.json``: what a report folder measured, with what, on what. Format version first.
+
+The one typed contract of a report folder: written by the pipeline, read (and its version
+checked) by every command that opens a folder. Do not change the fields or their meaning
+without raising ``FORMAT_VERSION``: older folders are then refused with a message that says
+what to do, instead of being misread.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from judge.config import RetrievalConfig
+from judge.errors import ConfigError
+from judge.inputs.runs import RunMeta
+from judge.jsonl import describe_validation_error
+
+FORMAT_VERSION = 1
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class JudgeInfo(_Part):
+    """Which judge gave the verdicts, and why it was the one chosen."""
+
+    backend: str
+    model: str
+    digest: str | None
+    server_version: str | None
+    endpoint: str | None
+    chosen_because: str
+    prompt: str
+    prompt_sha256: str
+    evidence_verifier_version: int
+
+    def describe(self) -> str:
+        return f"{self.backend} · {self.model}"
+
+
+class Fingerprints(_Part):
+    """Hashes that decide which runs can be compared (see ``judge.results.history``)."""
+
+    judge: str
+    judge_parts: dict[str, Any]
+    retrieval: str
+    golden: str
+    corpus: str
+    run: str
+
+
+class RunInfo(_Part):
+    """The RAG system's run that was judged (a copy is the folder's ``run.jsonl``)."""
+
+    source: str
+    meta: RunMeta
+
+
+class GitInfo(_Part):
+    commit: str | None
+    dirty: bool | None
+
+
+class Manifest(_Part):
+    format_version: int = FORMAT_VERSION
+    folder: str
+    started_at: str
+    finished_at: str
+    judge: JudgeInfo
+    fingerprints: Fingerprints
+    run: RunInfo
+    config: dict[str, Any]
+    """The configuration as it was (``Config.model_dump(mode="json")``)."""
+    git: GitInfo
+    versions: dict[str, str | None]
+    status_counts: dict[str, int]
+    judge_seconds: float
+
+    def retrieval_settings(self) -> RetrievalConfig:
+        """The retrieval settings the run measured with (re-rendering measures the same way)."""
+        return RetrievalConfig.model_validate(self.config["retrieval"])
+
+    def to_json(self) -> str:
+        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
+
+
+def read_manifest(folder: Path) -> Manifest:
+    """A folder's manifest; another format version or a damaged file is one clear error."""
+    path = folder / "manifest.json"
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc}); the folder is damaged") from None
+    version = raw.get("format_version") if isinstance(raw, dict) else None
+    if version != FORMAT_VERSION:
+        raise ConfigError(
+            f"{folder.name}: a report folder of format {version!r}, and this judge reads format "
+            f"{FORMAT_VERSION}; run 'judge run' to make a new one (or open it with the judge "
+            "version that wrote it)"
+        )
+    try:
+        return Manifest.model_validate(raw)
+    except ValidationError as exc:
+        problem = describe_validation_error(exc)[0]
+        raise ConfigError(
+            f"{path}: not a valid manifest ({problem}); the folder is damaged"
+        ) from None

@@ -1,0 +1,186 @@
+"""Per-question-type tables from tidy per-question rows (pandas).
+
+Every table is per type first, ``all`` last, with the weakest type named: averages hide the
+failures of the small types. Means use only the rows that have a value; the rows that do not
+(out-of-scope questions for retrieval, non-ok verdicts for the judge) are counted in their own
+columns, never turned into 0 or NaN inside a mean.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any, NamedTuple
+
+import pandas as pd
+
+from judge.config import Config
+from judge.inputs.golden import GoldenSet
+from judge.judging.verdict import STATUSES, Verdict
+from judge.retrieval import RetrievalScores, metric_names
+
+ALL = "all"
+
+
+class TypeTable(NamedTuple):
+    """A per-type table: one row per question type, then ``all``."""
+
+    frame: pd.DataFrame
+    """Index: type names then ``all``. Columns: counts first, then metric means."""
+    metrics: list[str]
+    count_columns: list[str]
+    primary: str
+    """The metric that decides the weakest type."""
+    weakest: str | None
+    """The type with the lowest primary mean (None if no type has a value)."""
+
+    def to_json(self) -> dict[str, Any]:
+        rows = []
+        for type_name, row in self.frame.iterrows():
+            item: dict[str, Any] = {"type": type_name}
+            for column in self.count_columns:
+                item[column] = int(row[column])
+            for metric in self.metrics:
+                value = row[metric]
+                item[metric] = None if pd.isna(value) else round(float(value), 6)
+            rows.append(item)
+        return {"primary_metric": self.primary, "weakest_type": self.weakest, "rows": rows}
+
+
+def retrieval_rows(golden: GoldenSet, scores: RetrievalScores) -> pd.DataFrame:
+    """Tidy rows: question_id, type, split, metric, value (one row per question and metric)."""
+    by_id = golden.by_id()
+    n = len(scores.question_ids)
+    frames = [
+        pd.DataFrame(
+            {
+                "question_id": scores.question_ids,
+                "type": [by_id[q].type for q in scores.question_ids],
+                "split": [by_id[q].split or "" for q in scores.question_ids],
+                "metric": [metric] * n,
+                "value": values,
+            }
+        )
+        for metric, values in scores.values.items()
+    ]
+    return pd.concat(frames, ignore_index=True)
+
+
+def per_type_table(
+    rows: pd.DataFrame,
+    types: Sequence[str],
+    metrics: Sequence[str],
+    counts: dict[str, dict[str, int]] | None = None,
+) -> TypeTable:
+    """Mean of each metric per type, plus ``all``; ``metrics[0]`` is the primary metric.
+
+    ``rows`` are tidy (type, metric, value); ``n`` counts the questions with a value for the
+    primary metric. ``counts`` adds columns of per-type counts (e.g. excluded questions).
+    """
+    counts = counts or {}
+    primary = metrics[0]
+    means = rows.pivot_table(index="type", columns="metric", values="value", aggfunc="mean")
+    n_per_type = rows[rows["metric"] == primary].groupby("type")["question_id"].nunique()
+    overall = rows.groupby("metric")["value"].mean()
+    index = [*types, ALL]
+    frame = pd.DataFrame(index=index)
+    frame["n"] = [int(n_per_type.get(t, 0)) for t in types] + [int(n_per_type.sum())]
+    for name, per_type in counts.items():
+        frame[name] = [per_type.get(t, 0) for t in types] + [sum(per_type.values())]
+    for metric in metrics:
+        column = means[metric] if metric in means.columns else pd.Series(dtype=float)
+        values: list[float] = [float(column.get(t, float("nan"))) for t in types]
+        values.append(overall.get(metric, float("nan")))
+        frame[metric] = values
+    candidates = frame.loc[list(types), primary].dropna()
+    weakest = str(candidates.idxmin()) if len(candidates) > 1 else None
+    return TypeTable(frame, list(metrics), ["n", *counts], primary, weakest)
+
+
+#: Judge metrics, in display order; faithfulness is the primary one.
+JUDGE_METRICS = ["faithfulness", "relevance", "full_marks", "quote_verified"]
+NOT_OK = [status for status in STATUSES if status != "ok"]
+
+
+def judge_rows(golden: GoldenSet, verdicts: Iterable[Verdict]) -> pd.DataFrame:
+    """Tidy rows of the ok verdicts: faithfulness, relevance (0-2), full_marks (1 when both are
+    2), quote_verified (1 when the quote was found exactly or normalised; only for verdicts
+    that quoted something)."""
+    by_id = golden.by_id()
+    rows: list[tuple[str, str, str, str, float]] = []
+    for v in verdicts:
+        if v.status != "ok" or v.faithfulness is None or v.relevance is None:
+            continue
+        q = by_id[v.question_id]
+        base = (v.question_id, q.type, q.split or "")
+        rows.append((*base, "faithfulness", float(v.faithfulness)))
+        rows.append((*base, "relevance", float(v.relevance)))
+        rows.append((*base, "full_marks", float(v.faithfulness == 2 and v.relevance == 2)))
+        if v.match is not None and v.match.kind != "empty":
+            rows.append((*base, "quote_verified", float(v.match.found)))
+    return pd.DataFrame(rows, columns=["question_id", "type", "split", "metric", "value"])
+
+
+def status_counts(golden: GoldenSet, verdicts: Iterable[Verdict]) -> dict[str, dict[str, int]]:
+    """Per non-ok status, per type: how many verdicts have it (every status, even if 0)."""
+    by_id = golden.by_id()
+    counts: dict[str, dict[str, int]] = {status: {} for status in NOT_OK}
+    for v in verdicts:
+        if v.status in counts:
+            qtype = by_id[v.question_id].type
+            counts[v.status][qtype] = counts[v.status].get(qtype, 0) + 1
+    return counts
+
+
+def retrieval_table(config: Config, golden: GoldenSet, scores: RetrievalScores) -> TypeTable:
+    """Per-type retrieval table at every k (primary metric: recall@context_k).
+
+    ``excluded`` counts out-of-scope questions; ``unlabelled`` (questions whose relevant chunks
+    are not known) and ``failed`` (the adapter gave no answer) appear when there are any.
+    """
+    by_id = golden.by_id()
+    kinds: dict[str, dict[str, int]] = {"excluded": {}, "unlabelled": {}, "failed": {}}
+    column = {"out_of_scope": "excluded", "unlabelled": "unlabelled", "failed": "failed"}
+    for qid, kind in scores.why_excluded.items():
+        per_type = kinds[column[kind]]
+        qtype = by_id[qid].type
+        per_type[qtype] = per_type.get(qtype, 0) + 1
+    counts = {name: c for name, c in kinds.items() if c or name == "excluded"}
+    return per_type_table(
+        retrieval_rows(golden, scores),
+        config.data.question_types,
+        metric_names(config.retrieval.ks),
+        counts=counts,
+    )
+
+
+def context_metrics(context_k: int) -> list[str]:
+    """Retrieval at context_k, shown next to the judge's metrics."""
+    return [f"recall@{context_k}", f"hit@{context_k}", "mrr", f"ndcg@{context_k}"]
+
+
+def judge_table(
+    config: Config,
+    golden: GoldenSet,
+    scores: RetrievalScores,
+    verdicts: list[Verdict],
+    split: str | None = None,
+) -> TypeTable:
+    """Judge metrics next to retrieval at context_k, per type (primary metric: faithfulness).
+
+    Non-ok verdicts are counted per status, never averaged; ``split`` keeps one split only.
+    """
+    by_id = golden.by_id()
+    if split is not None:
+        verdicts = [v for v in verdicts if (by_id[v.question_id].split or "") == split]
+    shown = context_metrics(config.retrieval.context_k)
+    retrieval = retrieval_rows(golden, scores)
+    retrieval = retrieval[retrieval["metric"].isin(shown)]
+    if split is not None:
+        retrieval = retrieval[retrieval["split"] == split]
+    rows = pd.concat([judge_rows(golden, verdicts), retrieval], ignore_index=True)
+    return per_type_table(
+        rows,
+        config.data.question_types,
+        [*JUDGE_METRICS, *shown],
+        counts=status_counts(golden, verdicts),
+    )
