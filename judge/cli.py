@@ -43,13 +43,17 @@ def _warn(lines: Sequence[str]) -> None:
         print(f"warning: {line}", file=sys.stderr)
 
 
-def _inputs(args: argparse.Namespace, config: Config) -> Inputs:
+def _inputs(args: argparse.Namespace, config: Config, with_labels: bool = True) -> Inputs:
     from judge.console import adapter_progress
     from judge.pipeline import load_inputs
 
     with adapter_progress() as on_adapter:
         inputs = load_inputs(
-            config, args.run, fresh_answers=args.fresh_answers, on_adapter=on_adapter
+            config,
+            args.run,
+            fresh_answers=args.fresh_answers,
+            on_adapter=on_adapter,
+            with_labels=with_labels,
         )
     _warn(inputs.warnings())
     return inputs
@@ -107,7 +111,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
             config, golden, read_trec_run(Path(args.trec_run), golden), args.trec_run
         )
     else:
-        inputs = _inputs(args, config)
+        inputs = _inputs(args, config, with_labels=False)
         measured = measure_retrieval(config, inputs.golden, inputs.run, inputs.run_source)
     print(f"retrieval of {measured.run_source} (context_k = {config.retrieval.context_k})")
     print(render_text(measured.retrieval))
@@ -130,7 +134,7 @@ def cmd_trec_export(args: argparse.Namespace) -> int:
     from judge.inputs.trec import write_qrels, write_trec_run
 
     config = _config(args)
-    inputs = _inputs(args, config)
+    inputs = _inputs(args, config, with_labels=False)
     default_dir = config.reports.dir / "trec"
     qrels = Path(args.qrels) if args.qrels else default_dir / "qrels.txt"
     trec_out = Path(args.trec_out) if args.trec_out else default_dir / "run.txt"
@@ -143,6 +147,20 @@ def cmd_trec_export(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    out: list[str] = []  # the nightly prints its verdict first, so its output waits for the end
+    try:
+        return _judge_and_report(args, out)
+    except HarnessError as exc:
+        if args.nightly:  # the first line of the nightly's output is its verdict, always
+            problems = exc.problems if isinstance(exc, InputError) else str(exc).splitlines()
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            print(f"nightly: FAILED (exit {exc.exit_code}): {problems[0]}{more}")
+        if out:
+            print("\n".join(out))  # what was said about the judge before it stopped
+        raise
+
+
+def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     from judge.console import adapter_progress, judge_progress
     from judge.jsonl import write_atomic
     from judge.pipeline import Hooks, JudgeChoice, evaluate
@@ -158,7 +176,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     }
     if changes:
         config = config.with_overrides(judge=changes)
-    out: list[str] = []  # the nightly prints its verdict first, so its output waits for the end
     emit: Callable[[str], None] = out.append if nightly else print
 
     def chosen(choice: JudgeChoice) -> None:
@@ -167,18 +184,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         emit(f"prompt: {choice.prompt} · run: {choice.run_source} · context_k {choice.context_k}")
 
     with adapter_progress() as on_adapter, judge_progress() as on_judging:
-        try:
-            result = evaluate(
-                config,
-                backend=args.backend,
-                run_path=args.run,
-                fresh_answers=args.fresh_answers,
-                hooks=Hooks(on_adapter, chosen, on_judging),
-            )
-        except Interrupted:
-            print("\n".join(out))  # what was said about the judge before it stopped
-            raise
-    _warn(result.inputs.warnings())
+        result = evaluate(
+            config,
+            backend=args.backend,
+            run_path=args.run,
+            fresh_answers=args.fresh_answers,
+            hooks=Hooks(on_adapter, lambda inputs: _warn(inputs.warnings()), chosen, on_judging),
+        )
     for line in console_summary(result.report, config, result.folder.path):
         emit(line)
     gate = result.gate
@@ -240,7 +252,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from judge.pipeline import rerender
 
-    folder = rerender(_config(args), args.folder)
+    folder = rerender(_config(args), args.folder, warn=lambda line: _warn([line]))
     print(f"re-rendered {folder.path} from its run and the cache (nothing judged)")
     return 0
 
@@ -320,6 +332,13 @@ def cmd_audit_import(args: argparse.Namespace) -> int:
     golden = load_golden(config.data)
     path = _labels_path(config)
     result = import_sheet(Path(args.file), path, golden.by_id(), args.labeller, args.replace)
+    if result.retired:
+        _warn(
+            [
+                f"{path}: {result.retired} label(s) of questions no longer in the golden set "
+                "were kept as they are ('judge check' lists them)"
+            ]
+        )
     print(
         f"{path}: {result.added} added, {result.replaced} replaced, {result.unchanged} already "
         f"there; {result.blank} row(s) left blank were skipped"
@@ -476,12 +495,14 @@ def build_parser() -> argparse.ArgumentParser:
     nightly = command(
         "nightly",
         cmd_run,
-        "run with the gate: exit 1 on regression or missing baseline; the verdict comes first",
-        answers,
+        "run with the gate: exit 1 on regression or missing baseline; the verdict comes first "
+        "(with an adapter, always asks it: the nightly measures tonight's system)",
         ci_output,
     )
+    nightly.add_argument("--run", type=Path, help="a run file (overrides data.run / data.adapter)")
     nightly.set_defaults(
         nightly=True,
+        fresh_answers=True,
         backend=None,
         prompt=None,
         concurrency=None,

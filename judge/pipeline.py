@@ -61,6 +61,8 @@ class Hooks(NamedTuple):
     """Callbacks for what happens during an evaluation (the CLI draws progress bars)."""
 
     on_adapter: Callable[[AdapterProgress], None] = _ignore
+    on_inputs: Callable[[Inputs], None] = _ignore
+    """Called once the inputs are loaded and valid, before any judging (warnings go here)."""
     on_judge_chosen: Callable[[JudgeChoice], None] = _ignore
     on_judging: Callable[[JudgeProgress], None] = _ignore
 
@@ -104,15 +106,17 @@ def load_inputs(
     *,
     fresh_answers: bool = False,
     on_adapter: Callable[[AdapterProgress], None] = _ignore,
+    with_labels: bool = True,
 ) -> Inputs:
-    """Load and validate the golden set, the run and the labels.
+    """Load and validate the golden set, the run and (unless ``with_labels`` is false, for
+    commands that never read them) the human labels.
 
     The run is a file (``run_path``, else ``data.run``) or the adapter's (``data.adapter``):
     its newest saved answers for this golden set and corpus, unless ``fresh_answers`` or there
     are none, in which case the adapter is asked and its answers saved before validation.
     """
     golden = load_golden(config.data)
-    labels = load_labels_if_any(config.data.labels, golden.by_id())
+    labels = load_labels_if_any(config.data.labels if with_labels else None, golden.by_id())
     path = run_path or config.data.run
     reused = False
     if path is not None:
@@ -179,6 +183,7 @@ class Evaluation(NamedTuple):
                 "question_id": q.id,
                 "type": q.type,
                 "split": q.split or "",
+                "tags": list(q.tags),
                 "status": status,
                 "faithfulness": v.faithfulness if v else None,
                 "relevance": v.relevance if v else None,
@@ -239,6 +244,7 @@ def evaluate(
         inputs = load_inputs(
             config, run_path, fresh_answers=fresh_answers, on_adapter=hooks.on_adapter
         )
+        hooks.on_inputs(inputs)
         measured = measure_retrieval(config, inputs.golden, inputs.run, inputs.run_source)
         opened, owned = _open(config, backend)
         try:
@@ -286,7 +292,9 @@ def evaluate(
     return Evaluation(folder, report, gate([*report.comparisons, *report.baseline]), inputs)
 
 
-def rerender(config: Config, folder_name: str | None) -> RunFolder:
+def rerender(
+    config: Config, folder_name: str | None, warn: Callable[[str], None] = _ignore
+) -> RunFolder:
     """Rebuild a folder's report from its saved run and the cache; nothing is judged.
 
     Each verdict is re-derived from the backend reply stored in the cache (so a newer evidence
@@ -328,6 +336,8 @@ def rerender(config: Config, folder_name: str | None) -> RunFolder:
         }
         judged = Judged(verdicts, manifest.judge, fingerprint, manifest.judge_seconds)
         labels = load_labels_if_any(config.data.labels, golden.by_id())
+        if labels.warning():
+            warn(str(labels.warning()))
         report = build_report(
             config,
             measured,

@@ -1,7 +1,9 @@
-"""Shared fixtures: a tiny golden set written to a temporary folder, and a config for it."""
+"""Shared fixtures: a tiny golden set written to a temporary folder, and a config for it; and
+helpers for tests that go through real `judge run`s on it."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -9,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from judge.cli import main
 from judge.config import Config, load_config
 
 REPO = Path(__file__).resolve().parent.parent
@@ -123,6 +126,14 @@ RUN = [
 ]
 
 
+def worse_run() -> list[dict[str, Any]]:
+    """The tiny run with q1's relevant chunk pushed from rank 1 to rank 5 (a retrieval regression)."""
+    run = copy.deepcopy(RUN)
+    filler = [{"chunk_id": c["chunk_id"]} for c in CORPUS if c["chunk_id"] != "pricing/plans"]
+    run[1]["retrieved"] = [*filler, {"chunk_id": "pricing/plans"}]
+    return run
+
+
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
     path.write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"
@@ -164,3 +175,15 @@ def tiny(tmp_path: Path) -> Callable[..., Config]:
 def sample_config() -> Config:
     """The shipped sample set's configuration (judge.toml at the repository root)."""
     return load_config(REPO / "judge.toml")
+
+
+def run_lexical(config: Config, *extra: str) -> int:
+    """``judge run --backend lexical`` on ``config``'s file, with ``extra`` arguments; the exit code."""
+    assert config.source is not None
+    return main(["--config", str(config.source), "run", "--backend", "lexical", *extra])
+
+
+def latest_report(config: Config) -> dict[str, Any]:
+    """``report.json`` of the newest report folder."""
+    folder = (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    return json.loads((config.reports.dir / folder / "report.json").read_text(encoding="utf-8"))

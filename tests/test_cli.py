@@ -163,3 +163,112 @@ def test_unreachable_ollama_exits_3_with_the_command_to_run(
     err = capsys.readouterr().err
     assert err.startswith("error: Ollama not reachable at http://127.0.0.1:9")
     assert "'ollama serve'" in err
+
+
+# --- rough edges: version, option order, help, defaults, dry runs -----------------------------
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib import metadata
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"judge {metadata.version('judge')}"
+
+
+def test_config_goes_before_or_after_the_command(
+    tiny: Tiny, capsys: pytest.CaptureFixture[str]
+) -> None:
+    toml = _toml(tiny())
+    assert main(["check", "--config", toml]) == 0
+    assert main(["--config", toml, "check"]) == 0
+    assert main(["cache", "stats", "--config", toml]) == 0
+    assert main(["audit", "sample", "--n", "1", "--config", toml]) == 2  # no runs yet
+    assert "no runs in" in capsys.readouterr().err
+
+
+def test_every_option_has_help() -> None:
+    import argparse
+
+    from judge.cli import build_parser
+
+    missing = []
+
+    def visit(parser: argparse.ArgumentParser, path: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    visit(sub, f"{path} {name}")
+            elif not action.help:
+                missing.append(f"{path} {'/'.join(action.option_strings) or action.dest}")
+
+    visit(build_parser(), "judge")
+    assert missing == []
+
+
+def test_help_imports_nothing_heavy() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom judge.cli import build_parser\nbuild_parser().format_help()\n"
+        "print(sorted(m for m in ('pandas', 'pydantic', 'httpx', 'rich', 'ollama') "
+        "if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_trec_export_without_flags_writes_the_documented_defaults(
+    tiny: Tiny, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tiny()
+    assert main(["trec", "export", "--config", _toml(config)]) == 0
+    qrels = config.reports.dir / "trec" / "qrels.txt"
+    run = config.reports.dir / "trec" / "run.txt"
+    # q1: 1 relevant chunk, q2: 2, q3: 1, q4 (out of scope): none
+    assert len(qrels.read_text(encoding="utf-8").splitlines()) == 4
+    assert run.read_text(encoding="utf-8").splitlines()[0] == "q1 Q0 pricing/plans 1 2 judge"
+    out = capsys.readouterr().out
+    assert f"wrote 4 qrels lines to {qrels}" in out
+
+
+def test_cache_prune_dry_run_removes_nothing(
+    tiny: Tiny, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sqlite3
+
+    config = tiny()
+    toml = _toml(config)
+    assert main(["--config", toml, "run", "--backend", "lexical"]) == 0
+    capsys.readouterr()
+    with sqlite3.connect(config.judge.cache_path) as db:  # last used long ago
+        db.execute("UPDATE fingerprints SET last_used_at = '2000-01-01T00:00:00+00:00'")
+    db.close()
+    assert main(["--config", toml, "cache", "prune", "--days", "30", "--dry-run"]) == 0
+    assert capsys.readouterr().out.strip() == (
+        "would remove 1 judge configuration(s) unused for 30 days (4 replies)"
+    )
+    assert main(["--config", toml, "cache", "stats"]) == 0
+    assert "4 replies" in capsys.readouterr().out
+    assert main(["--config", toml, "cache", "prune", "--days", "30"]) == 0
+    assert capsys.readouterr().out.startswith("removed 1 judge configuration(s)")
+    assert main(["--config", toml, "cache", "stats"]) == 0
+    assert "0 judge configuration(s)" in capsys.readouterr().out
+
+
+def test_a_failing_nightly_still_starts_with_its_verdict(
+    tiny: Tiny, capsys: pytest.CaptureFixture[str]
+) -> None:
+    questions = [dict(q) for q in QUESTIONS]
+    questions[0]["type"] = "trivia"
+    questions[1]["type"] = "trivia"
+    assert main(["--config", _toml(tiny(questions=questions)), "nightly"]) == 2
+    captured = capsys.readouterr()
+    (line,) = captured.out.splitlines()
+    assert line.startswith("nightly: FAILED (exit 2): ")
+    assert line.endswith("is not one of factual, procedural, negative, out_of_scope (and 1 more)")
+    assert "questions.jsonl:2: type: 'trivia'" in captured.err

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from judge.errors import InputError
-from judge.formatting import spreadsheet_text
+from judge.formatting import bom_csv, spreadsheet_text
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, load_labels_if_any
-from judge.jsonl import read_text, write_jsonl
+from judge.jsonl import read_text, write_atomic, write_jsonl
 from judge.results.folder import ItemRecord
 
 SHEET_COLUMNS = [
@@ -38,25 +38,24 @@ SHEET_COLUMNS = [
 
 def write_sheet(path: Path, items: Sequence[ItemRecord]) -> None:
     """A blind labelling sheet: no judge scores or quotes. UTF-8 with BOM (Excel reads it)."""
-    with path.open("w", encoding="utf-8-sig", newline="") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(SHEET_COLUMNS)
-        for item in items:
-            context = "\n\n".join(f"[{c.rank}] {c.chunk_id}\n{c.text}" for c in item.context)
-            writer.writerow(
-                [
-                    item.question_id,
-                    item.type,
-                    spreadsheet_text(item.question),
-                    spreadsheet_text(context),
-                    spreadsheet_text(item.answer),
-                    text_sha256(item.answer),
-                    "",
-                    "",
-                    "",
-                    "",
-                ]
-            )
+    rows = []
+    for item in items:
+        context = "\n\n".join(f"[{c.rank}] {c.chunk_id}\n{c.text}" for c in item.context)
+        rows.append(
+            [
+                item.question_id,
+                item.type,
+                spreadsheet_text(item.question),
+                spreadsheet_text(context),
+                spreadsheet_text(item.answer),
+                text_sha256(item.answer),
+                "",
+                "",
+                "",
+                "",
+            ]
+        )
+    write_atomic(path, bom_csv(SHEET_COLUMNS, rows))
 
 
 def _same_answer(cell: str, answer_hash: str) -> bool:
@@ -72,6 +71,8 @@ class ImportResult(NamedTuple):
     replaced: int
     unchanged: int
     blank: int
+    retired: int = 0
+    """Labels of questions no longer golden, kept in the file untouched."""
 
 
 def parse_sheet(
@@ -187,4 +188,4 @@ def import_sheet(
         raise InputError([*conflicts, "nothing was imported"])
     if result.added or result.replaced:
         write_jsonl(labels_path, [*merged, *(label for _, label in existing.retired)])
-    return result._replace(blank=blank)
+    return result._replace(blank=blank, retired=len(existing.retired))

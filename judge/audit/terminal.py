@@ -26,7 +26,10 @@ def label_in_terminal(
     Items this labeller already labelled for the same answer text are skipped, so stopping
     (q, Ctrl-D) and starting again resumes where it stopped. Returns the labels saved.
     """
-    existing = load_labels_if_any(labels_path, questions).current
+    loaded = load_labels_if_any(labels_path, questions)
+    if loaded.warning():
+        say(f"warning: {loaded.warning()}")
+    existing = loaded.current
     done = {(lab.question_id, lab.answer_sha256) for lab in existing if lab.labeller == labeller}
     todo = [i for i in items if (i.question_id, text_sha256(i.answer)) not in done]
     say(f"{len(todo)} item(s) to label as '{labeller}' ({len(items) - len(todo)} already done)")

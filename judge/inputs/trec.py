@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from judge.errors import InputError
-from judge.inputs.golden import GoldenSet
+from judge.inputs.golden import GoldenQuestion, GoldenSet
 from judge.inputs.runs import RetrievedChunk, Run, RunMeta, RunRecord
 from judge.jsonl import in_line_order, read_text, split_lines
 
@@ -76,15 +76,18 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
 
 def with_qrels(golden: GoldenSet, qrels: dict[str, dict[str, int]], path: Path) -> GoldenSet:
     """The golden set with its relevant chunks taken from qrels (grade > 0), to score against
-    judgements made elsewhere. Every qrels question must be a golden question."""
+    judgements made elsewhere. Every qrels question must be a golden question; an answerable
+    question with no relevant qrels line is not labelled there (never scored 0 or 1)."""
     unknown = sorted(set(qrels) - {q.id for q in golden.questions})
     if unknown:
         raise InputError([f"{path}: question ids not in the golden set: {', '.join(unknown)}"])
+
+    def relevant(q: GoldenQuestion) -> tuple[str, ...] | None:
+        found = tuple(d for d, g in qrels.get(q.id, {}).items() if g > 0)
+        return found if found or not q.answerable else None
+
     questions = tuple(
-        q.model_copy(
-            update={"relevant_chunks": tuple(d for d, g in qrels.get(q.id, {}).items() if g > 0)}
-        )
-        for q in golden.questions
+        q.model_copy(update={"relevant_chunks": relevant(q)}) for q in golden.questions
     )
     return golden._replace(questions=questions)
 

@@ -162,12 +162,16 @@ class ReportsDir:
         return candidate
 
     def publish(self, name: str, files: dict[str, str], entry: HistoryEntry) -> RunFolder:
-        """Write a new folder atomically, then its history line and the ``latest`` pointer."""
+        """Write a new folder atomically, then its history line and the ``latest`` pointer.
+
+        Called with the lock held: a partial folder found here belongs to a run that died
+        while writing, and is removed.
+        """
         self.path.mkdir(parents=True, exist_ok=True)
+        for stale in self.path.glob(".*.partial"):
+            shutil.rmtree(stale, ignore_errors=True)
         final = self.path / name
         tmp = self.path / f".{name}.{os.getpid()}.partial"
-        if tmp.exists():
-            shutil.rmtree(tmp)
         tmp.mkdir()
         RunFolder(tmp).write_files(files)
         os.replace(tmp, final)

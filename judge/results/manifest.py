@@ -98,8 +98,9 @@ def read_manifest(folder: Path) -> Manifest:
         raise ConfigError(f"{path}: cannot be read ({exc}); the folder is damaged") from None
     version = raw.get("format_version") if isinstance(raw, dict) else None
     if version != FORMAT_VERSION:
+        written = "no format version" if version is None else f"format {version!r}"
         raise ConfigError(
-            f"{folder.name}: a report folder of format {version!r}, and this judge reads format "
+            f"{folder.name}: a report folder of {written}, and this judge reads format "
             f"{FORMAT_VERSION}; run 'judge run' to make a new one (or open it with the judge "
             "version that wrote it)"
         )

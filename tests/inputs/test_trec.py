@@ -87,8 +87,11 @@ def test_scoring_a_trec_run_against_imported_qrels(tiny: Tiny, tmp_path: Path) -
 
     rows = {r["type"]: r for r in json.loads(out.read_text(encoding="utf-8"))["table"]["rows"]}
     # Only q1 has qrels: its relevant chunk (grade 1) is at rank 2 -> mrr 0.5; the others
-    # have no relevant chunks under these qrels and are excluded.
+    # have no relevant chunks under these qrels: the answerable ones (q2, q3) are not labelled
+    # there, the out-of-scope one (q4) stays excluded.
     assert rows["factual"]["mrr"] == 0.5 and rows["all"]["n"] == 1
+    assert rows["all"]["unlabelled"] == 2 and rows["all"]["excluded"] == 1
+    assert rows["procedural"]["unlabelled"] == 1 and rows["out_of_scope"]["excluded"] == 1
     (tmp_path / "bad.qrels").write_text("zz 0 a 1\n", encoding="utf-8")
     args[args.index(str(tmp_path / "q.qrels"))] = str(tmp_path / "bad.qrels")
     assert main(args) == 2

@@ -1,0 +1,110 @@
+"""The labelling sheet: blind, Excel-ready, and imported back whole or not at all."""
+
+import copy
+import csv
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from judge.cli import main
+from judge.config import Config
+from tests.audit.conftest import HUMAN, fill_like_a_spreadsheet, sample_label_and_import
+from tests.conftest import RUN
+
+Tiny = Callable[..., Config]
+
+
+def test_the_sheet_is_blind(labelled_setup: tuple[Config, str], tmp_path: Path) -> None:
+    config, toml = labelled_setup
+    sheet = tmp_path / "sheet.csv"
+    assert main(["--config", toml, "audit", "sample", "--n", "4", "--out", str(sheet)]) == 0
+    text = sheet.read_text(encoding="utf-8-sig")
+    header = text.splitlines()[0].split(",")
+    # Blind: nothing from the judge in the sheet.
+    assert "evidence" not in header and "note" in header and "faithfulness" in header
+    rows = list(csv.DictReader(text.splitlines()))
+    assert all(r["faithfulness"] == "" for r in rows)
+    folder = (
+        config.reports.dir / (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    )
+    verdicts = (folder / "verdicts.jsonl").read_text(encoding="utf-8")
+    for verdict in map(json.loads, verdicts.splitlines()):
+        assert verdict["note"] not in text  # the judge's reasoning never reaches labellers
+
+
+def test_import_is_idempotent(
+    labelled_setup: tuple[Config, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, toml = labelled_setup
+    sheet = tmp_path / "sheet.csv"
+    assert main(["--config", toml, "audit", "sample", "--n", "4", "--out", str(sheet)]) == 0
+    fill_like_a_spreadsheet(sheet, HUMAN, "ana")
+    capsys.readouterr()
+    assert main(["--config", toml, "audit", "import", str(sheet)]) == 0
+    assert "4 added, 0 replaced, 0 already there" in capsys.readouterr().out
+    # Idempotent.
+    assert main(["--config", toml, "audit", "import", str(sheet)]) == 0
+    assert "0 added, 0 replaced, 4 already there" in capsys.readouterr().out
+
+
+def test_bad_rows_are_all_reported_and_nothing_is_imported(
+    labelled_setup: tuple[Config, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, toml = labelled_setup
+    sheet = tmp_path / "sheet.csv"
+    assert main(["--config", toml, "audit", "sample", "--n", "4", "--out", str(sheet)]) == 0
+    fill_like_a_spreadsheet(sheet, {"q1": (2, 2), "q2": (3, 2), "q3": (1, 1)}, "ana")
+    rows = list(csv.reader(sheet.read_text(encoding="utf-8-sig").splitlines()))
+    header = rows[0]
+    for row in rows[1:]:
+        if row[header.index("question_id")] == "q3":
+            row[header.index("answer")] += "（編集）"  # someone edited the answer cell
+    with sheet.open("w", encoding="utf-8-sig", newline="") as handle:
+        csv.writer(handle).writerows(rows)
+    capsys.readouterr()
+    assert main(["--config", toml, "audit", "import", str(sheet)]) == 2
+    err = capsys.readouterr().err
+    assert "faithfulness must be 0, 1 or 2, got '3'" in err
+    assert "the answer text was edited" in err
+    assert "nothing was imported" in err
+    assert not (tmp_path / "labels.jsonl").exists()
+
+
+def test_conflicting_label_needs_replace(
+    labelled_setup: tuple[Config, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _, toml = labelled_setup
+    sheet = tmp_path / "sheet.csv"
+    sample_label_and_import(toml, sheet)
+    fill_like_a_spreadsheet(sheet, {**HUMAN, "q2": (2, 2)}, "ana")
+    assert main(["--config", toml, "audit", "import", str(sheet)]) == 2
+    assert (
+        "q2: ana already labelled this answer F1 R2, the file says F2 R2; pass --replace"
+        in capsys.readouterr().err
+    )
+    assert main(["--config", toml, "audit", "import", str(sheet), "--replace"]) == 0
+    assert "0 added, 1 replaced, 3 already there" in capsys.readouterr().out
+
+
+def test_formula_like_cells_survive_a_spreadsheet_round_trip(
+    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = copy.deepcopy(RUN)
+    run[2]["answer"] = "- 設定を開く\n- 復元をタップ"  # a list that Excel would read as a formula
+    config = tiny(run=run, extra_toml=f'labels = "{tmp_path / "labels.jsonl"}"\n')
+    assert config.source is not None
+    toml = str(config.source)
+    assert main(["--config", toml, "run", "--backend", "lexical"]) == 0
+    sheet = tmp_path / "sheet.csv"
+    assert main(["--config", toml, "audit", "sample", "--n", "4", "--out", str(sheet)]) == 0
+    rows = {
+        r["question_id"]: r
+        for r in csv.DictReader(sheet.read_text(encoding="utf-8-sig").splitlines(keepends=True))
+    }
+    assert rows["q2"]["answer"].startswith("'- 設定")  # kept as text by the spreadsheet
+    fill_like_a_spreadsheet(sheet, HUMAN, "ana")  # saved back with CRLF line ends
+    capsys.readouterr()
+    assert main(["--config", toml, "audit", "import", str(sheet)]) == 0
+    assert "4 added" in capsys.readouterr().out

@@ -1,0 +1,50 @@
+"""Labelling in the terminal: blind, saved item by item, resumable."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+from judge.audit.terminal import label_in_terminal
+from judge.config import Config
+from judge.inputs.golden import load_golden
+from judge.inputs.labels import load_labels
+from judge.results.folder import RunFolder
+
+
+def _typed(*replies: str) -> Callable[[str], str]:
+    """Keyboard input: the replies in order, then Ctrl-D (EOFError), as a terminal would."""
+    queue = list(replies)
+
+    def ask(prompt: str) -> str:
+        if not queue:
+            raise EOFError
+        return queue.pop(0)
+
+    return ask
+
+
+def test_terminal_labelling_saves_each_item_and_resumes(
+    labelled_setup: tuple[Config, str], tmp_path: Path
+) -> None:
+    config, _ = labelled_setup
+    golden = load_golden(config.data)
+    folder = (
+        config.reports.dir / (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    )
+    items = list(RunFolder(folder).items().values())
+    labels_path = tmp_path / "labels.jsonl"
+    shown: list[str] = []
+    ask = _typed("2", "2", "", "x", "1", "2", "too long", "q")
+    saved = label_in_terminal(items, labels_path, golden.by_id(), "bo", ask, shown.append)
+    assert saved == 2
+    assert any("type 0, 1 or 2" in line for line in shown)
+    assert not any("faithfulness 2" in line for line in shown)  # blind: no judge scores shown
+    labels = load_labels(labels_path, golden.by_id()).current
+    assert [(lab.question_id, lab.faithfulness, lab.relevance) for lab in labels] == [
+        ("q1", 2, 2),
+        ("q2", 1, 2),
+    ]
+    # Resume: the two labelled items are skipped.
+    shown.clear()
+    ask = _typed("0", "0", "wrong answer")  # then Ctrl-D on the next item
+    assert label_in_terminal(items, labels_path, golden.by_id(), "bo", ask, shown.append) == 1
+    assert shown[0] == "2 item(s) to label as 'bo' (2 already done)"

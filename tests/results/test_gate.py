@@ -1,0 +1,34 @@
+"""The regression gate, through real `judge run`s on the tiny set."""
+
+from collections.abc import Callable
+
+import pytest
+
+from judge.config import Config
+from tests.conftest import latest_report, run_lexical, worse_run
+
+Tiny = Callable[..., Config]
+
+
+def test_regression_fails_the_gate(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_lexical(tiny(), "--fail-on-regression") == 0  # first run: nothing to compare
+    assert "nothing compared" in capsys.readouterr().out
+    assert run_lexical(tiny(), "--fail-on-regression") == 0
+    assert capsys.readouterr().out.rstrip().endswith("gate: ok: no regression beyond the threshold")
+    assert run_lexical(tiny(run=worse_run()), "--fail-on-regression") == 1
+    out = capsys.readouterr().out
+    assert "gate: REGRESSED" in out
+    assert "▼ factual mrr: 1.000 → 0.200 (-0.800)" in out
+    report = latest_report(tiny(run=worse_run()))
+    assert report["regressions"] > 0
+    # Without the flag the same regression is reported but does not fail.
+    assert run_lexical(tiny(run=worse_run())) == 0
+
+
+def test_no_baseline_passes_unless_required(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_lexical(tiny(), "--fail-on-regression") == 0
+    assert (
+        "no compatible earlier run or baseline for retrieval and judge" in capsys.readouterr().out
+    )
+    (tiny().reports.dir / "history.jsonl").unlink()
+    assert run_lexical(tiny(), "--fail-on-regression", "--require-baseline") == 1

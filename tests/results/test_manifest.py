@@ -1,0 +1,75 @@
+"""manifest.json: read back typed, and another format version or a damaged file is one clear error."""
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from judge.config import Config
+from judge.errors import ConfigError
+from judge.hashing import file_sha256
+from judge.inputs.golden import load_golden
+from judge.pipeline import evaluate
+from judge.results.manifest import FORMAT_VERSION, Manifest, read_manifest
+from tests.conftest import REPO
+
+Tiny = Callable[..., Config]
+
+
+def test_read_manifest_gives_the_manifest_the_run_wrote(tiny: Tiny) -> None:
+    config = tiny()
+    result = evaluate(config, backend="lexical")
+    manifest = read_manifest(result.folder.path)
+    assert isinstance(manifest, Manifest)
+    assert manifest == result.report.manifest
+    assert manifest.format_version == FORMAT_VERSION == 1
+    assert manifest.folder == result.folder.name
+    assert manifest.judge.backend == "lexical"
+    assert manifest.judge.chosen_because == "backend = lexical"
+    prompt = REPO / "prompts" / "judge.v1.md"
+    assert manifest.judge.prompt == str(prompt)
+    assert manifest.judge.prompt_sha256 == file_sha256(str(prompt))
+    golden = load_golden(config.data)
+    assert manifest.fingerprints.golden == golden.questions_hash
+    assert manifest.fingerprints.corpus == golden.corpus_hash
+    assert manifest.fingerprints.judge == result.report.entry.judge_fingerprint
+    assert manifest.run.source == str(config.data.run)
+    assert manifest.run.meta.system == "test-rag"
+    assert manifest.run.meta.chunking == {"method": "heading"}
+    assert manifest.status_counts == {"ok": 4, "parse_error": 0, "backend_error": 0, "truncated": 0}
+    assert manifest.started_at <= manifest.finished_at
+    assert manifest.retrieval_settings() == config.retrieval
+    assert manifest.config["reports"]["dir"] == str(config.reports.dir)
+
+
+@pytest.mark.parametrize("version", [2, None])
+def test_another_format_version_is_refused_with_what_to_do(tiny: Tiny, version: int | None) -> None:
+    folder = evaluate(tiny(), backend="lexical").folder.path
+    path = folder / "manifest.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    if version is None:
+        del data["format_version"]
+    else:
+        data["format_version"] = version
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        read_manifest(folder)
+    message = str(caught.value)
+    written = "no format version" if version is None else f"format {version}"
+    assert message.startswith(f"{folder.name}: a report folder of {written}, ")
+    assert "this judge reads format 1" in message
+    assert "run 'judge run'" in message
+
+
+def test_a_damaged_manifest_is_named(tiny: Tiny) -> None:
+    folder = evaluate(tiny(), backend="lexical").folder.path
+    path = folder / "manifest.json"
+    path.write_text('{"format_version": 1, "folder": ', encoding="utf-8")  # cut off mid-write
+    with pytest.raises(ConfigError, match="damaged") as caught:
+        read_manifest(folder)
+    assert str(caught.value).startswith(f"{path}: cannot be read")
+    # Valid JSON of the right version, but not a manifest: damaged too, with the field named.
+    path.write_text(json.dumps({"format_version": 1, "folder": "x"}), encoding="utf-8")
+    with pytest.raises(ConfigError, match="damaged") as caught:
+        read_manifest(folder)
+    assert str(caught.value).startswith(f"{path}: not a valid manifest (")
