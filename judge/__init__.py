@@ -17,13 +17,8 @@ name below is loaded on first use.
 
 from __future__ import annotations
 
-from importlib import import_module, metadata
+from importlib import import_module
 from typing import TYPE_CHECKING, Any
-
-try:
-    __version__ = metadata.version("judge")
-except metadata.PackageNotFoundError:  # a source tree that was never installed
-    __version__ = "0+unknown"
 
 #: public name → the module that defines it
 _EXPORTS = {
@@ -44,6 +39,7 @@ _EXPORTS = {
 }
 
 if TYPE_CHECKING:
+    __version__: str
     from judge.config import (
         Config,
         DataConfig,
@@ -56,7 +52,19 @@ if TYPE_CHECKING:
     from judge.pipeline import Evaluation, Hooks, evaluate, load_inputs, rerender
 
 
+def _version() -> str:
+    from importlib import metadata
+
+    try:
+        return metadata.version("judge")
+    except metadata.PackageNotFoundError:  # a source tree that was never installed
+        return "0+unknown"
+
+
 def __getattr__(name: str) -> Any:
+    if name == "__version__":  # looked up on first use: package metadata is slow to read
+        version = globals()["__version__"] = _version()
+        return version
     module = _EXPORTS.get(name)
     if module is None:
         raise AttributeError(f"module 'judge' has no attribute {name!r}")

@@ -44,6 +44,7 @@ def _warn(lines: Sequence[str]) -> None:
 
 
 def _inputs(args: argparse.Namespace, config: Config, with_labels: bool = True) -> Inputs:
+    """The inputs, with their warnings printed (``check`` lists retired labels instead)."""
     from judge.console import adapter_progress
     from judge.pipeline import load_inputs
 
@@ -55,7 +56,7 @@ def _inputs(args: argparse.Namespace, config: Config, with_labels: bool = True) 
             on_adapter=on_adapter,
             with_labels=with_labels,
         )
-    _warn(inputs.warnings())
+    _warn(inputs.warnings(with_labels=with_labels and args.handler is not cmd_check))
     return inputs
 
 
@@ -82,8 +83,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"           relevant chunks not labelled for {len(unlabelled)} (judged only)")
     print(f"corpus:    {len(golden.corpus)} chunks in {len(docs)} documents")
     print(f"run:       {len(run.records)} answers from {inputs.run_source}")
-    if run.meta.failed:
-        print(f"           adapter failed for {len(run.meta.failed)}: {', '.join(run.meta.failed)}")
     labels = inputs.labels
     if config.data.labels is not None:
         labellers = {label.labeller for label in labels.current}
@@ -150,14 +149,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     out: list[str] = []  # the nightly prints its verdict first, so its output waits for the end
     try:
         return _judge_and_report(args, out)
-    except HarnessError as exc:
+    except (HarnessError, OSError, sqlite3.OperationalError, KeyboardInterrupt) as exc:
         if args.nightly:  # the first line of the nightly's output is its verdict, always
-            problems = exc.problems if isinstance(exc, InputError) else str(exc).splitlines()
-            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
-            print(f"nightly: FAILED (exit {exc.exit_code}): {problems[0]}{more}")
+            print(f"nightly: FAILED (exit {_exit_code(exc)}): {_first_problem(exc)}")
         if out:
             print("\n".join(out))  # what was said about the judge before it stopped
         raise
+
+
+def _exit_code(exc: BaseException) -> int:
+    """The exit code ``main`` gives this exception."""
+    if isinstance(exc, HarnessError):
+        return exc.exit_code
+    return EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_BAD_INPUT
+
+
+def _first_problem(exc: BaseException) -> str:
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    problems = exc.problems if isinstance(exc, InputError) else str(exc).splitlines() or [""]
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"{problems[0]}{more}"
 
 
 def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
@@ -177,6 +189,9 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     if changes:
         config = config.with_overrides(judge=changes)
     emit: Callable[[str], None] = out.append if nightly else print
+    for path in (args.junit, args.json):  # a wrong path fails now, not after the judging
+        if path:
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
 
     def chosen(choice: JudgeChoice) -> None:
         emit(f"judge: {choice.judge}")
@@ -395,59 +410,58 @@ def cmd_cache_prune(args: argparse.Namespace) -> int:
 
 # --- the parser ------------------------------------------------------------------------------
 
+Handler = Callable[[argparse.Namespace], int]
 
-def _version() -> str:
-    from importlib import metadata
+# --config works before and after the command: every sub-parser accepts it too, with a default
+# that does not overwrite the one given before the command.
+_CONFIG = argparse.ArgumentParser(add_help=False)
+_CONFIG.add_argument(
+    "--config", default=argparse.SUPPRESS, help=f"configuration file (default: {DEFAULT_CONFIG})"
+)
+_ANSWERS = argparse.ArgumentParser(add_help=False)
+_ANSWERS.add_argument("--run", type=Path, help="a run file (overrides data.run / data.adapter)")
+_ANSWERS.add_argument(
+    "--fresh-answers",
+    action="store_true",
+    help="ask the adapter again instead of reusing its saved answers",
+)
+_CI_OUTPUT = argparse.ArgumentParser(add_help=False)
+_CI_OUTPUT.add_argument("--junit", metavar="FILE", help="write the gate as JUnit XML")
+_CI_OUTPUT.add_argument("--json", metavar="FILE", help="write a JSON summary of the run")
+_FOLDER_HELP = "a report folder: a path, a name under reports/, or latest (the default)"
 
-    try:
-        return metadata.version("judge")
-    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown (not installed)"
 
+class _Commands:
+    """A group of sub-commands, each taking --config and the given shared options."""
 
-def build_parser() -> argparse.ArgumentParser:
-    # --config works before and after the command: every sub-parser accepts it too, with a
-    # default that does not overwrite the one given before the command.
-    config_option = argparse.ArgumentParser(add_help=False)
-    config_option.add_argument(
-        "--config",
-        default=argparse.SUPPRESS,
-        help=f"configuration file (default: {DEFAULT_CONFIG})",
-    )
-    answers = argparse.ArgumentParser(add_help=False)
-    answers.add_argument("--run", type=Path, help="a run file (overrides data.run / data.adapter)")
-    answers.add_argument(
-        "--fresh-answers",
-        action="store_true",
-        help="ask the adapter again instead of reusing its saved answers",
-    )
+    def __init__(self, parser: argparse.ArgumentParser, dest: str, required: bool = True) -> None:
+        self.group = parser.add_subparsers(dest=dest, required=required, metavar="COMMAND")
 
-    parser = argparse.ArgumentParser(
-        prog="judge",
-        description="Evaluate a RAG system: retrieval metrics and a Gemma judge.",
-        epilog="exit codes: 0 ok, 1 regression, 2 bad input, 3 no judge, 130 interrupted",
-    )
-    parser.add_argument("--version", action="version", version=f"judge {_version()}")
-    parser.add_argument(
-        "--config", default=DEFAULT_CONFIG, help=f"configuration file (default: {DEFAULT_CONFIG})"
-    )
-    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
-    def command(
-        name: str,
-        handler: Callable[[argparse.Namespace], int],
-        help: str,
-        *parents: argparse.ArgumentParser,
+    def add(
+        self, name: str, handler: Handler | None, text: str, *parents: argparse.ArgumentParser
     ) -> argparse.ArgumentParser:
-        sub = commands.add_parser(
-            name, help=help, description=help, parents=[config_option, *parents]
-        )
-        sub.set_defaults(handler=handler)
+        sub = self.group.add_parser(name, help=text, description=text, parents=[_CONFIG, *parents])
+        if handler is not None:
+            sub.set_defaults(handler=handler)
         return sub
 
-    command("check", cmd_check, "validate the golden set, corpus, run and labels", answers)
 
-    retrieval = command("retrieval", cmd_retrieval, "per-type retrieval metrics", answers)
+class _Version(argparse.Action):
+    """--version, looked up only when asked (package metadata costs a few tens of ms)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="print the version and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from judge import __version__
+
+        print(f"judge {__version__}")
+        parser.exit()
+
+
+def _add_input_commands(commands: _Commands) -> None:
+    commands.add("check", cmd_check, "validate the golden set, corpus, run and labels", _ANSWERS)
+    retrieval = commands.add("retrieval", cmd_retrieval, "per-type retrieval metrics", _ANSWERS)
     retrieval.add_argument("--trec-run", help="score a TREC run file instead of a run")
     retrieval.add_argument(
         "--trec-qrels", help="with --trec-run: take the relevant chunks from this qrels file"
@@ -455,24 +469,23 @@ def build_parser() -> argparse.ArgumentParser:
     retrieval.add_argument(
         "--json", help="where to write the table (default reports/retrieval.json)"
     )
-
-    trec = commands.add_parser("trec", help="export qrels and run files for trec_eval")
-    trec_commands = trec.add_subparsers(dest="trec_command", required=True, metavar="COMMAND")
-    export = trec_commands.add_parser(
+    trec = _Commands(
+        commands.add("trec", None, "export qrels and run files for trec_eval"), "trec_command"
+    )
+    export = trec.add(
         "export",
-        help="write qrels and a TREC run",
-        description="write qrels and a TREC run (default: reports/trec/qrels.txt and run.txt)",
-        parents=[config_option, answers],
+        cmd_trec_export,
+        "write qrels and a TREC run (default: reports/trec/qrels.txt and run.txt)",
+        _ANSWERS,
     )
     export.add_argument("--qrels", help="qrels output path (default reports/trec/qrels.txt)")
     export.add_argument("--trec-out", help="TREC run output path (default reports/trec/run.txt)")
-    export.set_defaults(handler=cmd_trec_export)
 
-    ci_output = argparse.ArgumentParser(add_help=False)
-    ci_output.add_argument("--junit", metavar="FILE", help="write the gate as JUnit XML")
-    ci_output.add_argument("--json", metavar="FILE", help="write a JSON summary of the run")
 
-    run = command("run", cmd_run, "retrieval metrics, then judge every answer", answers, ci_output)
+def _add_run_commands(commands: _Commands) -> None:
+    run = commands.add(
+        "run", cmd_run, "retrieval metrics, then judge every answer", _ANSWERS, _CI_OUTPUT
+    )
     run.add_argument(
         "--backend",
         choices=["auto", "ollama", "embedded", "openai", "lexical"],
@@ -491,13 +504,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 1 when there is nothing compatible to compare with",
     )
     run.set_defaults(nightly=False)
-
-    nightly = command(
+    nightly = commands.add(
         "nightly",
         cmd_run,
         "run with the gate: exit 1 on regression or missing baseline; the verdict comes first "
         "(with an adapter, always asks it: the nightly measures tonight's system)",
-        ci_output,
+        _CI_OUTPUT,
     )
     nightly.add_argument("--run", type=Path, help="a run file (overrides data.run / data.adapter)")
     nightly.set_defaults(
@@ -510,45 +522,38 @@ def build_parser() -> argparse.ArgumentParser:
         require_baseline=True,
     )
 
-    show = command("show", cmd_show, "one verdict with its chunks and the quote marked")
+
+def _add_folder_commands(commands: _Commands) -> None:
+    show = commands.add("show", cmd_show, "one verdict with its chunks and the quote marked")
     show.add_argument("question_id", help="a golden question id")
-    show.add_argument("--folder", help="a report folder (default: the latest run)")
-
-    report = command("report", cmd_report, "re-render a run's report from the cache")
-    report.add_argument("folder", nargs="?", help="a report folder (default: the latest run)")
-
-    diff = command("diff", cmd_diff, "compare two runs")
+    show.add_argument("--folder", help=_FOLDER_HELP)
+    report = commands.add("report", cmd_report, "re-render a report folder from the cache")
+    report.add_argument("folder", nargs="?", help=_FOLDER_HELP)
+    diff = commands.add("diff", cmd_diff, "compare two report folders")
     diff.add_argument("a", help="the earlier report folder")
     diff.add_argument("b", help="the later report folder")
-
-    baseline = commands.add_parser("baseline", help="the pinned baseline the gate holds runs to")
-    baseline_commands = baseline.add_subparsers(
-        dest="baseline_command", required=True, metavar="COMMAND"
+    baseline = _Commands(
+        commands.add("baseline", None, "the pinned baseline the gate holds runs to"),
+        "baseline_command",
     )
-    for name, text in (
-        ("pin", "pin a run's numbers as the baseline"),
-        ("ratchet", "raise the baseline where a run is better (never lower it)"),
-    ):
-        sub = baseline_commands.add_parser(
-            name, help=text, description=text, parents=[config_option]
-        )
-        sub.add_argument("folder", nargs="?", help="a report folder (default: the latest run)")
-        sub.set_defaults(handler=cmd_baseline)
-        if name == "pin":
-            sub.add_argument(
-                "--replace", action="store_true", help="overwrite an existing baseline"
-            )
+    pin = baseline.add("pin", cmd_baseline, "pin a run's numbers as the baseline")
+    pin.add_argument("folder", nargs="?", help=_FOLDER_HELP)
+    pin.add_argument("--replace", action="store_true", help="overwrite an existing baseline")
+    ratchet = baseline.add(
+        "ratchet", cmd_baseline, "raise the baseline where a run is better (never lower it)"
+    )
+    ratchet.add_argument("folder", nargs="?", help=_FOLDER_HELP)
 
-    audit = command("audit", cmd_audit, "agreement of the judge with human labels")
-    audit.add_argument("--folder", help="a report folder (default: the latest run)")
+
+def _add_audit_commands(commands: _Commands) -> None:
+    audit = commands.add("audit", cmd_audit, "agreement of the judge with human labels")
+    audit.add_argument("--folder", help=_FOLDER_HELP)
     audit.add_argument("--min-kappa", type=float, help="exit 1 if either axis' kappa is lower")
     audit.add_argument(
         "--min-agreement", type=float, help="exit 1 if either axis' exact agreement is lower (0-1)"
     )
-    audit_commands = audit.add_subparsers(dest="audit_command", metavar="COMMAND")
-    sample = audit_commands.add_parser(
-        "sample", help="write a blind labelling sheet (CSV)", parents=[config_option]
-    )
+    steps = _Commands(audit, "audit_command", required=False)
+    sample = steps.add("sample", cmd_audit_sample, "write a blind labelling sheet (CSV)")
     sample.add_argument("--n", type=int, required=True, help="how many items")
     sample.add_argument(
         "--out", default="labelling-sheet.csv", help="the sheet to write (labelling-sheet.csv)"
@@ -561,36 +566,42 @@ def build_parser() -> argparse.ArgumentParser:
         help="share (0-1) of each type's quota taken first from items the judge may be unsure about",
     )
     sample.add_argument("--seed", type=int, default=0, help="random seed of the sample (0)")
-    sample.add_argument("--folder", help="a report folder (default: the latest run)")
-    sample.set_defaults(handler=cmd_audit_sample)
-    imp = audit_commands.add_parser(
-        "import", help="import a filled sheet into the labels file", parents=[config_option]
-    )
+    sample.add_argument("--folder", help=_FOLDER_HELP)
+    imp = steps.add("import", cmd_audit_import, "import a filled sheet into the labels file")
     imp.add_argument("file", help="the filled sheet (CSV)")
     imp.add_argument("--labeller", help="for rows whose labeller column is empty")
     imp.add_argument("--replace", action="store_true", help="overwrite conflicting labels")
-    imp.set_defaults(handler=cmd_audit_import)
-    label = audit_commands.add_parser(
-        "label", help="label in the terminal (saves after each item)", parents=[config_option]
-    )
+    label = steps.add("label", cmd_audit_label, "label in the terminal (saves after each item)")
     label.add_argument("--labeller", required=True, help="your name, stored with each label")
-    label.add_argument("--folder", help="a report folder (default: the latest run)")
-    label.set_defaults(handler=cmd_audit_label)
+    label.add_argument("--folder", help=_FOLDER_HELP)
 
-    cache = commands.add_parser("cache", help="the verdict cache")
-    cache_commands = cache.add_subparsers(dest="cache_command", required=True, metavar="COMMAND")
-    stats = cache_commands.add_parser(
-        "stats", help="judge configurations and their replies", parents=[config_option]
-    )
-    stats.set_defaults(handler=cmd_cache_stats)
-    prune = cache_commands.add_parser(
-        "prune", help="drop configurations not used lately", parents=[config_option]
-    )
+
+def _add_cache_commands(commands: _Commands) -> None:
+    cache = _Commands(commands.add("cache", None, "the verdict cache"), "cache_command")
+    cache.add("stats", cmd_cache_stats, "judge configurations and their replies")
+    prune = cache.add("prune", cmd_cache_prune, "drop configurations not used lately")
     prune.add_argument("--days", type=float, required=True, help="unused for this many days")
     prune.add_argument(
         "--dry-run", action="store_true", help="say what would be removed, remove nothing"
     )
-    prune.set_defaults(handler=cmd_cache_prune)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="judge",
+        description="Evaluate a RAG system: retrieval metrics and a Gemma judge.",
+        epilog="exit codes: 0 ok, 1 regression, 2 bad input, 3 no judge, 130 interrupted",
+    )
+    parser.add_argument("--version", action=_Version)
+    parser.add_argument(
+        "--config", default=DEFAULT_CONFIG, help=f"configuration file (default: {DEFAULT_CONFIG})"
+    )
+    commands = _Commands(parser, "command")
+    _add_input_commands(commands)
+    _add_run_commands(commands)
+    _add_folder_commands(commands)
+    _add_audit_commands(commands)
+    _add_cache_commands(commands)
     return parser
 
 

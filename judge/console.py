@@ -43,11 +43,19 @@ def adapter_progress() -> Iterator[Callable[[AdapterProgress], None]]:
     progress = _progress()
     task: list[TaskID] = []
     failures = 0
+    showing = False
+
+    def stop() -> None:
+        nonlocal showing
+        if showing:
+            progress.stop()
+            showing = False
 
     def on_event(event: AdapterProgress) -> None:
-        nonlocal failures
+        nonlocal failures, showing
         if not task:
             progress.start()
+            showing = True
             task.append(progress.add_task("asking the adapter", total=event.total, detail=""))
         if event.error is not None:
             failures += 1
@@ -55,12 +63,13 @@ def adapter_progress() -> Iterator[Callable[[AdapterProgress], None]]:
                 f"adapter failed for question '{event.question_id}': {event.error}"
             )
         progress.update(task[0], completed=event.done, detail=f"failed {failures}")
+        if event.done == event.total:  # done: the judging bar may come next, one live at a time
+            stop()
 
     try:
         yield on_event
     finally:
-        if task:
-            progress.stop()
+        stop()
 
 
 def is_terminal() -> bool:
@@ -73,13 +82,16 @@ def judge_progress() -> Iterator[Callable[[JudgeProgress], None]]:
     progress = _progress()
     task = progress.add_task("judging", total=None, detail="")
     live = is_terminal()
+    started = False  # on the first event: the adapter's bar may still be showing before it
     last_line = [-1]  # the last decile printed, so that a log gets about ten lines
-    if live:
-        progress.start()
 
     def on_event(event: JudgeProgress) -> None:
+        nonlocal started
         detail = f"cached {event.cached}  not ok {event.not_ok}"
         if live:
+            if not started:
+                progress.start()
+                started = True
             progress.update(task, total=event.total, completed=event.done, detail=detail)
             return
         decile = event.done * 10 // max(event.total, 1)
@@ -90,5 +102,5 @@ def judge_progress() -> Iterator[Callable[[JudgeProgress], None]]:
     try:
         yield on_event
     finally:
-        if live:
+        if started:
             progress.stop()

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from judge.config import Config
 from judge.errors import ConfigError, Interrupted
-from judge.inputs.adapter import AdapterProgress, produce_run, save_produced_run, saved_run
+from judge.inputs.adapter import AdapterProgress, adapter_answers
 from judge.inputs.golden import GoldenSet, Leak, find_leaks, load_golden
 from judge.inputs.labels import Labels, load_labels_if_any
-from judge.inputs.runs import Run, load_run, validate_run
+from judge.inputs.runs import Run, load_run
 from judge.judging.backends import JudgeBackend, OpenedBackend, open_backend
 from judge.judging.cache import VerdictCache
 from judge.judging.evidence import VERIFIER_VERSION
@@ -33,7 +33,7 @@ from judge.judging.items import build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.report.build import Judged, Measured, Report, build_report
 from judge.report.files import render_files
-from judge.results.folder import ReportsDir, RunFolder
+from judge.results.folder import ReportFolder, ReportsDir
 from judge.results.gate import Gate, gate
 from judge.results.manifest import JudgeInfo
 from judge.results.tables import retrieval_table
@@ -79,23 +79,35 @@ class Inputs(NamedTuple):
     """The run file (for an adapter, the file its answers were saved to)."""
     reused: bool
     """True when the adapter's saved answers were reused instead of asking it again."""
+    asked_again: int
+    """With reused answers: the questions the adapter had failed, asked again."""
     leaks: list[Leak]
     labels: Labels
 
-    def warnings(self) -> list[str]:
-        """Lines every command shows before its output."""
+    def warnings(self, with_labels: bool = True) -> list[str]:
+        """Lines every command shows before its output (``check`` lists retired labels
+        itself, so it leaves their warning out)."""
         lines = [
             f"document '{leak.doc}' quotes {len(leak.question_ids)} golden questions verbatim "
             f"({', '.join(leak.question_ids)}); the test set may be leaking into the corpus"
             for leak in self.leaks
         ]
         if self.reused:
+            again = (
+                f"asked again only the {self.asked_again} question(s) it had failed"
+                if self.asked_again
+                else "the adapter was not asked again"
+            )
             lines.append(
-                f"answers reused from {self.run_source} (the adapter was not asked again; "
-                "--fresh-answers asks it)"
+                f"answers reused from {self.run_source} ({again}; --fresh-answers asks it)"
+            )
+        failed = self.run.meta.failed
+        if failed:
+            lines.append(
+                f"the adapter failed for {len(failed)} question(s): {', '.join(sorted(failed))}"
             )
         label_warning = self.labels.warning()
-        if label_warning:
+        if label_warning and with_labels:
             lines.append(label_warning)
         return lines
 
@@ -118,27 +130,25 @@ def load_inputs(
     golden = load_golden(config.data)
     labels = load_labels_if_any(config.data.labels if with_labels else None, golden.by_id())
     path = run_path or config.data.run
-    reused = False
+    reused, asked_again = False, 0
     if path is not None:
         run = load_run(path, golden, config.data.max_file_mb)
         source = str(path)
     elif config.data.adapter:
-        spec = config.data.adapter
-        runs_dir = ReportsDir(config.reports.dir).runs_dir
-        saved = None if fresh_answers else saved_run(runs_dir, spec, golden)
-        if saved is not None:
-            run, source, reused = load_run(saved, golden, config.data.max_file_mb), str(saved), True
-        else:
-            search_dir = config.source.resolve().parent if config.source else None
-            run = produce_run(spec, golden, config.data.adapter_concurrency, on_adapter, search_dir)
-            # Saved before anything else can fail: answers cost money and time, and a generator
-            # that is not deterministic would give new answers (new cache keys) on a second call.
-            saved = save_produced_run(run, runs_dir, spec, golden)
-            validate_run(run, golden, lambda qid: f"{saved} (question '{qid}')")
-            source = str(saved)
+        answers = adapter_answers(
+            config.data.adapter,
+            golden,
+            ReportsDir(config.reports.dir).runs_dir,
+            config.data.adapter_concurrency,
+            fresh=fresh_answers,
+            on_progress=on_adapter,
+            search_dir=config.source.resolve().parent if config.source else None,
+        )
+        run, source = answers.run, str(answers.path)
+        reused, asked_again = answers.reused, answers.asked_again
     else:
         raise ConfigError("no run: set data.run (a file) or data.adapter (module:function)")
-    return Inputs(golden, run, source, reused, find_leaks(golden), labels)
+    return Inputs(golden, run, source, reused, asked_again, find_leaks(golden), labels)
 
 
 def measure_retrieval(config: Config, golden: GoldenSet, run: Run, source: str) -> Measured:
@@ -153,7 +163,7 @@ def measure_retrieval(config: Config, golden: GoldenSet, run: Run, source: str) 
 class Evaluation(NamedTuple):
     """One judged run: its report folder, the report it holds, and the gate."""
 
-    folder: RunFolder
+    folder: ReportFolder
     report: Report
     gate: Gate
     inputs: Inputs
@@ -196,15 +206,10 @@ class Evaluation(NamedTuple):
         return pd.DataFrame(rows).set_index("question_id")
 
 
-def _open(config: Config, backend: JudgeBackend | str | None) -> tuple[OpenedBackend, bool]:
+def _open(config: Config, backend: JudgeBackend | None) -> tuple[OpenedBackend, bool]:
     """The backend to judge with, and whether this evaluation owns (and so closes) it."""
-    if backend is None or isinstance(backend, str):
-        judge = (
-            config.judge
-            if backend is None
-            else config.with_overrides(judge={"backend": backend}).judge
-        )
-        return open_backend(judge), True
+    if backend is None:
+        return open_backend(config.judge), True
     return OpenedBackend(backend, "given by the caller"), False
 
 
@@ -238,6 +243,23 @@ def evaluate(
     what was judged in the cache.
     """
     started_at = datetime.now(UTC)
+    if isinstance(backend, str):  # recorded in the manifest as the configuration it ran with
+        config = config.with_overrides(judge={"backend": backend})
+        backend = None
+    try:
+        return _evaluate(config, backend, run_path, fresh_answers, hooks, started_at)
+    except KeyboardInterrupt:  # before or after judging (judging stops by itself, below)
+        raise Interrupted("stopped before anything was judged or written") from None
+
+
+def _evaluate(
+    config: Config,
+    backend: JudgeBackend | None,
+    run_path: Path | None,
+    fresh_answers: bool,
+    hooks: Hooks,
+    started_at: datetime,
+) -> Evaluation:
     reports = ReportsDir(config.reports.dir)
     with reports.lock():  # before the adapter is asked: a second run must not pay for answers
         prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
@@ -294,7 +316,7 @@ def evaluate(
 
 def rerender(
     config: Config, folder_name: str | None, warn: Callable[[str], None] = _ignore
-) -> RunFolder:
+) -> ReportFolder:
     """Rebuild a folder's report from its saved run and the cache; nothing is judged.
 
     Each verdict is re-derived from the backend reply stored in the cache (so a newer evidence
@@ -316,8 +338,13 @@ def rerender(
                 f"the corpus changed since {folder.name} was judged; its chunks would no longer "
                 "be the ones the judge saw, so it cannot be re-rendered"
             )
-        # Measure as that run measured, whatever judge.toml says now.
-        config = config.with_overrides(retrieval=manifest.retrieval_settings().model_dump())
+        # Measure and describe the run as it was, whatever judge.toml says now; only where
+        # files are kept comes from the current configuration (the project may have moved).
+        config = manifest.configuration(config.source).with_overrides(
+            data=config.data.model_dump(),
+            judge={"cache_path": config.judge.cache_path},
+            reports=config.reports.model_dump(),
+        )
         run = load_run(folder.run_path, golden)
         measured = measure_retrieval(config, golden, run, manifest.run.source)
         fingerprint = Fingerprint(manifest.fingerprints.judge, manifest.fingerprints.judge_parts)

@@ -29,7 +29,7 @@ from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.backends.lexical import judge_lexically
 from judge.judging.verdict import Verdict
-from judge.results.folder import ItemRecord, RunFolder
+from judge.results.folder import ItemRecord, ReportFolder
 
 Axis = Literal["faithfulness", "relevance"]
 AXES: tuple[Axis, ...] = ("faithfulness", "relevance")
@@ -187,7 +187,7 @@ def audit_items(
     )
 
 
-def run_audit(folder: RunFolder, labels: list[HumanLabel]) -> AuditResult:
+def run_audit(folder: ReportFolder, labels: list[HumanLabel]) -> AuditResult:
     """The audit of a saved report folder."""
     return audit_items(folder.name, folder.items(), folder.verdicts(), labels)
 

@@ -9,8 +9,9 @@ in flight, and a question the adapter fails is recorded in ``run_meta.failed`` w
 go on.
 
 Answers cost time and money and a generator need not be deterministic, so a produced run is
-saved under ``reports/runs/`` before it is validated, and later commands reuse the newest one
-for the same adapter, golden set and corpus (``saved_run``) instead of asking again.
+saved under ``reports/runs/`` (``save_checked_run``), and later commands reuse the newest valid
+one for the same adapter, golden set and corpus instead of asking again; only the questions the
+adapter failed are asked again (``adapter_answers``).
 """
 
 from __future__ import annotations
@@ -29,9 +30,17 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from judge.errors import AdapterError
+from judge.errors import AdapterError, InputError
 from judge.inputs.golden import GoldenQuestion, GoldenSet
-from judge.inputs.runs import RetrievedChunk, Run, RunMeta, RunRecord, save_run
+from judge.inputs.runs import (
+    RetrievedChunk,
+    Run,
+    RunMeta,
+    RunRecord,
+    load_run,
+    save_run,
+    validate_run,
+)
 from judge.jsonl import StrictRecord, describe_validation_error
 
 
@@ -84,6 +93,7 @@ def _to_record(question: GoldenQuestion, result: Any) -> RunRecord:
 # --- the one event loop for async adapters ----------------------------------------------------
 
 _loop: asyncio.AbstractEventLoop | None = None
+_loop_thread: threading.Thread | None = None
 _loop_lock = threading.Lock()
 
 
@@ -95,13 +105,14 @@ def adapter_loop() -> asyncio.AbstractEventLoop:
     (in a test, at the end of a script):
     ``asyncio.run_coroutine_threadsafe(client.aclose(), adapter_loop()).result()``.
     """
-    global _loop
+    global _loop, _loop_thread
     with _loop_lock:
-        if _loop is None:
+        if _loop is None or _loop_thread is None or not _loop_thread.is_alive():
             _loop = asyncio.new_event_loop()
-            threading.Thread(
+            _loop_thread = threading.Thread(
                 target=_loop.run_forever, name="judge-adapter-loop", daemon=True
-            ).start()
+            )
+            _loop_thread.start()
         return _loop
 
 
@@ -114,7 +125,13 @@ async def _answer_async(
     adapter: Adapter, question: GoldenQuestion, slots: asyncio.Semaphore
 ) -> RunRecord:
     async with slots:
-        return _to_record(question, await adapter(question.question))
+        try:
+            result = await adapter(question.question)
+        except (KeyboardInterrupt, SystemExit) as exc:
+            # Escaping the task, these would stop the loop's thread and leave every waiter
+            # hanging: the adapter's own exit is one failed question, like any exception.
+            raise RuntimeError(f"the adapter raised {type(exc).__name__}({exc})") from None
+        return _to_record(question, result)
 
 
 def _answer_sync(adapter: Adapter, question: GoldenQuestion) -> RunRecord:
@@ -186,22 +203,88 @@ def produce_run(
 # --- saved adapter runs ---------------------------------------------------------------------
 
 
+class Answers(NamedTuple):
+    """The adapter's answers for a golden set, and where they are kept."""
+
+    run: Run
+    path: Path
+    reused: bool
+    """True when saved answers were used instead of asking the adapter every question."""
+    asked_again: int
+    """Questions the saved answers lacked (the adapter had failed them) and that were asked again."""
+
+
+def adapter_answers(
+    spec: str,
+    golden: GoldenSet,
+    runs_dir: Path,
+    concurrency: int,
+    *,
+    fresh: bool = False,
+    on_progress: Callable[[AdapterProgress], None] = lambda _: None,
+    search_dir: Path | None = None,
+) -> Answers:
+    """The newest valid saved answers of this adapter for this golden set and corpus, with the
+    questions it failed asked again; or, with ``fresh`` or none saved, every question asked."""
+    saved = None if fresh else saved_run(runs_dir, spec, golden)
+    if saved is None:
+        run = produce_run(spec, golden, concurrency, on_progress, search_dir)
+        return Answers(run, save_checked_run(run, runs_dir, spec, golden), False, 0)
+    run = load_run(saved, golden)
+    if not run.meta.failed:
+        return Answers(run, saved, True, 0)
+    missing = golden._replace(
+        questions=tuple(q for q in golden.questions if q.id in run.meta.failed)
+    )
+    retry = produce_run(spec, missing, concurrency, on_progress, search_dir)
+    records = {**run.records, **retry.records}
+    merged = Run(
+        run.meta.model_copy(update={"failed": retry.meta.failed}),
+        {q.id: records[q.id] for q in golden.questions if q.id in records},
+    )
+    path = save_checked_run(merged, runs_dir, spec, golden)
+    return Answers(merged, path, True, len(missing.questions))
+
+
 def _run_prefix(spec: str, golden: GoldenSet) -> str:
     """File-name prefix of the runs one adapter produced for one golden set and corpus."""
     slug = re.sub(r"[^A-Za-z0-9_.-]+", "_", spec).strip("_")
     return f"adapter-{slug}-{golden.questions_hash[3:11]}-{golden.corpus_hash[3:11]}-"
 
 
+INVALID_SUFFIX = ".invalid.jsonl"
+
+
 def saved_run(runs_dir: Path, spec: str, golden: GoldenSet) -> Path | None:
-    """The newest run this adapter produced for this golden set and corpus, if any."""
-    found = sorted(runs_dir.glob(_run_prefix(spec, golden) + "*.jsonl"))
+    """The newest valid run this adapter produced for this golden set and corpus, if any."""
+    found = sorted(
+        path
+        for path in runs_dir.glob(_run_prefix(spec, golden) + "*.jsonl")
+        if not path.name.endswith(INVALID_SUFFIX)
+    )
     return found[-1] if found else None
 
 
-def save_produced_run(run: Run, runs_dir: Path, spec: str, golden: GoldenSet) -> Path:
-    """Keep an adapter-produced run; its name says which adapter, golden set and corpus."""
+def save_checked_run(run: Run, runs_dir: Path, spec: str, golden: GoldenSet) -> Path:
+    """Validate an adapter-produced run and keep it either way: answers cost time and money.
+
+    A valid run is saved for reuse; one that fails validation is saved as ``*.invalid.jsonl``
+    (never reused) and the problems are raised, naming that file.
+    """
     runs_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     path = runs_dir / f"{_run_prefix(spec, golden)}{stamp}.jsonl"
+    invalid = path.with_name(path.name.removesuffix(".jsonl") + INVALID_SUFFIX)
+    try:
+        validate_run(run, golden, lambda qid: f"{invalid} (question '{qid}')")
+    except InputError as exc:
+        save_run(run, invalid)
+        raise InputError(
+            [
+                *exc.problems,
+                f"the answers are kept in {invalid} but never reused; fix the adapter and run "
+                "again",
+            ]
+        ) from None
     save_run(run, path)
     return path

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from judge.audit.agreement import AuditResult, agreement, audit_items, judge_scores
 from judge.config import Config
+from judge.errors import ConfigError
 from judge.hashing import tagged_hash, text_sha256
 from judge.inputs.golden import GoldenSet
 from judge.inputs.labels import HumanLabel, labels_by_answer
@@ -26,7 +27,7 @@ from judge.judging.items import context_for
 from judge.judging.verdict import STATUSES, Verdict
 from judge.results.baseline import compare_with_baseline, read_baseline
 from judge.results.compare import Change, Flip, SectionComparison, TypeMetrics, changed_verdicts
-from judge.results.folder import ItemRecord, ReportsDir, RunFolder
+from judge.results.folder import ItemRecord, ReportFolder, ReportsDir
 from judge.results.history import HistoryEntry, compare_with_history, prompt_only_predecessor
 from judge.results.manifest import (
     Fingerprints,
@@ -227,16 +228,14 @@ def build_report(
     if audit is not None and audit.judge.n == 0:
         audit = None  # labels exist, but none for these exact answers
     prompt_edit = None
-    previous = prompt_only_predecessor(entry, history)
-    if previous is not None and (reports.path / previous.folder / "verdicts.jsonl").exists():
-        old = RunFolder(reports.path / previous.folder).verdicts()
+    previous = _readable(reports, prompt_only_predecessor(entry, history))
+    if previous is not None:
+        old = previous.verdicts()
         flips = changed_verdicts(old, {v.question_id: v for v in verdicts})
         # Same run content, so the same items: only the verdicts differ.
         before = agreement("before", item_map, labels, judge_scores(old))
         after = agreement("after", item_map, labels, judge_scores(judged.verdicts))
-        prompt_edit = PromptEdit(
-            previous.folder, flips, before.both_exact, after.both_exact, after.n
-        )
+        prompt_edit = PromptEdit(previous.name, flips, before.both_exact, after.both_exact, after.n)
     return Report(
         manifest,
         entry,
@@ -251,6 +250,17 @@ def build_report(
         items,
         measured.run,
     )
+
+
+def _readable(reports: ReportsDir, entry: HistoryEntry | None) -> ReportFolder | None:
+    """The folder of a history entry, if it is still there and of this format."""
+    if entry is None:
+        return None
+    try:
+        folder = reports.folder(entry.folder)
+    except ConfigError:  # deleted, or written by another format version: nothing to compare
+        return None
+    return folder if (folder.path / "verdicts.jsonl").exists() else None
 
 
 def _item_records(

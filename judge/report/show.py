@@ -5,12 +5,12 @@ from __future__ import annotations
 from judge.errors import ConfigError
 from judge.judging.verdict import review_reasons
 from judge.results.compare import SECTIONS, changed_verdicts, compare_metrics
-from judge.results.folder import RunFolder
+from judge.results.folder import ReportFolder
 
 BOLD, YELLOW, RED, DIM, RESET = "\033[1m", "\033[43m\033[30m", "\033[31m", "\033[2m", "\033[0m"
 
 
-def show_item(folder: RunFolder, question_id: str, color: bool) -> str:
+def show_item(folder: ReportFolder, question_id: str, color: bool) -> str:
     """Question, answer, scores, and the judged chunks with the quote marked at its span.
 
     With ``color`` the quote is highlighted; without, it is wrapped in ⟦ ⟧ so that plain
@@ -71,7 +71,7 @@ def show_item(folder: RunFolder, question_id: str, color: bool) -> str:
     return "\n".join(lines).rstrip()
 
 
-def diff_runs(folder_a: RunFolder, folder_b: RunFolder, threshold: float) -> str:
+def diff_runs(folder_a: ReportFolder, folder_b: ReportFolder, threshold: float) -> str:
     """Every metric that moved beyond ``threshold`` from run A to run B, and flipped verdicts."""
     metrics_a, metrics_b = folder_a.metrics(), folder_b.metrics()
     fa = folder_a.manifest.fingerprints.model_dump()

@@ -2,7 +2,7 @@
 
 ``reports/`` (``reports.dir``) holds:
 
-- ``<UTC time>-<judge fingerprint>/``  one folder per judged run (``RunFolder``), assembled under
+- ``<UTC time>-<judge fingerprint>/``  one folder per judged run (``ReportFolder``), assembled under
   a temporary name and renamed into place when complete, so a crash never leaves a
   half-written folder that looks finished;
 - ``history.jsonl``  one summary line per run (``judge.results.history``);
@@ -59,7 +59,7 @@ class ItemRecord(BaseModel):
     """Human labels for this exact answer."""
 
 
-class RunFolder:
+class ReportFolder:
     """One report folder: its manifest and records, read on demand."""
 
     def __init__(self, path: Path) -> None:
@@ -125,20 +125,20 @@ class ReportsDir:
         with run_lock(self.path):
             yield
 
-    def folder(self, name: str | None) -> RunFolder:
+    def folder(self, name: str | None) -> ReportFolder:
         """A report folder from a path, a folder name, or None for the latest run.
 
         Its manifest is read (and its format version checked) here, so a folder that cannot be
         used is refused before anything else happens.
         """
-        if name is None:
+        if name is None or name == "latest":
             latest = self.path / "latest"
             if not latest.exists():
                 raise ConfigError(f"no runs in {self.path} yet; run 'judge run' first")
             name = latest.read_text(encoding="utf-8").strip()
         for candidate in (Path(name), self.path / name):
             if (candidate / "manifest.json").is_file():
-                folder = RunFolder(candidate)
+                folder = ReportFolder(candidate)
                 folder.manifest  # noqa: B018 (read now: a wrong format fails here, in one line)
                 return folder
         raise ConfigError(f"{name}: not a report folder (no manifest.json); see 'ls {self.path}'")
@@ -146,7 +146,7 @@ class ReportsDir:
     def history(self) -> list[HistoryEntry]:
         return read_history(self.history_path)
 
-    def history_entry(self, folder: RunFolder) -> HistoryEntry:
+    def history_entry(self, folder: ReportFolder) -> HistoryEntry:
         """The history line of a report folder."""
         for entry in self.history():
             if entry.folder == folder.name:
@@ -161,7 +161,7 @@ class ReportsDir:
             candidate, suffix = f"{name}-{suffix}", suffix + 1
         return candidate
 
-    def publish(self, name: str, files: dict[str, str], entry: HistoryEntry) -> RunFolder:
+    def publish(self, name: str, files: dict[str, str], entry: HistoryEntry) -> ReportFolder:
         """Write a new folder atomically, then its history line and the ``latest`` pointer.
 
         Called with the lock held: a partial folder found here belongs to a run that died
@@ -173,8 +173,8 @@ class ReportsDir:
         final = self.path / name
         tmp = self.path / f".{name}.{os.getpid()}.partial"
         tmp.mkdir()
-        RunFolder(tmp).write_files(files)
+        ReportFolder(tmp).write_files(files)
         os.replace(tmp, final)
         append_history(self.history_path, entry)
         write_atomic(self.path / "latest", name + "\n")
-        return RunFolder(final)
+        return ReportFolder(final)

@@ -1,4 +1,4 @@
-"""Run history, comparison with the last compatible run, the regression gate and the baseline.
+"""Run history, and which earlier run each section of a run is compared with.
 
 ``reports/history.jsonl`` holds one summary line per run (bounded: the oldest lines are dropped
 past ``MAX_ENTRIES``). A run is compared section by section with the latest earlier run that
@@ -8,9 +8,9 @@ measured the same thing on the same golden set:
 - judge metrics: same golden content hash and same judge fingerprint (a prompt edit changes the
   ruler, so judge metrics are then not compared; the flipped verdicts are listed instead).
 
-A move larger than the threshold is ``improved`` or ``regressed`` (every metric here is better
-when higher); smaller moves are ``noise``. A corpus change is noted next to the numbers but
-does not stop the comparison; a golden-set change does.
+A corpus change is noted next to the numbers but does not stop the comparison; a golden-set
+change does. How two sets of numbers are compared is ``judge.results.compare``; the pinned
+baseline is ``judge.results.baseline``; the gate is ``judge.results.gate``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from judge.config import RetrievalConfig
+from judge.config import Config, RetrievalConfig
 from judge.errors import ConfigError
 from judge.inputs.runs import RunMeta
 from judge.jsonl import describe_validation_error
@@ -82,8 +82,18 @@ class Manifest(_Part):
     judge_seconds: float
 
     def retrieval_settings(self) -> RetrievalConfig:
-        """The retrieval settings the run measured with (re-rendering measures the same way)."""
+        """The retrieval settings the run measured with."""
         return RetrievalConfig.model_validate(self.config["retrieval"])
+
+    def configuration(self, source: Path | None = None) -> Config:
+        """The configuration the run ran with (re-rendering measures and reports the same way)."""
+        try:
+            return Config.model_validate({**self.config, "source": source})
+        except ValidationError as exc:
+            problem = describe_validation_error(exc)[0]
+            raise ConfigError(
+                f"{self.folder}: its recorded configuration is no longer valid ({problem})"
+            ) from None
 
     def to_json(self) -> str:
         return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"

@@ -7,7 +7,7 @@ from judge.audit.terminal import label_in_terminal
 from judge.config import Config
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import load_labels
-from judge.results.folder import RunFolder
+from judge.results.folder import ReportFolder
 
 
 def _typed(*replies: str) -> Callable[[str], str]:
@@ -30,7 +30,7 @@ def test_terminal_labelling_saves_each_item_and_resumes(
     folder = (
         config.reports.dir / (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
     )
-    items = list(RunFolder(folder).items().values())
+    items = list(ReportFolder(folder).items().values())
     labels_path = tmp_path / "labels.jsonl"
     shown: list[str] = []
     ask = _typed("2", "2", "", "x", "1", "2", "too long", "q")

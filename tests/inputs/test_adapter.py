@@ -113,3 +113,131 @@ def test_adapter_answers_are_saved_before_validation(
     inputs = load_inputs(good)
     assert inputs.run_source.startswith(str(config.reports.dir / "runs" / "adapter-"))
     assert inputs.run.meta.failed == {"q4": "RuntimeError: search index offline"}
+
+
+# --- saved answers: reused when valid, the failed questions asked again ------------------------
+
+SWITCHABLE = """
+import pathlib
+
+HERE = pathlib.Path(__file__).parent
+
+def answer(question):
+    with (HERE / "calls.txt").open("a", encoding="utf-8") as handle:
+        handle.write(question + "\\n")
+    mode = (HERE / "mode.txt").read_text(encoding="utf-8").strip()
+    if mode == "down":
+        raise ConnectionError("the RAG service is down")
+    if mode == "bad chunk":
+        return {"retrieved": ["no/such"], "answer": "x"}
+    return {"retrieved": ["pricing/plans"], "answer": "回答"}
+"""
+
+
+@pytest.fixture
+def switchable(tiny: Tiny, tmp_path: Path) -> Iterator[tuple[Config, Callable[[str], int]]]:
+    """A config whose adapter behaves as ``mode.txt`` says; ``set_mode`` returns calls so far."""
+    (tmp_path / "switch_rag.py").write_text(SWITCHABLE, encoding="utf-8")
+    config = tiny().with_overrides(data={"run": None, "adapter": "switch_rag:answer"})
+
+    def set_mode(mode: str) -> int:
+        (tmp_path / "mode.txt").write_text(mode, encoding="utf-8")
+        calls = tmp_path / "calls.txt"
+        return len(calls.read_text(encoding="utf-8").splitlines()) if calls.exists() else 0
+
+    sys.path.insert(0, str(tmp_path))
+    yield config, set_mode
+    sys.path.remove(str(tmp_path))
+    sys.modules.pop("switch_rag", None)
+
+
+def test_answers_that_fail_validation_are_never_reused(
+    switchable: tuple[Config, Callable[[str], int]],
+) -> None:
+    from judge.pipeline import load_inputs
+
+    config, set_mode = switchable
+    set_mode("bad chunk")
+    with pytest.raises(InputError) as caught:
+        load_inputs(config)
+    (kept,) = (config.reports.dir / "runs").glob("*.invalid.jsonl")
+    assert str(kept) in caught.value.problems[0]
+    assert caught.value.problems[-1].startswith(f"the answers are kept in {kept} but never reused")
+    assert set_mode("ok") == 4
+    inputs = load_inputs(config)  # the adapter was fixed: asked again, not the broken answers
+    assert set_mode("ok") == 8
+    assert not inputs.reused and inputs.run.records["q1"].answer == "回答"
+    again = load_inputs(config)  # now valid answers exist: reused
+    assert set_mode("ok") == 8
+    assert again.reused and again.run_source == inputs.run_source
+
+
+def test_questions_the_adapter_failed_are_asked_again_the_others_reused(
+    switchable: tuple[Config, Callable[[str], int]],
+) -> None:
+    from judge.pipeline import load_inputs
+
+    config, set_mode = switchable
+    set_mode("down")
+    outage = load_inputs(config)
+    assert outage.run.records == {} and len(outage.run.meta.failed) == 4
+    assert "the adapter failed for 4 question(s): q1, q2, q3, q4" in outage.warnings()
+    assert set_mode("ok") == 4
+    recovered = load_inputs(config)  # the service is back: only the failed ones are asked
+    assert set_mode("ok") == 8
+    assert recovered.reused and recovered.asked_again == 4
+    assert recovered.run.meta.failed == {} and len(recovered.run.records) == 4
+    assert list(recovered.run.records) == ["q1", "q2", "q3", "q4"]  # golden order
+    assert any(
+        "asked again only the 4 question(s) it had failed" in w for w in recovered.warnings()
+    )
+    assert load_inputs(config).asked_again == 0
+    assert set_mode("ok") == 8
+
+
+# --- async adapters: one loop, bounded, and an adapter's own exit is one failed question ------
+
+BOUNDED = """
+import asyncio
+
+in_flight = 0
+most = 0
+
+async def answer(question):
+    global in_flight, most
+    in_flight += 1
+    most = max(most, in_flight)
+    await asyncio.sleep(0.05)
+    in_flight -= 1
+    if "Windows" in question:
+        raise KeyboardInterrupt
+    if "iPad" in question:
+        raise SystemExit(3)
+    return {"retrieved": ["pricing/plans"], "answer": "回答"}
+"""
+
+
+def test_async_adapters_are_bounded_and_survive_an_adapter_that_exits(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    (tmp_path / "bounded_rag.py").write_text(BOUNDED, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        golden = load_golden(tiny().data)
+        run = produce_run("bounded_rag:answer", golden, concurrency=2)
+        module = sys.modules["bounded_rag"]
+        assert module.most == 2  # 4 questions, 2 at a time
+        assert run.meta.failed == {
+            "q3": "RuntimeError: the adapter raised SystemExit(3)",
+            "q4": "RuntimeError: the adapter raised KeyboardInterrupt()",
+        }
+        assert list(run.records) == ["q1", "q2"]
+        # The loop survived: the next run in this process works as well.
+        assert list(produce_run("bounded_rag:answer", golden, concurrency=4).records) == [
+            "q1",
+            "q2",
+        ]
+        assert module.most == 4
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("bounded_rag", None)

@@ -125,3 +125,12 @@ def test_publish_removes_the_partial_folder_of_a_run_that_died(tiny: Tiny) -> No
     evaluate(config, backend="lexical")
     assert not dead.exists()
     assert [p.name for p in config.reports.dir.glob(".*.partial")] == []
+
+
+def test_latest_is_a_name_too(tiny: Tiny) -> None:
+    from judge.pipeline import evaluate
+
+    config = tiny()
+    folder = evaluate(config, backend="lexical").folder
+    reports = ReportsDir(config.reports.dir)
+    assert reports.folder("latest").path == folder.path == reports.folder(None).path

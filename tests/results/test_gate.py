@@ -32,3 +32,32 @@ def test_no_baseline_passes_unless_required(tiny: Tiny, capsys: pytest.CaptureFi
     )
     (tiny().reports.dir / "history.jsonl").unlink()
     assert run_lexical(tiny(), "--fail-on-regression", "--require-baseline") == 1
+
+
+def test_each_flag_fails_the_run_on_its_own_checks() -> None:
+    from judge.results.compare import Change, SectionComparison
+    from judge.results.gate import gate
+
+    fell = Change("retrieval", "factual", "mrr", 1.0, 0.2, -0.8, "regressed")
+    comparisons = [
+        SectionComparison("retrieval", "20261128T000000Z-aaaaaaaa", [fell], ""),
+        SectionComparison("judge", None, [], "no earlier run with this judge configuration"),
+    ]
+    result = gate(comparisons)
+    assert result.verdict.startswith("REGRESSED: 1 per-type metric(s)")
+    assert result.missing == ["judge"]
+    # A regression and a missing section: either flag alone fails the run.
+    assert result.exit_code(fail_on_regression=True, require_baseline=False) == 1
+    assert result.exit_code(fail_on_regression=False, require_baseline=True) == 1
+    assert result.exit_code(fail_on_regression=False, require_baseline=False) == 0
+    names = {c.name: c for c in result.checks}
+    assert set(names) == {
+        "retrieval vs last compatible run",
+        "retrieval has something to compare with",
+        "judge has something to compare with",
+    }
+    check = names["retrieval vs last compatible run"]
+    assert not check.passed and check.kind == "regression"
+    assert check.message == (
+        "against 20261128T000000Z-aaaaaaaa: ▼ factual mrr: 1.000 → 0.200 (-0.800)"
+    )
