@@ -124,8 +124,9 @@ def load_inputs(
     commands that never read them) the human labels.
 
     The run is a file (``run_path``, else ``data.run``) or the adapter's (``data.adapter``):
-    its newest saved answers for this golden set and corpus, unless ``fresh_answers`` or there
-    are none, in which case the adapter is asked and its answers saved before validation.
+    its newest valid saved answers for this golden set and corpus with the questions it failed
+    asked again, or, with ``fresh_answers`` or none saved, all new answers
+    (``judge.inputs.adapter.adapter_answers``).
     """
     golden = load_golden(config.data)
     labels = load_labels_if_any(config.data.labels if with_labels else None, golden.by_id())
