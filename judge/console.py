@@ -17,6 +17,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from judge.formatting import terminal_text
 from judge.inputs.adapter import AdapterProgress
 from judge.judging.grading import JudgeProgress
 
@@ -59,8 +60,15 @@ def adapter_progress() -> Iterator[Callable[[AdapterProgress], None]]:
             task.append(progress.add_task("asking the adapter", total=event.total, detail=""))
         if event.error is not None:
             failures += 1
+            # The id and the adapter's message are data: no control characters, and not read
+            # as Rich markup ("[bold]", ":smile:") either.
+            qid = terminal_text(event.question_id, one_line=True)
+            error = terminal_text(event.error, one_line=True)
             progress.console.print(
-                f"adapter failed for question '{event.question_id}': {event.error}"
+                f"adapter failed for question '{qid}': {error}",
+                markup=False,
+                emoji=False,
+                soft_wrap=True,  # one line per failure, as logs are searched
             )
         progress.update(task[0], completed=event.done, detail=f"failed {failures}")
         if event.done == event.total:  # done: the judging bar may come next, one live at a time

@@ -9,7 +9,8 @@ message on one line (or one line per problem) without a traceback and exits with
     ├── ConfigError                 bad judge.toml or command-line option
     │   └── PromptError             a prompt file with missing or unknown placeholders
     ├── AdapterError                the user's module:function cannot be loaded
-    ├── Interrupted                 exit 130: Ctrl-C; what was judged is kept in the cache
+    ├── Interrupted                 exit 130 (Ctrl-C) or 143 (SIGTERM): what was judged is kept
+    │                               in the cache, the adapter's answers so far are saved
     └── BackendError                the judge backend failed
         ├── BackendUnavailable      exit 3: no server / no model; checked before any work
         ├── TransientBackendError   timeouts, 5xx, dropped connections: retried, never cached
@@ -23,12 +24,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from judge import signals
+
 #: Exit codes of the CLI, documented in README.md.
 EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
 EXIT_JUDGE_UNAVAILABLE = 3
 EXIT_INTERRUPTED = 130
+"""SIGINT (Ctrl-C); SIGTERM gives 143: 128 + the signal number (``judge.signals``)."""
+EXIT_TERMINATED = 143
 
 
 class HarnessError(Exception):
@@ -58,9 +63,17 @@ class AdapterError(HarnessError):
 
 
 class Interrupted(HarnessError):
-    """The user stopped a run; what was judged is in the cache and the next run resumes."""
+    """The user stopped a run; what was judged is in the cache and the next run resumes.
+
+    Its exit code is that of the signal that stopped the run: 130 for SIGINT (Ctrl-C), 143 for
+    SIGTERM (``judge.signals.exit_code``).
+    """
 
     exit_code = EXIT_INTERRUPTED
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.exit_code = signals.exit_code()
 
 
 class BackendError(HarnessError):

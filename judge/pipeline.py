@@ -144,6 +144,7 @@ def load_inputs(
             fresh=fresh_answers,
             on_progress=on_adapter,
             search_dir=config.source.resolve().parent if config.source else None,
+            timeout_s=config.data.adapter_timeout_s,
         )
         run, source = answers.run, str(answers.path)
         reused, asked_again = answers.reused, answers.asked_again
@@ -264,6 +265,7 @@ def _evaluate(
     reports = ReportsDir(config.reports.dir)
     with reports.lock():  # before the adapter is asked: a second run must not pay for answers
         prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
+        reports.history()  # and so does a damaged history, before anything is asked or judged
         inputs = load_inputs(
             config, run_path, fresh_answers=fresh_answers, on_adapter=hooks.on_adapter
         )

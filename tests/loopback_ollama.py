@@ -1,11 +1,24 @@
 """A small server on loopback that speaks Ollama's API and answers after a fixed delay.
 
-Used by the interrupt test and by the concurrency benchmark: ``slots`` requests are served at
-once (like OLLAMA_NUM_PARALLEL), the rest wait, as in Ollama's queue.
+Used by the interrupt tests and by the concurrency benchmark: ``slots`` requests are served at
+once (like OLLAMA_NUM_PARALLEL), the rest wait, as in Ollama's queue. It also speaks enough of
+the OpenAI API (``/v1/models``, ``/v1/chat/completions``) for the OpenAI-compatible backend.
+
+``fault`` makes every chat request misbehave (the preflight is always answered properly), for
+the fault tests in ``tests/hostile/test_faults.py``:
+
+- ``trickle-body``: the headers at once, then the body one byte every ``trickle_s`` seconds;
+- ``trickle-headers``: the headers themselves one byte every ``trickle_s`` seconds;
+- ``stall-body``: the headers and the first byte of the body, then silence;
+- ``close-mid-body``: the headers and half the body, then the connection is closed.
+
+A misbehaving reply is bounded: it stops after ``max_bytes`` bytes or ``max_s`` seconds, when
+the client goes away, or when the server is stopped (``server.stop()``).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -14,10 +27,61 @@ from typing import Any
 
 MODEL = "bench:1"
 VERDICT = json.dumps({"evidence": "", "faithfulness": 2, "relevance": 2, "note": "ok"})
+FAULTS = ("trickle-body", "trickle-headers", "stall-body", "close-mid-body")
 
 
-def start(delay_s: float, slots: int) -> ThreadingHTTPServer:
+class Loopback(ThreadingHTTPServer):
+    daemon_threads = True
+    chat_requests = 0
+    """How many chat requests arrived (each attempt of the judge is one)."""
+
+    def __init__(self, *args: Any) -> None:
+        super().__init__(*args)
+        self.stopping = threading.Event()
+        self._count_lock = threading.Lock()
+
+    def count_chat(self) -> None:
+        with self._count_lock:
+            self.chat_requests += 1
+
+    def stop(self) -> None:
+        """Stop serving; replies being trickled end within ``trickle_s``."""
+        self.stopping.set()
+        self.shutdown()
+        self.server_close()
+
+
+def _ollama_reply() -> dict[str, Any]:
+    return {
+        "message": {"role": "assistant", "content": VERDICT},
+        "done": True,
+        "done_reason": "stop",
+        "prompt_eval_count": 100,
+        "eval_count": 20,
+    }
+
+
+def _openai_reply() -> dict[str, Any]:
+    return {
+        "choices": [
+            {"message": {"role": "assistant", "content": VERDICT}, "finish_reason": "stop"}
+        ],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20},
+    }
+
+
+def start(
+    delay_s: float,
+    slots: int,
+    fault: str | None = None,
+    *,
+    trickle_s: float = 1.0,
+    max_bytes: int = 60,
+    max_s: float = 60.0,
+) -> Loopback:
     """Start the server in a daemon thread; ``server.server_address[1]`` is its port."""
+    if fault is not None and fault not in FAULTS:
+        raise ValueError(f"unknown fault {fault!r}; one of {FAULTS}")
     gate = threading.Semaphore(slots)
 
     class Handler(BaseHTTPRequestHandler):
@@ -25,6 +89,7 @@ def start(delay_s: float, slots: int) -> ThreadingHTTPServer:
         # Headers and body go out in two writes; with Nagle on, the second waits ~40 ms for a
         # delayed ACK, which would be charged to the client.
         disable_nagle_algorithm = True
+        server: Loopback
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -40,6 +105,8 @@ def start(delay_s: float, slots: int) -> ThreadingHTTPServer:
         def do_GET(self) -> None:
             if self.path == "/api/version":
                 self._send({"version": "0.13.0"})
+            elif self.path == "/v1/models":
+                self._send({"object": "list", "data": [{"id": MODEL, "object": "model"}]})
             else:
                 self._send(
                     {
@@ -57,19 +124,48 @@ def start(delay_s: float, slots: int) -> ThreadingHTTPServer:
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
+            self.server.count_chat()
+            reply = _openai_reply() if self.path.startswith("/v1/") else _ollama_reply()
+            if fault is not None:
+                self._misbehave(json.dumps(reply).encode())
+                return
             with gate:
                 time.sleep(delay_s)
-            self._send(
-                {
-                    "message": {"role": "assistant", "content": VERDICT},
-                    "done": True,
-                    "done_reason": "stop",
-                    "prompt_eval_count": 100,
-                    "eval_count": 20,
-                }
-            )
+            with contextlib.suppress(OSError):  # the client went away (a test stopped it)
+                self._send(reply)
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        def _misbehave(self, data: bytes) -> None:
+            head = (
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                f"Content-Length: {len(data)}\r\n\r\n"
+            ).encode()
+            self.close_connection = True
+            try:
+                if fault == "trickle-headers":
+                    self._trickle(head)
+                elif fault == "trickle-body":
+                    self.wfile.write(head)
+                    self._trickle(data)
+                elif fault == "stall-body":
+                    self.wfile.write(head + data[:1])
+                    self.wfile.flush()
+                    self.server.stopping.wait(max_s)
+                else:  # close-mid-body: the handler returns, the server closes the connection
+                    self.wfile.write(head + data[: len(data) // 2])
+            except OSError:  # the client went away
+                pass
+
+        def _trickle(self, data: bytes) -> None:
+            started = time.monotonic()
+            for i in range(min(len(data), max_bytes)):
+                if time.monotonic() - started > max_s:
+                    return
+                self.wfile.write(data[i : i + 1])
+                self.wfile.flush()
+                if self.server.stopping.wait(trickle_s):
+                    return
+
+    server = Loopback(("127.0.0.1", 0), Handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server
 
@@ -77,6 +173,6 @@ def start(delay_s: float, slots: int) -> ThreadingHTTPServer:
 if __name__ == "__main__":  # for tests that need the server in another process
     import sys
 
-    server = start(float(sys.argv[1]), int(sys.argv[2]))
+    server = start(float(sys.argv[1]), int(sys.argv[2]), *sys.argv[3:4])
     print(server.server_address[1], flush=True)
     threading.Event().wait()

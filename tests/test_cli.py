@@ -272,3 +272,37 @@ def test_a_failing_nightly_still_starts_with_its_verdict(
     assert line.startswith("nightly: FAILED (exit 2): ")
     assert line.endswith("is not one of factual, procedural, negative, out_of_scope (and 1 more)")
     assert "questions.jsonl:2: type: 'trivia'" in captured.err
+
+
+def test_check_fails_and_lists_every_question_the_adapter_failed(
+    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import sys
+
+    (tmp_path / "half_rag.py").write_text(
+        "def answer(question):\n"
+        "    if 'Windows' in question or 'iPad' in question:\n"
+        "        raise TimeoutError('search took too long')\n"
+        "    return {'retrieved': ['pricing/plans'], 'answer': 'x'}\n",
+        encoding="utf-8",
+    )
+    config = tiny()
+    assert config.source is not None
+    config.source.write_text(
+        config.source.read_text(encoding="utf-8").replace(
+            'run = "run.jsonl"', 'adapter = "half_rag:answer"'
+        ),
+        encoding="utf-8",
+    )
+    try:
+        assert main(["--config", str(config.source), "check"]) == 2
+    finally:
+        sys.modules.pop("half_rag", None)
+    err = capsys.readouterr().err.splitlines()
+    failed = [line for line in err if line.startswith("error: ")]
+    assert len(failed) == 2
+    assert failed[0].endswith(
+        "the adapter failed for question 'q3': TimeoutError: search took too long"
+    )
+    assert "'q4'" in failed[1]
+    assert err[-1] == "2 problems; nothing was evaluated"

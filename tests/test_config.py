@@ -54,3 +54,81 @@ def test_run_and_adapter_are_exclusive_and_all_is_reserved(tmp_path: Path) -> No
 def test_not_toml(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="not valid TOML"):
         load_config(_write(tmp_path, "[data\n"))
+
+
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        (
+            '[retrieval]\ncontext_k = "5"\n',
+            'retrieval.context_k: must be an integer such as 2, not "5"',
+        ),
+        (
+            "[retrieval]\ncontext_k = true\n",
+            "retrieval.context_k: must be an integer such as 2, not true",
+        ),
+        (
+            "[retrieval]\ncontext_k = 5.0\n",
+            "retrieval.context_k: must be an integer such as 2, not 5.0",
+        ),
+        ("[retrieval]\nk_values = [1, true]\n", "retrieval.k_values.1: must be an integer"),
+        (
+            '[judge]\nmax_attempts = "3"\n',
+            'judge.max_attempts: must be an integer such as 2, not "3"',
+        ),
+        ("[judge.ollama]\nnum_ctx = 8192.0\n", "judge.ollama.num_ctx: must be an integer"),
+        (
+            "[judge.ollama]\nseed = false\n",
+            "judge.ollama.seed: must be an integer such as 2, not false",
+        ),
+        ('[judge.embedded]\nn_threads = "4"\n', "judge.embedded.n_threads: must be an integer"),
+        (
+            '[judge.openai]\ntimeout_s = "60"\n',
+            'judge.openai.timeout_s: must be a number such as 0.5, not "60"',
+        ),
+        (
+            "[judge.openai]\ntimeout_s = nan\n",
+            "judge.openai.timeout_s: Input should be a finite number",
+        ),
+        (
+            "[reports]\nregression_threshold = true\n",
+            "reports.regression_threshold: must be a number",
+        ),
+    ],
+)
+def test_numbers_and_bools_must_be_written_as_such(tmp_path: Path, toml: str, said: str) -> None:
+    path = _write(tmp_path, '[data]\nquestions = "q"\ncorpus = "c"\n' + toml)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value).startswith(f"{path}: {said}")
+
+
+def test_integers_are_numbers_and_lists_still_fill_tuples(tmp_path: Path) -> None:
+    config = load_config(
+        _write(
+            tmp_path,
+            '[data]\nquestions = "q"\ncorpus = "c"\nmax_file_mb = 64\n'
+            "[retrieval]\nk_values = [1, 3]\n[judge.ollama]\ntimeout_s = 60\n",
+        )
+    )
+    assert config.data.max_file_mb == 64.0
+    assert config.judge.ollama.timeout_s == 60.0
+    assert config.retrieval.k_values == (1, 3)
+
+
+@pytest.mark.parametrize(
+    ("toml", "said"),
+    [
+        ("x = " + "9" * 5000 + "\n", "an integer has more than 4300 digits"),
+        (
+            "x = " + "[" * 5000 + "]" * 5000 + "\n",
+            "not valid TOML: arrays or tables nested too deeply",
+        ),
+    ],
+)
+def test_toml_that_python_cannot_read_is_a_config_error(
+    tmp_path: Path, toml: str, said: str
+) -> None:
+    path = _write(tmp_path, toml)
+    with pytest.raises(ConfigError, match=said):
+        load_config(path)

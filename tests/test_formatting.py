@@ -3,7 +3,15 @@
 import csv
 import io
 
-from judge.formatting import bom_csv, fmt_number, fmt_share, spreadsheet_text
+from judge.formatting import (
+    bom_csv,
+    fmt_number,
+    fmt_share,
+    from_spreadsheet_text,
+    markdown_text,
+    spreadsheet_text,
+    terminal_text,
+)
 
 
 def test_fmt_share_is_a_percentage_with_one_decimal() -> None:
@@ -45,3 +53,54 @@ def test_bom_csv_starts_with_the_bom_and_round_trips() -> None:
     # Read as a spreadsheet would, with utf-8-sig, the header has no stray BOM.
     decoded = text.encode("utf-8").decode("utf-8-sig")
     assert next(csv.reader(io.StringIO(decoded)))[0] == "id"
+
+
+def test_bom_csv_quotes_every_formula_like_text_cell_and_leaves_numbers_alone() -> None:
+    text = bom_csv(
+        ["question_id", "n", "delta", "ok", "missing"],
+        [
+            ['=HYPERLINK("http://x","y")', 3, -0.5, True, None],
+            ["+cmd|' /C calc'!A0", 0, 1.0, 0, ""],
+        ],
+    )
+    rows = list(csv.reader(io.StringIO(text.removeprefix("\ufeff"), newline="")))
+    assert rows[1] == ['\'=HYPERLINK("http://x","y")', "3", "-0.5", "True", ""]
+    assert rows[2][0] == "'+cmd|' /C calc'!A0"
+    # Full-width forms, which a Japanese spreadsheet may read as the ASCII ones.
+    assert spreadsheet_text("＝SUM(A1)") == "'＝SUM(A1)"
+    assert spreadsheet_text("'=x") == "'=x"  # already quoted: left as it is
+
+
+def test_from_spreadsheet_text_takes_off_only_the_quote_the_export_added() -> None:
+    for text in ("=SUM(A1)", "-2", "@x", "\t=1", "plain", "'quoted' word", "", "'"):
+        assert from_spreadsheet_text(spreadsheet_text(text)) == text
+    assert from_spreadsheet_text("'not a formula") == "'not a formula"
+
+
+def test_terminal_text_shows_control_characters_as_escapes() -> None:
+    assert terminal_text("\x1b]0;pwned\x07") == "\\x1b]0;pwned\\x07"
+    assert terminal_text("\x1b[2J\x9b31m\x7f\x00") == "\\x1b[2J\\x9b31m\\x7f\\x00"
+    assert terminal_text("abc\u202edcba\u2066") == "abc\\u202edcba\\u2066"
+    assert terminal_text("tag\U000e0041") == "tag\\U000e0041"
+    assert terminal_text("FAILED\rok") == "FAILED\\rok"
+    # Lines and tabs stay (a CRLF becomes a newline); on one line they are escaped too.
+    assert terminal_text("一行目\r\n二行目\tタブ") == "一行目\n二行目\tタブ"
+    assert terminal_text("a\nb\tc", one_line=True) == "a\\nb\\tc"
+    # Japanese, emoji (with their joiners) and our own symbols are left alone.
+    plain = "年額3,800円です。👨\u200d👩\u200d👧 ⟦引用⟧ · ◀ weakest"
+    assert terminal_text(plain) == plain
+    assert terminal_text(3) == "3"
+
+
+def test_markdown_text_renders_as_the_text_it_is() -> None:
+    assert markdown_text("<script>alert(1)</script>") == "&lt;script&gt;alert(1)&lt;/script&gt;"
+    assert markdown_text("<img src=x onerror=alert(1)>") == "&lt;img src=x onerror=alert(1)&gt;"
+    assert markdown_text("[x](javascript:alert(1))") == "\\[x\\](javascript:alert(1))"
+    assert markdown_text("a | b\n| c |") == "a \\| b \\| c \\|"
+    assert markdown_text("`code` *em* $x$ ~s~ \\") == "\\`code\\` \\*em\\* \\$x\\$ \\~s\\~ \\\\"
+    assert markdown_text("&lt;") == "&amp;lt;"
+    assert markdown_text("\x1b]0;t\x07") == "\\\\x1b\\]0;t\\\\x07"  # the escape, as text
+    # Underscores inside a word do nothing in Markdown, so ids stay readable.
+    assert markdown_text("out_of_scope") == "out_of_scope"
+    assert markdown_text("_em_ __b__") == "\\_em\\_ \\_\\_b\\_\\_"
+    assert markdown_text("年額3,800円です。") == "年額3,800円です。"

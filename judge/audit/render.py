@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from judge.audit.agreement import AXES, AuditResult
 from judge.audit.stats import Interval
-from judge.formatting import FEW_ITEMS, fmt_number, fmt_share
+from judge.formatting import FEW_ITEMS, fmt_number, fmt_share, terminal_text
 
 
 def _ci(interval: Interval | None, percent: bool) -> str:
@@ -14,13 +14,20 @@ def _ci(interval: Interval | None, percent: bool) -> str:
     return f" [{fmt(interval.low)}, {fmt(interval.high)}]"
 
 
+def _word(text: object) -> str:
+    """An id, a type, a name from data, safe to print and kept on its line."""
+    return terminal_text(text, one_line=True)
+
+
 def render_audit(result: AuditResult, judge_name: str) -> str:
-    """The audit as text (also used, as Markdown-friendly text, in reports)."""
-    lines = [f"agreement with human labels · run {result.folder} · judge {judge_name}"]
+    """The audit as terminal text; everything from data in it goes through ``terminal_text``
+    (questions, answers, notes and quotes keep their lines)."""
+    lines = [
+        f"agreement with human labels · run {_word(result.folder)} · judge {_word(judge_name)}"
+    ]
     n = result.judge.n
-    lines.append(
-        f"labels: {n} pairs from {len(result.labellers)} labeller(s) ({', '.join(result.labellers)})"
-    )
+    names = ", ".join(_word(name) for name in result.labellers)
+    lines.append(f"labels: {n} pairs from {len(result.labellers)} labeller(s) ({names})")
     if n < FEW_ITEMS:
         lines.append(
             f"note: {n} pairs give wide intervals (95 % bootstrap intervals in brackets); "
@@ -29,7 +36,7 @@ def render_audit(result: AuditResult, judge_name: str) -> str:
     for agreement_ in (result.judge, result.lexical):
         lines.append("")
         lines.append(
-            f"{agreement_.judge}: both scores exact {fmt_share(agreement_.both_exact)}"
+            f"{_word(agreement_.judge)}: both scores exact {fmt_share(agreement_.both_exact)}"
             f"{_ci(agreement_.both_exact_ci, True)} over {agreement_.n} labels"
         )
         for axis in AXES:
@@ -45,7 +52,7 @@ def render_audit(result: AuditResult, judge_name: str) -> str:
                 exact = fmt_share(s.exact) + _ci(s.exact_ci, True)
                 kappa = fmt_number(s.kappa) + _ci(s.kappa_ci, False)
                 lines.append(
-                    f"    {type_name:<14}{s.n:>4}  {exact:<24}{fmt_share(s.within_one):>9}  {kappa}"
+                    f"    {_word(type_name):<14}{s.n:>4}  {exact:<24}{fmt_share(s.within_one):>9}  {kappa}"
                 )
             overall = stats_by_type.get("all")
             if overall is not None:
@@ -68,13 +75,14 @@ def render_audit(result: AuditResult, judge_name: str) -> str:
             v, label = d.verdict, d.label
             match = f" [{v.match.kind}]" if v.match else ""
             lines += [
-                f"- {d.item.question_id} ({d.item.type}) human {label.labeller} F{label.faithfulness} "
-                f"R{label.relevance} · judge F{v.faithfulness} R{v.relevance}",
-                f"    question: {d.item.question}",
-                f"    answer:   {d.item.answer}",
-                f"    judge:    {v.note}",
-                f"    quote:    {v.evidence or '(none)'}{match}",
+                f"- {_word(d.item.question_id)} ({_word(d.item.type)}) human "
+                f"{_word(label.labeller)} F{label.faithfulness} R{label.relevance} · "
+                f"judge F{v.faithfulness} R{v.relevance}",
+                f"    question: {terminal_text(d.item.question)}",
+                f"    answer:   {terminal_text(d.item.answer)}",
+                f"    judge:    {terminal_text(v.note)}",
+                f"    quote:    {terminal_text(v.evidence or '(none)')}{match}",
             ]
             if label.note:
-                lines.append(f"    human:    {label.note}")
+                lines.append(f"    human:    {terminal_text(label.note)}")
     return "\n".join(lines)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
 from judge.errors import InputError
-from judge.formatting import bom_csv, spreadsheet_text
+from judge.formatting import bom_csv, from_spreadsheet_text
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, load_labels_if_any
@@ -37,7 +37,8 @@ SHEET_COLUMNS = [
 
 
 def write_sheet(path: Path, items: Sequence[ItemRecord]) -> None:
-    """A blind labelling sheet: no judge scores or quotes. UTF-8 with BOM (Excel reads it)."""
+    """A blind labelling sheet: no judge scores or quotes. UTF-8 with BOM (Excel reads it);
+    ``bom_csv`` quotes every formula-like cell, ``parse_sheet`` takes the quote off again."""
     rows = []
     for item in items:
         context = "\n\n".join(f"[{c.rank}] {c.chunk_id}\n{c.text}" for c in item.context)
@@ -45,9 +46,9 @@ def write_sheet(path: Path, items: Sequence[ItemRecord]) -> None:
             [
                 item.question_id,
                 item.type,
-                spreadsheet_text(item.question),
-                spreadsheet_text(context),
-                spreadsheet_text(item.answer),
+                item.question,
+                context,
+                item.answer,
                 text_sha256(item.answer),
                 "",
                 "",
@@ -64,6 +65,12 @@ def _same_answer(cell: str, answer_hash: str) -> bool:
     candidates = {cell, cell.removeprefix("'"), cell.replace("\r\n", "\n")}
     candidates.add(cell.removeprefix("'").replace("\r\n", "\n"))
     return any(text_sha256(c) == answer_hash for c in candidates)
+
+
+def _cells(row: dict[str, str | None]) -> Callable[[str], str]:
+    """A row's cells by column, as the sheet was written: without the quote ``bom_csv`` put
+    before formula-like text (an id ``=x`` comes back from a spreadsheet as ``'=x``)."""
+    return lambda name: from_spreadsheet_text((row.get(name) or "").strip())
 
 
 class ImportResult(NamedTuple):
@@ -93,15 +100,16 @@ def parse_sheet(
     labels, problems, blank = [], [], 0
     now = datetime.now(UTC)
     for number, row in enumerate(reader, start=2):
+        cell = _cells(row)
         # Spreadsheet row numbers (the header is row 1); physical lines would not match them,
         # since context cells span many lines.
-        where = f"{path}: row {number} ({(row.get('question_id') or '?').strip()})"
-        faith, rel = (row.get("faithfulness") or "").strip(), (row.get("relevance") or "").strip()
+        qid = cell("question_id")
+        where = f"{path}: row {number} ({qid or '?'})"
+        faith, rel = cell("faithfulness"), cell("relevance")
         if not faith and not rel:
             blank += 1
             continue
-        qid = (row.get("question_id") or "").strip()
-        labeller = (row.get("labeller") or "").strip() or default_labeller
+        labeller = cell("labeller") or default_labeller
         row_problems = []
         if qid not in questions:
             row_problems.append(f"question_id '{qid}' is not a golden id")
@@ -111,7 +119,7 @@ def parse_sheet(
                 row_problems.append(f"{axis} must be 0, 1 or 2, got '{value}'")
             else:
                 scores[axis] = int(value)
-        answer_hash = (row.get("answer_sha256") or "").strip()
+        answer_hash = cell("answer_sha256")
         if len(answer_hash) != 64 or any(c not in "0123456789abcdef" for c in answer_hash):
             row_problems.append("answer_sha256 is damaged (copy the sheet's value unchanged)")
         elif row.get("answer") is not None and not _same_answer(row["answer"], answer_hash):
@@ -130,7 +138,7 @@ def parse_sheet(
                 faithfulness=scores["faithfulness"],
                 relevance=scores["relevance"],
                 labeller=str(labeller),
-                note=(row.get("note") or "").strip(),
+                note=cell("note"),
                 labelled_at=now,
             )
         )

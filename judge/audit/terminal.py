@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from judge.audit.agreement import AXES
+from judge.formatting import terminal_text
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, load_labels_if_any
@@ -25,21 +26,29 @@ def label_in_terminal(
 
     Items this labeller already labelled for the same answer text are skipped, so stopping
     (q, Ctrl-D) and starting again resumes where it stopped. Returns the labels saved.
+    Questions, chunks and answers are shown through ``terminal_text`` (they are data).
     """
+
+    def word(text: object) -> str:
+        return terminal_text(text, one_line=True)
+
     loaded = load_labels_if_any(labels_path, questions)
     if loaded.warning():
-        say(f"warning: {loaded.warning()}")
+        say(f"warning: {word(loaded.warning())}")
     existing = loaded.current
     done = {(lab.question_id, lab.answer_sha256) for lab in existing if lab.labeller == labeller}
     todo = [i for i in items if (i.question_id, text_sha256(i.answer)) not in done]
-    say(f"{len(todo)} item(s) to label as '{labeller}' ({len(items) - len(todo)} already done)")
+    say(
+        f"{len(todo)} item(s) to label as '{word(labeller)}' "
+        f"({len(items) - len(todo)} already done)"
+    )
     saved = 0
     for number, item in enumerate(todo, start=1):
-        say(f"\n[{number}/{len(todo)}] {item.question_id} · {item.type}")
-        say(f"question: {item.question}")
+        say(f"\n[{number}/{len(todo)}] {word(item.question_id)} · {word(item.type)}")
+        say(f"question: {terminal_text(item.question)}")
         for chunk in item.context:
-            say(f"  #{chunk.rank} {chunk.chunk_id}\n  {chunk.text}")
-        say(f"answer: {item.answer}")
+            say(f"  #{chunk.rank} {word(chunk.chunk_id)}\n  {terminal_text(chunk.text)}")
+        say(f"answer: {terminal_text(item.answer)}")
         scores: list[int] = []
         try:
             for axis in AXES:
@@ -72,5 +81,5 @@ def label_in_terminal(
         with labels_path.open("a", encoding="utf-8") as handle:
             handle.write(label.model_dump_json(exclude_none=True) + "\n")
         saved += 1
-    say(f"saved {saved} label(s) to {labels_path}")
+    say(f"saved {saved} label(s) to {word(labels_path)}")
     return saved

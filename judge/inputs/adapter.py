@@ -5,8 +5,9 @@ dict or a pydantic model). It may be a plain function, run on a thread pool, or 
 ``async def``, run on one event loop that lives as long as the process: an adapter that keeps
 one module-level async client (``httpx.AsyncClient``, an OpenAI client) therefore sees the same
 loop on every question and every later call. Either way at most ``concurrency`` questions are
-in flight, and a question the adapter fails is recorded in ``run_meta.failed`` while the rest
-go on.
+in flight, and a question the adapter fails (an exception, the wrong shape, its own
+``sys.exit()``, or no answer within ``data.adapter_timeout_s``) is recorded in
+``run_meta.failed`` while the rest go on.
 
 Answers cost time and money and a generator need not be deterministic, so a produced run is
 saved under ``reports/runs/`` (``save_checked_run``), and later commands reuse the newest valid
@@ -23,6 +24,7 @@ import inspect
 import re
 import sys
 import threading
+import time
 from collections.abc import Callable, Coroutine
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +32,7 @@ from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from judge.errors import AdapterError, InputError
+from judge.errors import AdapterError, InputError, Interrupted
 from judge.inputs.golden import GoldenQuestion, GoldenSet
 from judge.inputs.runs import (
     RetrievedChunk,
@@ -41,13 +43,14 @@ from judge.inputs.runs import (
     save_run,
     validate_run,
 )
-from judge.jsonl import StrictRecord, describe_validation_error
+from judge.jsonl import Id, StrictRecord, describe_validation_error
+from judge.signals import Workers
 
 
 class AdapterOutput(StrictRecord):
     """What an adapter returns for one question (a dict with these keys, or this model)."""
 
-    retrieved: tuple[RetrievedChunk | str, ...]
+    retrieved: tuple[RetrievedChunk | Id, ...]
     """Ranked chunks, best first: chunk ids, or dicts with chunk_id, score, text."""
     answer: str
 
@@ -64,7 +67,7 @@ def load_adapter(spec: str, search_dir: Path | None = None) -> Adapter:
         sys.path.insert(0, str(search_dir))
     try:
         module = importlib.import_module(module_name)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # a module that calls sys.exit() on import
         raise AdapterError(f"adapter '{spec}': cannot import '{module_name}': {exc}") from exc
     function = getattr(module, attribute, None)
     if not callable(function):
@@ -121,28 +124,38 @@ def _is_async(adapter: Adapter) -> bool:
     return inspect.iscoroutinefunction(adapter) or inspect.iscoroutinefunction(call)
 
 
-async def _answer_async(
-    adapter: Adapter, question: GoldenQuestion, slots: asyncio.Semaphore
-) -> RunRecord:
-    async with slots:
-        try:
-            result = await adapter(question.question)
-        except (KeyboardInterrupt, SystemExit) as exc:
-            # Escaping the task, these would stop the loop's thread and leave every waiter
-            # hanging: the adapter's own exit is one failed question, like any exception.
-            raise RuntimeError(f"the adapter raised {type(exc).__name__}({exc})") from None
-        return _to_record(question, result)
+def _exited(exc: BaseException) -> RuntimeError:
+    # SystemExit (or, in the event loop, KeyboardInterrupt) raised by the adapter's own code:
+    # escaping a worker it would end the harness (sys.exit(0): exit 0 and no message) or stop
+    # the loop's thread and leave every waiter hanging. The adapter's own exit is one failed
+    # question.
+    return RuntimeError(f"the adapter raised {type(exc).__name__}({exc})")
+
+
+async def _answer_async(adapter: Adapter, question: GoldenQuestion) -> RunRecord:
+    try:
+        result = await adapter(question.question)
+    except (KeyboardInterrupt, SystemExit) as exc:
+        raise _exited(exc) from None
+    return _to_record(question, result)
 
 
 def _answer_sync(adapter: Adapter, question: GoldenQuestion) -> RunRecord:
-    result = adapter(question.question)
-    if inspect.isawaitable(result):  # a plain function that hands back a coroutine
-        result = asyncio.run_coroutine_threadsafe(_awaited(result), adapter_loop()).result()
+    try:
+        result = adapter(question.question)
+        if inspect.isawaitable(result):  # a plain function that hands back a coroutine
+            result = asyncio.run_coroutine_threadsafe(_awaited(result), adapter_loop()).result()
+    except SystemExit as exc:
+        raise _exited(exc) from None
+    # A KeyboardInterrupt it raises reaches the main thread, and stops the run like Ctrl-C.
     return _to_record(question, result)
 
 
 async def _awaited(awaitable: Any) -> Any:
-    return await awaitable
+    try:
+        return await awaitable
+    except (KeyboardInterrupt, SystemExit) as exc:
+        raise _exited(exc) from None
 
 
 class AdapterProgress(NamedTuple):
@@ -154,47 +167,116 @@ class AdapterProgress(NamedTuple):
     total: int
 
 
+#: Default of ``data.adapter_timeout_s``: how long one question may take.
+DEFAULT_ADAPTER_TIMEOUT_S = 300.0
+NOT_ANSWERED = "not answered: the run was interrupted"
+
+
+class AnswersInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) while the adapter was being asked. ``run`` holds the answers given
+    so far; the questions without one are in its ``failed``, so saved answers resume there."""
+
+    def __init__(self, run: Run) -> None:
+        super().__init__()
+        self.run = run
+
+
 def produce_run(
     spec: str,
     golden: GoldenSet,
     concurrency: int,
     on_progress: Callable[[AdapterProgress], None] = lambda _: None,
     search_dir: Path | None = None,
+    timeout_s: float = DEFAULT_ADAPTER_TIMEOUT_S,
 ) -> Run:
     """Ask the adapter every golden question; a question it fails is recorded, the rest go on.
 
+    At most ``concurrency`` questions are in flight, each for at most ``timeout_s`` seconds: a
+    question that takes longer is failed ("timed out after N s") and no longer waited for (an
+    async call is cancelled; a plain function's thread cannot be stopped, so it is left to
+    finish on its own, its result dropped, and another thread takes its place). The threads are
+    daemon threads: one that never returns does not keep the process alive.
+
     The run is not validated here (see ``validate_run``): save it first, so that a bad chunk id
-    in one answer does not throw away the adapter's work. On Ctrl-C the questions not yet
-    started are cancelled.
+    in one answer does not throw away the adapter's work. On Ctrl-C nothing more is waited for:
+    ``AnswersInterrupted`` carries the answers given so far.
     """
     adapter = load_adapter(spec, search_dir)
-    futures: dict[concurrent.futures.Future[RunRecord], str] = {}
-    pool: concurrent.futures.ThreadPoolExecutor | None = None
+    workers: Workers | None = None
     if _is_async(adapter):
         loop = adapter_loop()
-        slots = asyncio.Semaphore(concurrency)  # binds to the loop at first use
-        for q in golden.questions:
-            coroutine: Coroutine[Any, Any, RunRecord] = _answer_async(adapter, q, slots)
-            futures[asyncio.run_coroutine_threadsafe(coroutine, loop)] = q.id
+
+        def start(q: GoldenQuestion) -> concurrent.futures.Future[RunRecord]:
+            coroutine: Coroutine[Any, Any, RunRecord] = _answer_async(adapter, q)
+            return asyncio.run_coroutine_threadsafe(coroutine, loop)
+
     else:
-        pool = concurrent.futures.ThreadPoolExecutor(max_workers=concurrency)
-        futures = {pool.submit(_answer_sync, adapter, q): q.id for q in golden.questions}
+        workers = Workers(concurrency, "judge-adapter")
+
+        def start(q: GoldenQuestion) -> concurrent.futures.Future[RunRecord]:
+            return workers.submit(_answer_sync, adapter, q)
+
     records: dict[str, RunRecord] = {}
     failed: dict[str, str] = {}
+    running: dict[concurrent.futures.Future[RunRecord], tuple[str, float]] = {}
+    queue = iter(golden.questions)
+    total = len(golden.questions)
+
+    def finished(qid: str, error: str | None) -> None:
+        on_progress(AdapterProgress(qid, error, len(records) + len(failed), total))
+
+    def fill() -> None:
+        while len(running) < concurrency:
+            q = next(queue, None)
+            if q is None:
+                return
+            running[start(q)] = (q.id, time.monotonic() + timeout_s)
+
     try:
-        for done, future in enumerate(concurrent.futures.as_completed(futures), start=1):
-            qid = futures[future]
-            try:
-                records[qid] = future.result()
-                error = None
-            except Exception as exc:  # the user's code: any exception is one failed question
-                error = failed[qid] = f"{type(exc).__name__}: {exc}"
-            on_progress(AdapterProgress(qid, error, done, len(futures)))
+        fill()
+        while running:
+            first_deadline = min(deadline for _, deadline in running.values())
+            done, _ = concurrent.futures.wait(
+                running,
+                timeout=max(0.0, first_deadline - time.monotonic()),
+                return_when=concurrent.futures.FIRST_COMPLETED,
+            )
+            for future in done:
+                qid, _ = running.pop(future)
+                try:
+                    records[qid] = future.result()
+                    error = None
+                except Exception as exc:  # the user's code: any exception is one failed question
+                    error = failed[qid] = f"{type(exc).__name__}: {exc}"
+                finished(qid, error)
+            now = time.monotonic()
+            for future, (qid, deadline) in list(running.items()):
+                if deadline <= now:
+                    del running[future]
+                    future.cancel()  # an async call is cancelled; a thread cannot be
+                    if workers is not None:
+                        workers.abandon(future)
+                    error = failed[qid] = (
+                        f"timed out after {timeout_s:g} s (data.adapter_timeout_s)"
+                    )
+                    finished(qid, error)
+            fill()
+    except KeyboardInterrupt:
+        for q in golden.questions:
+            if q.id not in records:
+                failed.setdefault(q.id, NOT_ANSWERED)
+        raise AnswersInterrupted(_run(spec, golden, records, failed)) from None
     finally:
-        for future in futures:
+        for future in running:
             future.cancel()
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        if workers is not None:
+            workers.shutdown()
+    return _run(spec, golden, records, failed)
+
+
+def _run(
+    spec: str, golden: GoldenSet, records: dict[str, RunRecord], failed: dict[str, str]
+) -> Run:
     ordered = {q.id: records[q.id] for q in golden.questions if q.id in records}
     meta = RunMeta(system=spec, adapter=spec, created_at=datetime.now(UTC), failed=failed)
     return Run(meta, ordered)
@@ -223,12 +305,21 @@ def adapter_answers(
     fresh: bool = False,
     on_progress: Callable[[AdapterProgress], None] = lambda _: None,
     search_dir: Path | None = None,
+    timeout_s: float = DEFAULT_ADAPTER_TIMEOUT_S,
 ) -> Answers:
     """The newest valid saved answers of this adapter for this golden set and corpus, with the
-    questions it failed asked again; or, with ``fresh`` or none saved, every question asked."""
+    questions it failed asked again; or, with ``fresh`` or none saved, every question asked.
+
+    Each question may take ``timeout_s`` seconds (``produce_run``). On Ctrl-C the answers given
+    so far are saved (the questions not answered count as failed, so the next command asks only
+    those) and ``Interrupted`` says where.
+    """
     saved = None if fresh else saved_run(runs_dir, spec, golden)
     if saved is None:
-        run = produce_run(spec, golden, concurrency, on_progress, search_dir)
+        try:
+            run = produce_run(spec, golden, concurrency, on_progress, search_dir, timeout_s)
+        except AnswersInterrupted as stop:
+            raise _interrupted(stop.run, stop.run, runs_dir, spec, golden) from None
         return Answers(run, save_checked_run(run, runs_dir, spec, golden), False, 0)
     run = load_run(saved, golden)
     if not run.meta.failed:
@@ -236,14 +327,43 @@ def adapter_answers(
     missing = golden._replace(
         questions=tuple(q for q in golden.questions if q.id in run.meta.failed)
     )
-    retry = produce_run(spec, missing, concurrency, on_progress, search_dir)
-    records = {**run.records, **retry.records}
-    merged = Run(
-        run.meta.model_copy(update={"failed": retry.meta.failed}),
-        {q.id: records[q.id] for q in golden.questions if q.id in records},
-    )
+    try:
+        retry = produce_run(spec, missing, concurrency, on_progress, search_dir, timeout_s)
+    except AnswersInterrupted as stop:
+        raise _interrupted(
+            _merged(run, stop.run, golden), stop.run, runs_dir, spec, golden
+        ) from None
+    merged = _merged(run, retry, golden)
     path = save_checked_run(merged, runs_dir, spec, golden)
     return Answers(merged, path, True, len(missing.questions))
+
+
+def _merged(saved: Run, retry: Run, golden: GoldenSet) -> Run:
+    """Saved answers completed with those of a retry of the questions they lacked."""
+    records = {**saved.records, **retry.records}
+    return Run(
+        saved.meta.model_copy(update={"failed": retry.meta.failed}),
+        {q.id: records[q.id] for q in golden.questions if q.id in records},
+    )
+
+
+def _interrupted(
+    run: Run, asked: Run, runs_dir: Path, spec: str, golden: GoldenSet
+) -> BaseException:
+    """Save what the adapter answered before Ctrl-C (``asked``: the questions asked this time);
+    the exception that says so (a plain KeyboardInterrupt when there was nothing to save)."""
+    answered = len(asked.records)
+    if not answered:
+        return KeyboardInterrupt()
+    try:
+        path = save_checked_run(run, runs_dir, spec, golden)
+    except InputError as exc:  # kept as *.invalid.jsonl, never reused
+        return Interrupted(f"the adapter was stopped; {exc.problems[-1]}")
+    missing = len(run.meta.failed)
+    return Interrupted(
+        f"the adapter was stopped after {answered} answer(s), saved in {path}; the next command "
+        f"asks it only the {missing} question(s) without an answer"
+    )
 
 
 def _run_prefix(spec: str, golden: GoldenSet) -> str:

@@ -18,6 +18,8 @@ from judge.errors import InputError
 from judge.hashing import tagged_hash
 from judge.jsonl import (
     DEFAULT_MAX_FILE_MB,
+    Id,
+    StrictBool,
     StrictRecord,
     in_line_order,
     parse_records,
@@ -37,14 +39,15 @@ def _not_blank(value: str) -> str:
 class GoldenQuestion(StrictRecord):
     """One golden question."""
 
-    id: str = Field(min_length=1)
+    id: Id
+    """No whitespace, control or invisible characters (it is a field of the TREC files)."""
     type: str
     """One of the configured question types (default: factual, procedural, negative, out_of_scope)."""
     question: str
-    relevant_chunks: tuple[str, ...] | None
+    relevant_chunks: tuple[Id, ...] | None
     """Chunk ids that answer the question; empty exactly for unanswerable questions; null when
     nobody has labelled them (the answer is judged, retrieval is not scored)."""
-    answerable: bool
+    answerable: StrictBool
     """False exactly for out-of-scope questions."""
     split: Split | None = None
     """tune (used while iterating) or holdout (run rarely, so nobody tunes to it)."""
@@ -57,7 +60,8 @@ class GoldenQuestion(StrictRecord):
 class Chunk(StrictRecord):
     """One corpus chunk. ``chunk_id`` is a stable slug (document + heading), never positional."""
 
-    chunk_id: str = Field(min_length=1)
+    chunk_id: Id
+    """No whitespace, control or invisible characters (it is a field of the TREC files)."""
     doc: str = Field(min_length=1)
     heading: str | None = None
     text: str

@@ -4,11 +4,16 @@ A label is valid only for the answer it was given for (``answer_sha256``). A lab
 question that is no longer in the golden set (a retired question) is kept in the file but left
 out of every figure: every command skips it with a warning, ``judge check`` lists them, and a
 rewrite of the file (``judge audit import``) keeps them.
+
+``data.labels`` naming a file that does not exist is not "no labels": it is most likely a
+wrong path. ``load_labels_if_any`` then returns no labels with ``missing`` set; ``judge check``
+reports it as an error (``Labels.missing_problem``), other commands as a warning. An empty file
+is the way to say "no labels yet".
 """
 
 from __future__ import annotations
 
-from datetime import datetime
+import os
 from pathlib import Path
 from typing import NamedTuple
 
@@ -16,18 +21,28 @@ from pydantic import Field
 
 from judge.errors import InputError
 from judge.inputs.golden import GoldenQuestion
-from judge.jsonl import StrictRecord, in_line_order, parse_records, read_jsonl
+from judge.jsonl import (
+    Id,
+    IsoDatetime,
+    StrictInt,
+    StrictRecord,
+    check_readable,
+    in_line_order,
+    parse_records,
+    read_jsonl,
+)
 
 
 class LabelScores(StrictRecord):
     """Who scored a question's answer, and how (what a report folder keeps with each item)."""
 
-    question_id: str = Field(min_length=1)
-    faithfulness: int = Field(ge=0, le=2)
-    relevance: int = Field(ge=0, le=2)
+    question_id: Id
+    faithfulness: StrictInt = Field(ge=0, le=2)
+    """0, 1 or 2: a JSON integer (``2``, never ``"2"``, ``2.0`` or ``true``)."""
+    relevance: StrictInt = Field(ge=0, le=2)
     labeller: str = Field(min_length=1)
     note: str = ""
-    labelled_at: datetime | None = None
+    labelled_at: IsoDatetime | None = None
 
 
 class HumanLabel(LabelScores):
@@ -47,9 +62,23 @@ class Labels(NamedTuple):
     retired: list[tuple[int, HumanLabel]]
     """(line, label) for questions no longer in the golden set: kept, never counted."""
     path: Path | None = None
+    missing: bool = False
+    """``data.labels`` names a file that does not exist (there are then no labels)."""
+
+    def missing_problem(self) -> str | None:
+        """What to say when ``data.labels`` names no file (``check``: an error), or None."""
+        if not self.missing:
+            return None
+        return (
+            f"{self.path}: data.labels names this file but it does not exist; fix the path in "
+            "judge.toml, or create an empty file if there are no labels yet"
+        )
 
     def warning(self) -> str | None:
-        """One line for commands other than ``check`` (which lists them), or None."""
+        """One line for commands other than ``check`` (which lists retired labels and refuses
+        a missing file), or None."""
+        if self.missing:
+            return f"{self.missing_problem()} (no labels are used)"
         if not self.retired:
             return None
         ids = sorted({label.question_id for _, label in self.retired})
@@ -96,8 +125,16 @@ def load_labels(path: Path, questions: dict[str, GoldenQuestion]) -> Labels:
 
 
 def load_labels_if_any(path: Path | None, questions: dict[str, GoldenQuestion]) -> Labels:
-    """Labels from ``data.labels``; none yet (no setting, no file, an empty file) is none."""
-    if path is None or not path.exists() or not path.read_bytes().strip():
+    """Labels from ``data.labels``; none yet (no setting, an empty file) is none, and a file
+    that does not exist is none with ``missing`` set (the caller reports it)."""
+    if path is None:
+        return Labels([], [], path)
+    if not os.path.lexists(path):
+        return Labels([], [], path, missing=True)
+    check_readable(path)  # a symlink, a folder or an oversized file: refused, never "none"
+    with path.open("rb") as handle:
+        blank = not handle.read(64 * 1024).strip() and not handle.read(1)
+    if blank:
         return Labels([], [], path)
     return load_labels(path, questions)
 

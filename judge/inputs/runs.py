@@ -10,7 +10,6 @@ against the golden set. (What ``judge run`` writes is a *report folder*: ``judge
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -20,6 +19,11 @@ from judge.errors import InputError
 from judge.inputs.golden import GoldenSet
 from judge.jsonl import (
     DEFAULT_MAX_FILE_MB,
+    Id,
+    IsoDatetime,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
     StrictRecord,
     describe_validation_error,
     parse_records,
@@ -27,7 +31,7 @@ from judge.jsonl import (
     write_jsonl,
 )
 
-JsonScalar = str | int | float | bool | None
+JsonScalar = str | StrictInt | StrictFloat | StrictBool | None
 
 
 class RunMeta(StrictRecord):
@@ -39,7 +43,7 @@ class RunMeta(StrictRecord):
     chunking: dict[str, JsonScalar] = Field(default_factory=dict)
     """Chunking settings, e.g. method, max_chars, overlap."""
     generator_model: str | None = None
-    created_at: datetime | None = None
+    created_at: IsoDatetime | None = None
     notes: str | None = None
     adapter: str | None = None
     """The ``module:function`` that produced the run, when the harness produced it."""
@@ -50,8 +54,9 @@ class RunMeta(StrictRecord):
 class RetrievedChunk(StrictRecord):
     """One ranked retrieval result."""
 
-    chunk_id: str = Field(min_length=1)
-    score: float | None = None
+    chunk_id: Id
+    score: StrictFloat | None = None
+    """A JSON number (``0.9``, or an integer such as ``1``); ``"0.9"`` or ``true`` is refused."""
     text: str | None = None
     """The text the generator saw; when absent it is taken from the corpus."""
 
@@ -59,7 +64,7 @@ class RetrievedChunk(StrictRecord):
 class RunRecord(StrictRecord):
     """One question's retrieval results (best first) and the generated answer."""
 
-    id: str = Field(min_length=1)
+    id: Id
     retrieved: tuple[RetrievedChunk, ...]
     answer: str
 

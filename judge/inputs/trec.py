@@ -10,13 +10,14 @@ does, so our metrics on an imported file equal trec_eval's on the same file.
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
 from pathlib import Path
 
 from judge.errors import InputError
 from judge.inputs.golden import GoldenQuestion, GoldenSet
 from judge.inputs.runs import RetrievedChunk, Run, RunMeta, RunRecord
-from judge.jsonl import in_line_order, read_text, split_lines
+from judge.jsonl import id_problem, in_line_order, read_text, split_lines
 
 
 def write_qrels(golden: GoldenSet, path: Path) -> int:
@@ -43,6 +44,10 @@ def write_trec_run(run: Run, path: Path, tag: str = "judge") -> int:
     return len(lines)
 
 
+def _short(field: str) -> str:
+    return field if len(field) <= 40 else field[:39] + "…"
+
+
 def _split_lines(
     path: Path, fields: int, what: str, problems: list[str]
 ) -> list[tuple[int, list[str]]]:
@@ -67,8 +72,8 @@ def read_qrels(path: Path) -> dict[str, dict[str, int]]:
     for number, (qid, _, docid, grade) in _split_lines(path, 4, "qrels", problems):
         try:
             qrels[qid][docid] = int(grade)
-        except ValueError:
-            problems.append(f"{path}:{number}: relevance '{grade}' is not an integer")
+        except ValueError:  # not digits, or more digits than Python reads
+            problems.append(f"{path}:{number}: relevance '{_short(grade)}' is not an integer")
     if problems:
         raise InputError(in_line_order(path, problems))
     return dict(qrels)
@@ -108,10 +113,19 @@ def read_trec_run(path: Path, golden: GoldenSet) -> Run:
         if (qid, docid) in seen:
             problems.append(f"{path}:{number}: '{docid}' appears twice for question '{qid}'")
         seen.add((qid, docid))
+        bad_id = id_problem(docid)
+        if bad_id:  # a control character: not whitespace, so the line still had 6 fields
+            problems.append(f"{path}:{number}: chunk id {docid!r}: {bad_id}")
+            continue
         try:
-            scored[qid].append((float(score), docid))
+            value = float(score)
         except ValueError:
-            problems.append(f"{path}:{number}: score '{score}' is not a number")
+            problems.append(f"{path}:{number}: score '{_short(score)}' is not a number")
+            continue
+        if math.isfinite(value):
+            scored[qid].append((value, docid))
+        else:  # nan would make the order undefined (and trec_eval reads it differently)
+            problems.append(f"{path}:{number}: score '{_short(score)}' is not a finite number")
     if problems:
         raise InputError(in_line_order(path, problems))
     records = {}

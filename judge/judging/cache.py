@@ -12,18 +12,24 @@ switching back to an old prompt costs nothing. Each verdict is committed as it a
 run killed midway resumes from what finished; WAL lets a second process read and write the
 same file safely (writers wait on a busy timeout instead of failing). Only model replies are
 stored: backend errors and prompts that did not fit are tried again next time.
+
+SQLite's errors become ``ConfigError`` naming the file and what to do, whenever they happen
+(on open or on the first query that reaches a damaged page): a damaged file can be moved
+away (it is only a cache); a read-only one is a permissions problem, and moving it would
+throw away verdicts for nothing.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from judge.errors import HarnessError
+from judge.errors import ConfigError
 from judge.judging.verdict import Reply
 
 SCHEMA = """
@@ -62,6 +68,41 @@ def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
+def cache_error(path: Path, exc: sqlite3.Error) -> ConfigError:
+    """What to tell the user about an SQLite error on the cache file ``path``."""
+    text = str(exc)
+    lowered = text.lower()
+    if "readonly" in lowered or "read-only" in lowered:
+        return ConfigError(
+            f"{path}: the verdict cache cannot be written ({text}): a permissions problem. "
+            "Check the owner and permissions of the file and of its folder (SQLite also "
+            f"writes {path.name}-wal and {path.name}-shm next to it), e.g. 'ls -l {path.parent}'"
+        )
+    if "locked" in lowered or "busy" in lowered:
+        return ConfigError(
+            f"{path}: the verdict cache is busy ({text}); wait for the other judge command"
+        )
+    if "unable to open" in lowered:
+        return ConfigError(
+            f"{path}: the verdict cache cannot be opened ({text}); judge.cache_path must name a "
+            "file in a folder you can write: check the path and its permissions"
+        )
+    if "full" in lowered:
+        return ConfigError(f"{path}: the disk is full ({text}); free some space")
+    if "disk i/o" in lowered:
+        return ConfigError(f"{path}: the disk failed reading or writing the cache ({text})")
+    return ConfigError(
+        f"{path}: the cache cannot be opened or read: the file is damaged ({text}); move the "
+        f"file away (with {path.name}-wal and {path.name}-shm, if there) and run again: it is "
+        "only a cache, so the verdicts it held are judged anew"
+    )
+
+
+def _translated(exc: sqlite3.Error) -> bool:
+    # Environment and file problems; ProgrammingError, IntegrityError and the like are bugs.
+    return isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError
+
+
 class VerdictCache:
     """A connection to the cache file; use it from one thread (the judging loop's)."""
 
@@ -70,23 +111,39 @@ class VerdictCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self.db = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+        except sqlite3.Error as exc:
+            if not _translated(exc):
+                raise
+            raise cache_error(path, exc) from None
+        try:
             self.db.execute("PRAGMA journal_mode=WAL")
             # NORMAL in WAL mode: a crash of the process loses nothing committed; only a power
             # cut can lose the last transactions, and it never corrupts the file.
             self.db.execute("PRAGMA synchronous=NORMAL")
             version = self.db.execute("PRAGMA user_version").fetchone()[0]
             if version not in (0, SCHEMA_VERSION):
-                raise HarnessError(
+                raise ConfigError(
                     f"{path}: cache format {version} is newer than this judge understands "
                     f"({SCHEMA_VERSION}); upgrade judge or point judge.cache_path elsewhere"
                 )
             self.db.executescript(SCHEMA)
-            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
-        except sqlite3.DatabaseError as exc:
-            raise HarnessError(
-                f"{path}: the cache cannot be opened ({exc}); move the file away and run again "
-                "(verdicts will be judged anew)"
-            ) from None
+            if version != SCHEMA_VERSION:
+                self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except BaseException as exc:
+            self.db.close()
+            if isinstance(exc, sqlite3.Error) and _translated(exc):
+                raise cache_error(path, exc) from None
+            raise
+
+    @contextmanager
+    def _errors(self) -> Iterator[None]:
+        """SQLite errors of a query as ``ConfigError`` (a page may be damaged anywhere)."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            if not _translated(exc):
+                raise
+            raise cache_error(self.path, exc) from None
 
     def close(self) -> None:
         self.db.close()
@@ -94,7 +151,7 @@ class VerdictCache:
     def register(self, fingerprint: str, parts: dict[str, Any], label: str) -> None:
         """Record a judge configuration (or mark it used now)."""
         now = _now()
-        with self.db:
+        with self._errors(), self.db:
             self.db.execute(
                 "INSERT INTO fingerprints VALUES (?, ?, ?, ?, ?) ON CONFLICT(fingerprint) "
                 "DO UPDATE SET last_used_at = excluded.last_used_at",
@@ -110,16 +167,17 @@ class VerdictCache:
     def get_many(self, fingerprint: str, item_keys: Iterable[str]) -> dict[str, Reply]:
         """Cached replies for these items (missing ones are absent from the result)."""
         wanted = set(item_keys)
-        rows = self.db.execute(
-            "SELECT item_key, reply FROM replies WHERE fingerprint = ?", (fingerprint,)
-        )
         found = {}
-        for key, text in rows:
-            if key in wanted:
-                try:
-                    found[key] = Reply.model_validate_json(text)
-                except ValueError:
-                    continue  # an unreadable row is a miss, judged again and overwritten
+        with self._errors():
+            rows = self.db.execute(
+                "SELECT item_key, reply FROM replies WHERE fingerprint = ?", (fingerprint,)
+            )
+            for key, text in rows:
+                if key in wanted:
+                    try:
+                        found[key] = Reply.model_validate_json(text)
+                    except ValueError:
+                        continue  # an unreadable row is a miss, judged again and overwritten
         return found
 
     def put(self, fingerprint: str, item_key: str, question_id: str, reply: Reply) -> None:
@@ -131,28 +189,33 @@ class VerdictCache:
         """
         if reply.kind != "reply":
             return
-        with self.db:
+        with self._errors(), self.db:
             self.db.execute(
                 "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
                 (fingerprint, item_key, question_id, reply.model_dump_json(), _now()),
             )
 
     def stats(self) -> list[FingerprintStats]:
-        rows = self.db.execute(
-            "SELECT f.fingerprint, f.label, f.parts, COUNT(r.item_key), f.created_at, "
-            "f.last_used_at FROM fingerprints f LEFT JOIN replies r USING (fingerprint) "
-            "GROUP BY f.fingerprint ORDER BY f.last_used_at DESC"
-        )
-        return [
-            FingerprintStats(fp, label, json.loads(parts), count, created, used)
-            for fp, label, parts, count, created, used in rows
-        ]
+        with self._errors():
+            rows = self.db.execute(
+                "SELECT f.fingerprint, f.label, f.parts, COUNT(r.item_key), f.created_at, "
+                "f.last_used_at FROM fingerprints f LEFT JOIN replies r USING (fingerprint) "
+                "GROUP BY f.fingerprint ORDER BY f.last_used_at DESC"
+            )
+            return [
+                FingerprintStats(fp, label, json.loads(parts), count, created, used)
+                for fp, label, parts, count, created, used in rows
+            ]
 
     def prune(self, unused_days: float, dry_run: bool = False) -> tuple[int, int]:
         """Delete fingerprints not used in ``unused_days`` days; returns (fingerprints, replies).
 
         With ``dry_run`` nothing is deleted: the counts say what would be.
         """
+        with self._errors():
+            return self._prune(unused_days, dry_run)
+
+    def _prune(self, unused_days: float, dry_run: bool) -> tuple[int, int]:
         cutoff = (datetime.now(UTC) - timedelta(days=unused_days)).isoformat(timespec="seconds")
         old = [
             fp

@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, NamedTuple
 
 from tenacity import (
@@ -34,6 +34,7 @@ from judge.judging.cache import VerdictCache
 from judge.judging.items import JudgeItem
 from judge.judging.prompts import Prompt
 from judge.judging.verdict import SCHEMA_VERSION, Reply, Verdict, make_verdict, verdict_schema
+from judge.signals import Workers
 
 DEFAULT_RETRY_WAIT: WaitBaseT = wait_exponential_jitter(initial=1, max=30)
 
@@ -143,8 +144,11 @@ def judge_items(
 ) -> JudgeOutcome:
     """Judge every item, reusing cached replies; each new reply is cached as it arrives.
 
-    On Ctrl-C, items not yet started are cancelled, items in flight are abandoned, and what
-    was judged is kept (it is already in the cache): the outcome says ``interrupted``.
+    On Ctrl-C, items not yet started are cancelled, items in flight are abandoned (their
+    replies are never recorded), and what was judged is kept (it is already in the cache): the
+    outcome says ``interrupted``. The requests run on daemon threads (``judge.signals.Workers``)
+    so that one still waiting for a server does not hold up the exit; an in-process backend's
+    ``close()`` stops and waits for its own in-flight call before freeing the model.
     """
     start = time.perf_counter()
     fingerprint = judge_fingerprint(backend.identity, prompt)
@@ -174,7 +178,7 @@ def judge_items(
     on_progress(progress)
     interrupted = False
     stopping = threading.Event()
-    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="judge")
+    pool = Workers(concurrency, "judge")
     pending: dict[Future[Reply], JudgeItem] = {}
     queue = iter(todo)
 
@@ -202,7 +206,7 @@ def judge_items(
         interrupted = True
         stopping.set()
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        pool.shutdown()  # cancels what has not started; never waits
     return JudgeOutcome(
         verdicts=verdicts,
         fingerprint=fingerprint,

@@ -72,6 +72,10 @@ def load_prompt(path: Path) -> Prompt:
         raise PromptError(f"{path}: prompt file not found (judge.prompt in judge.toml)") from None
     except UnicodeDecodeError:
         raise PromptError(f"{path}: not UTF-8; save the prompt as UTF-8") from None
+    except IsADirectoryError:
+        raise PromptError(
+            f"{path}: a folder, not a prompt file (judge.prompt in judge.toml)"
+        ) from None
     template = string.Template(text)
     if not template.is_valid():
         raise PromptError(

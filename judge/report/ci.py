@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from judge.formatting import terminal_text
 from judge.report.build import Report
 from judge.results.gate import Gate
 
@@ -12,27 +13,30 @@ from judge.results.gate import Gate
 def junit_xml(report: Report, gate: Gate, fail_on_regression: bool, require_baseline: bool) -> str:
     """One test case per gate check; a check fails the suite only where the flags say it does
     (a regression with ``fail_on_regression``, a missing baseline with ``require_baseline``);
-    otherwise a failed check is reported as skipped, with its message."""
+    otherwise a failed check is reported as skipped, with its message.
+
+    ElementTree escapes < & > but writes control characters as they are, which XML 1.0 does
+    not allow (a CI server would reject the file): data in it is shown as ``terminal_text``.
+    """
     suite = ET.Element(
         "testsuite",
-        name=f"judge gate · {report.manifest.folder}",
+        name=f"judge gate · {terminal_text(report.manifest.folder)}",
         timestamp=report.manifest.started_at,
         time=f"{report.manifest.judge_seconds:.3f}",
     )
     failures = skipped = 0
     for check in gate.checks:
-        case = ET.SubElement(suite, "testcase", classname="judge.gate", name=check.name)
+        name, message = terminal_text(check.name), terminal_text(check.message)
+        case = ET.SubElement(suite, "testcase", classname="judge.gate", name=name)
         if check.passed:
             continue
         enforced = fail_on_regression if check.kind == "regression" else require_baseline
         if enforced:
             failures += 1
-            ET.SubElement(
-                case, "failure", message=check.message, type=check.kind
-            ).text = check.message
+            ET.SubElement(case, "failure", message=message, type=check.kind).text = message
         else:
             skipped += 1
-            ET.SubElement(case, "skipped", message=f"not enforced: {check.message}")
+            ET.SubElement(case, "skipped", message=f"not enforced: {message}")
     suite.set("tests", str(len(gate.checks)))
     suite.set("failures", str(failures))
     suite.set("errors", "0")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from judge.audit.agreement import as_json as audit_json
-from judge.formatting import bom_csv, spreadsheet_text
+from judge.formatting import bom_csv
 from judge.judging.verdict import review_reasons
 from judge.report.build import Report
 from judge.report.markdown import verdict_scores
@@ -60,7 +60,10 @@ def report_json(report: Report) -> dict[str, Any]:
 
 
 def verdicts_csv(report: Report) -> str:
-    """One row per question, UTF-8 with a BOM so that spreadsheets read the Japanese right."""
+    """One row per question, UTF-8 with a BOM so that spreadsheets read the Japanese right.
+
+    ``bom_csv`` keeps every text cell from being read as a formula (ids, notes, quotes, errors
+    all come from data)."""
     items = {item.question_id: item for item in report.items}
     metrics = sorted({m for item in report.items for m in item.retrieval})
     header = [
@@ -97,14 +100,14 @@ def verdicts_csv(report: Report) -> str:
                 v.status,
                 v.faithfulness,
                 v.relevance,
-                spreadsheet_text(v.evidence),
+                v.evidence,
                 match.kind if match else "",
                 match.chunk_id if match else "",
                 match.start if match else "",
                 match.end if match else "",
                 match.coverage if match else "",
                 "; ".join(review_reasons(v)),
-                spreadsheet_text(v.note),
+                v.note,
                 v.error or "",
                 *[item.retrieval.get(m, "") if item else "" for m in metrics],
                 v.prompt_tokens,

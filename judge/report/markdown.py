@@ -1,10 +1,18 @@
 """``report.md``: the per-type tables, the comparisons, a prompt edit's flips, the agreement
-with human labels and what needs review, for people."""
+with human labels and what needs review, for people.
+
+Every piece of data (ids, types, folder and model names, notes, quotes, errors, labellers)
+enters the Markdown through ``md`` (``judge.formatting.markdown_text``), so that it renders as
+the text it is: no HTML, link or table cell can come out of it.
+"""
 
 from __future__ import annotations
 
+import re
+
 from judge.audit.agreement import AuditResult
 from judge.formatting import FEW_ITEMS, fmt_number, fmt_share
+from judge.formatting import markdown_text as md
 from judge.judging.verdict import Verdict, review_reasons
 from judge.report.build import Report
 from judge.report.text_tables import render_markdown
@@ -14,17 +22,18 @@ from judge.results.compare import SectionComparison
 def _comparison_lines(comparisons: list[SectionComparison], against: str) -> list[str]:
     lines = []
     for comp in comparisons:
-        title = f"**{comp.section}** against {against if comp.baseline == 'baseline' else comp.baseline or '—'}"
+        other = against if comp.baseline == "baseline" else md(comp.baseline or "—")
+        title = f"**{comp.section}** against {other}"
         if comp.baseline is None:
-            lines.append(f"- {title}: {comp.note}")
+            lines.append(f"- {title}: {md(comp.note)}")
             continue
         moved = comp.moved
         noise = len(comp.changes) - len(moved)
-        extra = f" ({comp.note})" if comp.note else ""
+        extra = f" ({md(comp.note)})" if comp.note else ""
         lines.append(
             f"- {title}: {len(moved)} moves beyond the threshold, {noise} within noise{extra}"
         )
-        lines += [f"  - {c.direction}: {c.describe()}" for c in moved]
+        lines += [f"  - {c.direction}: {md(c.describe())}" for c in moved]
     return lines
 
 
@@ -32,13 +41,14 @@ def render_report_md(report: Report) -> str:
     m = report.manifest
     judge = m.judge
     lines = [
-        f"# Report {m.folder}",
+        f"# Report {md(m.folder)}",
         "",
-        f"- judge: **{judge.describe()}** ({judge.chosen_because})",
-        f"- prompt: `{judge.prompt}` · fingerprint `{m.fingerprints.judge}`",
-        f"- run: `{m.run.source}` · golden `{m.fingerprints.golden}` · corpus "
+        f"- judge: **{md(judge.describe())}** ({md(judge.chosen_because)})",
+        # The fingerprints are our own hex digests; paths and names are data.
+        f"- prompt: {md(judge.prompt)} · fingerprint `{m.fingerprints.judge}`",
+        f"- run: {md(m.run.source)} · golden `{m.fingerprints.golden}` · corpus "
         f"`{m.fingerprints.corpus}`",
-        "- verdicts: " + ", ".join(f"{k} {v}" for k, v in m.status_counts.items()),
+        "- verdicts: " + ", ".join(f"{md(k)} {v}" for k, v in m.status_counts.items()),
         "",
         "## Per question type",
         "",
@@ -46,7 +56,7 @@ def render_report_md(report: Report) -> str:
         "",
     ]
     for split, table in report.splits.items():
-        lines += [f"### Split: {split}", "", render_markdown(table), ""]
+        lines += [f"### Split: {md(split)}", "", render_markdown(table), ""]
     lines += ["## Retrieval at every k", "", render_markdown(report.retrieval), ""]
     lines += ["## Compared with earlier runs", ""]
     lines += _comparison_lines(report.comparisons, "the last compatible run")
@@ -58,7 +68,7 @@ def render_report_md(report: Report) -> str:
         lines += [
             "## Since the prompt edit",
             "",
-            f"Only the judge prompt changed since `{edit.previous_folder}`: "
+            f"Only the judge prompt changed since {md(edit.previous_folder)}: "
             f"{len(edit.flips)} verdicts changed.",
             "",
         ]
@@ -75,7 +85,8 @@ def render_report_md(report: Report) -> str:
             ]
             for flip in edit.flips:
                 lines.append(
-                    f"| {flip.question_id} | {verdict_scores(flip.old)} | {verdict_scores(flip.new)} | "
+                    f"| {md(flip.question_id)} | {md(verdict_scores(flip.old))} | "
+                    f"{md(verdict_scores(flip.new))} | "
                     f"{_cell(flip.old.evidence)} | {_cell(flip.new.evidence)} |"
                 )
             lines.append("")
@@ -86,7 +97,7 @@ def render_report_md(report: Report) -> str:
     if not review:
         lines.append("Nothing flagged.")
     for verdict, reasons in review:
-        lines.append(f"- **{verdict.question_id}**: {'; '.join(reasons)}")
+        lines.append(f"- **{md(verdict.question_id)}**: {md('; '.join(reasons))}")
     lines += ["", "Open `review.html` to see each quote inside the chunk it came from.", ""]
     return "\n".join(lines)
 
@@ -95,7 +106,8 @@ def audit_lines(audit: AuditResult) -> list[str]:
     """The headline agreement figures, judge next to the lexical baseline."""
     pct, num = fmt_share, fmt_number
     lines = [
-        f"{audit.judge.n} labels from {', '.join(audit.labellers)}; `judge audit` gives the "
+        f"{audit.judge.n} labels from {', '.join(md(name) for name in audit.labellers)}; "
+        "`judge audit` gives the "
         "intervals, confusion matrices and the disagreements.",
         "",
         "| judge | both exact | faithfulness exact | faithfulness κ | relevance exact | relevance κ |",
@@ -105,7 +117,7 @@ def audit_lines(audit: AuditResult) -> list[str]:
         f = row.per_axis["faithfulness"].get("all")
         r = row.per_axis["relevance"].get("all")
         lines.append(
-            f"| {row.judge} | {pct(row.both_exact)} | {pct(f.exact if f else None)} | "
+            f"| {md(row.judge)} | {pct(row.both_exact)} | {pct(f.exact if f else None)} | "
             f"{num(f.kappa if f else None)} | {pct(r.exact if r else None)} | {num(r.kappa if r else None)} |"
         )
     if audit.judge.n < FEW_ITEMS:
@@ -120,5 +132,6 @@ def verdict_scores(verdict: Verdict) -> str:
 
 
 def _cell(text: str) -> str:
-    text = " ".join(text.split())
-    return (text[:60] + "…" if len(text) > 60 else text).replace("|", "\\|") or "—"
+    """A quote shortened for a table cell (cut before escaping, so no escape is cut in half)."""
+    text = re.sub("[ \t\n]+", " ", text).strip(" ")  # not split(): it would eat a raw CR
+    return md(text[:60] + "…" if len(text) > 60 else text) or "—"

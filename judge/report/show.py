@@ -3,11 +3,23 @@
 from __future__ import annotations
 
 from judge.errors import ConfigError
+from judge.formatting import terminal_text
 from judge.judging.verdict import review_reasons
 from judge.results.compare import SECTIONS, changed_verdicts, compare_metrics
 from judge.results.folder import ReportFolder
 
 BOLD, YELLOW, RED, DIM, RESET = "\033[1m", "\033[43m\033[30m", "\033[31m", "\033[2m", "\033[0m"
+
+# Data is made safe to print field by field, before our colours go around it: an id or a name
+# stays on its line (``_word``), an answer or a chunk keeps its lines (``_block``).
+
+
+def _word(text: object) -> str:
+    return terminal_text(text, one_line=True)
+
+
+def _block(text: object) -> str:
+    return terminal_text(text)
 
 
 def show_item(folder: ReportFolder, question_id: str, color: bool) -> str:
@@ -28,34 +40,33 @@ def show_item(folder: ReportFolder, question_id: str, color: bool) -> str:
     scores = (
         f"faithfulness {v.faithfulness} · relevance {v.relevance}" if v.status == "ok" else v.status
     )
+    split = f" · {_word(item.split)}" if item.split else ""
     lines = [
-        style(
-            BOLD,
-            f"{item.question_id} · {item.type}{' · ' + item.split if item.split else ''} · {scores}",
-        ),
-        f"run {folder.name}",
+        style(BOLD, f"{_word(item.question_id)} · {_word(item.type)}{split} · {scores}"),
+        f"run {_word(folder.name)}",
         "",
-        style(BOLD, "question") + f"  {item.question}",
-        style(BOLD, "answer") + f"    {item.answer}",
+        style(BOLD, "question") + f"  {_block(item.question)}",
+        style(BOLD, "answer") + f"    {_block(item.answer)}",
         style(BOLD, "quote")
-        + f"     {v.evidence or '(none)'}"
+        + f"     {_block(v.evidence) or '(none)'}"
         + (f"  [{v.match.kind}]" if v.match else ""),
-        style(BOLD, "note") + f"      {v.note}",
+        style(BOLD, "note") + f"      {_block(v.note)}",
     ]
     for label in item.labels:
         lines.append(
             style(BOLD, "human")
-            + f"     {label.labeller}: F{label.faithfulness} R{label.relevance} {label.note}"
+            + f"     {_word(label.labeller)}: F{label.faithfulness} R{label.relevance} "
+            + _block(label.note)
         )
     if v.error:
-        lines.append(style(RED, f"error     {v.error}"))
+        lines.append(style(RED, f"error     {_block(v.error)}"))
     for reason in review_reasons(v):
-        lines.append(style(RED, f"review    {reason}"))
+        lines.append(style(RED, f"review    {_block(reason)}"))
     lines.append("")
     for chunk in item.context:
         text = chunk.text
         golden = " · golden" if chunk.chunk_id in (item.relevant_chunks or ()) else ""
-        lines.append(style(DIM, f"#{chunk.rank} {chunk.chunk_id}{golden}"))
+        lines.append(style(DIM, f"#{chunk.rank} {_word(chunk.chunk_id)}{golden}"))
         match = v.match
         if (
             match is not None
@@ -63,10 +74,11 @@ def show_item(folder: ReportFolder, question_id: str, color: bool) -> str:
             and match.start is not None
             and match.end is not None
         ):
-            quote = text[match.start : match.end]
+            quote = _block(text[match.start : match.end])
             marked = style(YELLOW, quote) if color else f"⟦{quote}⟧"
-            text = text[: match.start] + marked + text[match.end :]
-        lines.append(text)
+            lines.append(_block(text[: match.start]) + marked + _block(text[match.end :]))
+        else:
+            lines.append(_block(text))
         lines.append("")
     return "\n".join(lines).rstrip()
 
@@ -76,7 +88,7 @@ def diff_runs(folder_a: ReportFolder, folder_b: ReportFolder, threshold: float) 
     metrics_a, metrics_b = folder_a.metrics(), folder_b.metrics()
     fa = folder_a.manifest.fingerprints.model_dump()
     fb = folder_b.manifest.fingerprints.model_dump()
-    lines = [f"{folder_a.name} → {folder_b.name}"]
+    lines = [f"{_word(folder_a.name)} → {_word(folder_b.name)}"]
     for key, what in (
         ("golden", "golden set"),
         ("corpus", "corpus"),
@@ -92,9 +104,9 @@ def diff_runs(folder_a: ReportFolder, folder_b: ReportFolder, threshold: float) 
         lines.append(
             f"\n{section}: {len(moved)} moves beyond ±{threshold:g}, {len(changes) - len(moved)} within"
         )
-        lines += [f"  {c.describe()}" for c in moved]
+        lines += [f"  {_word(c.describe())}" for c in moved]
     old, new = folder_a.verdicts(), folder_b.verdicts()
     flips = changed_verdicts(old, new)
     lines.append(f"\nverdicts changed: {len(flips)}")
-    lines += [f"  {flip.describe()}" for flip in flips]
+    lines += [f"  {_word(flip.describe())}" for flip in flips]
     return "\n".join(lines)

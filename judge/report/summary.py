@@ -5,10 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from judge.config import Config
-from judge.formatting import fmt_share
+from judge.formatting import fmt_share, terminal_text
 from judge.judging.verdict import review_reasons
 from judge.report.build import Report
 from judge.report.text_tables import render_text
+
+
+def _word(text: object) -> str:
+    """Data (an id, a folder, a model name, an error) made safe to print, on one line."""
+    return terminal_text(text, one_line=True)
 
 
 def console_summary(report: Report, config: Config, folder: Path) -> list[str]:
@@ -19,31 +24,31 @@ def console_summary(report: Report, config: Config, folder: Path) -> list[str]:
         f"({outcome_hits} from the cache)",
         f"\nretrieval per type (context_k = {config.retrieval.context_k})",
         render_text(report.retrieval),
-        f"\njudge per type ({report.manifest.judge.describe()})",
+        f"\njudge per type ({_word(report.manifest.judge.describe())})",
         render_text(report.judge),
     ]
     for split, table in report.splits.items():
-        lines += [f"\nsplit {split}", render_text(table)]
+        lines += [f"\nsplit {_word(split)}", render_text(table)]
     lines.append("")
     for comp in [*report.comparisons, *report.baseline]:
-        against = comp.baseline or "nothing"
+        against = _word(comp.baseline or "nothing")
         if comp.baseline is None:
-            lines.append(f"{comp.section}: {comp.note}")
+            lines.append(f"{comp.section}: {_word(comp.note)}")
             continue
         moved = comp.moved
         lines.append(
             f"{comp.section} vs {against}: {len(comp.regressions)} regressed, "
             f"{len(moved) - len(comp.regressions)} improved, "
             f"{len(comp.changes) - len(moved)} within ±{config.reports.regression_threshold:g}"
-            + (f" ({comp.note})" if comp.note else "")
+            + (f" ({_word(comp.note)})" if comp.note else "")
         )
-        lines += [f"  {c.describe()}" for c in comp.regressions]
+        lines += [f"  {_word(c.describe())}" for c in comp.regressions]
     edit = report.prompt_edit
     if edit is not None:
         lines.append(
-            f"\nprompt edit since {edit.previous_folder}: {len(edit.flips)} verdicts changed"
+            f"\nprompt edit since {_word(edit.previous_folder)}: {len(edit.flips)} verdicts changed"
         )
-        lines += [f"  {flip.describe()}" for flip in edit.flips]
+        lines += [f"  {_word(flip.describe())}" for flip in edit.flips]
         if edit.labelled:
             before, after = fmt_share(edit.agreement_before), fmt_share(edit.agreement_after)
             lines.append(
@@ -61,6 +66,6 @@ def console_summary(report: Report, config: Config, folder: Path) -> list[str]:
         lines.append(
             f"\n{len(review)} verdicts need a look (review.html shows each quote in its chunk):"
         )
-        lines += [f"  {qid}: {'; '.join(reasons)}" for qid, reasons in review]
-    lines.append(f"\nsaved {folder}")
+        lines += [f"  {_word(qid)}: {_word('; '.join(reasons))}" for qid, reasons in review]
+    lines.append(f"\nsaved {_word(folder)}")
     return lines

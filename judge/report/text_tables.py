@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import unicodedata
 
+from judge.formatting import markdown_text, terminal_text
 from judge.results.tables import ALL, TypeTable
 
 WEAKEST_MARK = "◀ weakest"
@@ -23,6 +24,8 @@ def _cell(value: object, is_count: bool) -> str:
 
 
 def _rows(table: TypeTable) -> tuple[list[str], list[list[str]]]:
+    """Header and body cells as they are; type names come from the golden set (data), so each
+    renderer escapes every cell for where it goes."""
     header = ["type", *table.count_columns, *table.metrics, ""]
     body = []
     for type_name, row in table.frame.iterrows():
@@ -37,6 +40,8 @@ def _rows(table: TypeTable) -> tuple[list[str], list[list[str]]]:
 def render_text(table: TypeTable) -> str:
     """An aligned plain-text table; the ``all`` row is set off by a rule."""
     header, body = _rows(table)
+    header = [terminal_text(c, one_line=True) for c in header]
+    body = [[terminal_text(c, one_line=True) for c in cells] for cells in body]
     widths = [max(_width(r[i]) for r in [header, *body]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
@@ -59,11 +64,13 @@ def render_markdown(table: TypeTable) -> str:
     """A Markdown table; the weakest type is marked, ``all`` is bold."""
     header, body = _rows(table)
     lines = [
-        "| " + " | ".join(header) + " |",
+        "| " + " | ".join(markdown_text(c) for c in header) + " |",
         "|" + "|".join(["---"] + ["---:"] * (len(header) - 2) + ["---"]) + "|",
     ]
     for cells in body:
-        if cells[0] == ALL:
+        bold = cells[0] == ALL
+        cells = [markdown_text(c) for c in cells]
+        if bold:
             cells = [f"**{c}**" if c else c for c in cells]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -15,14 +15,15 @@ baseline is ``judge.results.baseline``; the gate is ``judge.results.gate``.
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judge.errors import InputError
-from judge.jsonl import split_lines, write_atomic
+from judge.jsonl import describe_validation_error, write_atomic
 from judge.results.compare import (
     SECTIONS,
     Section,
@@ -33,6 +34,8 @@ from judge.results.compare import (
 
 FORMAT_VERSION = 1
 MAX_ENTRIES = 1000
+
+logger = logging.getLogger(__name__)
 
 
 class HistoryEntry(BaseModel):
@@ -59,36 +62,106 @@ class HistoryEntry(BaseModel):
         return self.retrieval_fingerprint if section == "retrieval" else self.judge_fingerprint
 
 
-def read_history(path: Path) -> list[HistoryEntry]:
-    """Entries oldest first; a damaged line is an error naming it (the file is append-only)."""
+class History(NamedTuple):
+    """What ``history.jsonl`` holds: its entries, and a torn last line if there is one."""
+
+    entries: list[HistoryEntry]
+    warnings: list[str]
+    """One line each, for the user: a torn last line that was skipped."""
+    torn_at: int | None = None
+    """Byte offset where the torn last line starts (the next append drops it)."""
+
+
+def _parse_entry(line: bytes) -> tuple[HistoryEntry | None, str, bool]:
+    """The entry of one line, or why it is none and whether a torn write explains it."""
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8: byte 0x{line[exc.start]:02x}", True
+    try:
+        return HistoryEntry.model_validate_json(text), "", False
+    except ValidationError as exc:
+        if any(error["type"] == "json_invalid" for error in exc.errors()):
+            return None, "not valid JSON", True
+        return None, "; ".join(describe_validation_error(exc)[:3]), False
+
+
+def load_history(path: Path) -> History:
+    """Entries oldest first; a damaged line is an error naming it (the file is append-only).
+
+    Only the last line may be torn (cut short, or not UTF-8): that is what a crash in the
+    middle of an append leaves, so it is skipped with a warning and replaced by the next
+    append instead of blocking every later run. A line that is whole JSON but no entry, or
+    any damaged line before the last, is an error.
+    """
     if not path.exists():
-        return []
-    entries = []
-    problems = []
-    for number, line in enumerate(split_lines(path.read_text(encoding="utf-8")), start=1):
-        if not line.strip():
-            continue
-        try:
-            entries.append(HistoryEntry.model_validate_json(line))
-        except ValueError as exc:
-            problems.append(f"{path}:{number}: not a history entry ({str(exc).splitlines()[0]})")
+        return History([], [])
+    raw = path.read_bytes()
+    rows: list[tuple[int, int, bytes]] = []  # (line number, byte offset, bytes)
+    offset = 0
+    for number, line in enumerate(raw.split(b"\n"), start=1):
+        if line.strip():
+            rows.append((number, offset, line.removesuffix(b"\r")))
+        offset += len(line) + 1
+    entries: list[HistoryEntry] = []
+    problems: list[str] = []
+    warnings: list[str] = []
+    torn_at: int | None = None
+    for index, (number, start, line) in enumerate(rows):
+        entry, problem, torn = _parse_entry(line)
+        if entry is not None:
+            entries.append(entry)
+        elif torn and index == len(rows) - 1:
+            torn_at = start
+            warnings.append(
+                f"{path}:{number}: the last line is incomplete ({problem}): a run stopped while "
+                "writing it; it is skipped, and the next run's line replaces it"
+            )
+        else:
+            problems.append(
+                f"{path}:{number}: not a history entry ({problem}); remove or fix the line "
+                "(each line is one earlier run: removing it only loses comparisons with that run)"
+            )
     if problems:
-        raise InputError([*problems, f"{path}: remove or fix the damaged lines"])
-    return entries
+        raise InputError(problems)
+    return History(entries, warnings, torn_at)
+
+
+def read_history(path: Path) -> list[HistoryEntry]:
+    """Entries oldest first (``load_history``); a torn last line is logged as a warning on the
+    ``judge.results.history`` logger and skipped."""
+    history = load_history(path)
+    for warning in history.warnings:
+        logger.warning(warning)
+    return history.entries
 
 
 def append_history(path: Path, entry: HistoryEntry) -> None:
-    """Append one line; past ``MAX_ENTRIES`` the file is rewritten without the oldest lines."""
-    entries = read_history(path)
+    """Append one line; past ``MAX_ENTRIES`` the file is rewritten without the oldest lines.
+
+    A torn last line (``load_history``) is dropped first, atomically, so the new line never
+    lands glued to it; a last line without its newline gets one.
+    """
+    history = load_history(path)
+    entries = history.entries
     line = entry.model_dump_json() + "\n"
-    if len(entries) + 1 <= MAX_ENTRIES:
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
+    if len(entries) + 1 > MAX_ENTRIES:
+        kept = entries[-(MAX_ENTRIES - 1) :]
+        write_atomic(path, "".join(e.model_dump_json() + "\n" for e in kept) + line)
         return
-    kept = entries[-(MAX_ENTRIES - 1) :]
-    write_atomic(path, "".join(e.model_dump_json() + "\n" for e in kept) + line)
+    if history.torn_at is not None:
+        kept_text = path.read_bytes()[: history.torn_at].decode("utf-8")
+        write_atomic(path, kept_text + line)
+        logger.info("%s: the torn last line was replaced", path)
+        return
+    with path.open("a+b") as handle:
+        if handle.tell() > 0:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                line = "\n" + line
+        handle.write(line.encode("utf-8"))
+        handle.flush()
+        os.fsync(handle.fileno())
 
 
 def compare_with_history(

@@ -11,7 +11,7 @@ import pytest
 from judge.cli import main
 from judge.config import Config
 from tests.audit.conftest import HUMAN, fill_like_a_spreadsheet, sample_label_and_import
-from tests.conftest import RUN
+from tests.conftest import QUESTIONS, RUN
 
 Tiny = Callable[..., Config]
 
@@ -108,3 +108,36 @@ def test_formula_like_cells_survive_a_spreadsheet_round_trip(
     capsys.readouterr()
     assert main(["--config", toml, "audit", "import", str(sheet)]) == 0
     assert "4 added" in capsys.readouterr().out
+
+
+def test_a_formula_like_question_id_is_quoted_in_the_sheet_and_imported_back(
+    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    hostile = '=HYPERLINK("http://x","y")'
+    questions = copy.deepcopy(QUESTIONS)
+    questions[0]["id"] = hostile
+    run = copy.deepcopy(RUN)
+    run[1]["id"] = hostile
+    config = tiny(
+        questions=questions, run=run, extra_toml=f'labels = "{tmp_path / "labels.jsonl"}"\n'
+    )
+    assert config.source is not None
+    toml = str(config.source)
+    assert main(["--config", toml, "run", "--backend", "lexical"]) == 0
+    sheet = tmp_path / "sheet.csv"
+    assert main(["--config", toml, "audit", "sample", "--n", "4", "--out", str(sheet)]) == 0
+    rows = list(csv.reader(sheet.read_text(encoding="utf-8-sig").splitlines(keepends=True)))
+    header = rows[0]
+    assert "'" + hostile in [row[header.index("question_id")] for row in rows]  # kept as text
+    for row in rows[1:]:
+        row[header.index("faithfulness")], row[header.index("relevance")] = "2", "1"
+        row[header.index("labeller")] = "ana"
+        row[header.index("note")] = "'- 一部だけ"  # a note a spreadsheet kept as text
+    with sheet.open("w", encoding="utf-8-sig", newline="") as handle:
+        csv.writer(handle, lineterminator="\r\n").writerows(rows)
+    capsys.readouterr()
+    assert main(["--config", toml, "audit", "import", str(sheet)]) == 0
+    assert "4 added" in capsys.readouterr().out
+    labels = [json.loads(line) for line in (tmp_path / "labels.jsonl").read_text().splitlines()]
+    assert hostile in {label["question_id"] for label in labels}
+    assert {label["note"] for label in labels} == {"- 一部だけ"}

@@ -241,3 +241,78 @@ def test_async_adapters_are_bounded_and_survive_an_adapter_that_exits(
     finally:
         sys.path.remove(str(tmp_path))
         sys.modules.pop("bounded_rag", None)
+
+
+# --- deadlines and Ctrl-C ------------------------------------------------------------------------
+
+HANGING = """
+import threading
+
+RELEASE = threading.Event()
+STARTED = []
+
+def answer(question):
+    STARTED.append(question)
+    if "年額" in question:
+        RELEASE.wait(30)
+    return {"retrieved": ["pricing/plans"], "answer": "回答"}
+
+def exits(question):
+    import sys
+    sys.exit(0)
+"""
+
+
+@pytest.fixture
+def hanging_module(tmp_path: Path) -> Iterator[str]:
+    (tmp_path / "hanging_rag.py").write_text(HANGING, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    yield "hanging_rag"
+    sys.path.remove(str(tmp_path))
+    module = sys.modules.pop("hanging_rag", None)
+    if module is not None:
+        module.RELEASE.set()
+
+
+def test_a_question_past_its_deadline_fails_and_another_thread_takes_its_place(
+    tiny: Tiny, hanging_module: str
+) -> None:
+    import time
+
+    golden = load_golden(tiny().data)
+    events = []
+    start = time.monotonic()
+    run = produce_run(
+        f"{hanging_module}:answer", golden, 1, on_progress=events.append, timeout_s=0.3
+    )
+    elapsed = time.monotonic() - start
+    # q1 hangs for good in the only worker thread; q2..q4 still get answers, at once.
+    assert run.meta.failed == {"q1": "timed out after 0.3 s (data.adapter_timeout_s)"}
+    assert list(run.records) == ["q2", "q3", "q4"]
+    assert 0.3 <= elapsed < 2
+    assert [(e.question_id, e.done) for e in events] == [("q1", 1), ("q2", 2), ("q3", 3), ("q4", 4)]
+
+
+def test_sys_exit_in_a_plain_adapter_is_one_failed_question(
+    tiny: Tiny, hanging_module: str
+) -> None:
+    run = produce_run(f"{hanging_module}:exits", load_golden(tiny().data), 2)
+    assert run.records == {}
+    assert set(run.meta.failed.values()) == {"RuntimeError: the adapter raised SystemExit(0)"}
+
+
+def test_ctrl_c_hands_back_the_answers_so_far(tiny: Tiny, hanging_module: str) -> None:
+    from judge.inputs.adapter import AnswersInterrupted
+
+    def ctrl_c_after_the_first(event: object) -> None:
+        raise KeyboardInterrupt
+
+    golden = load_golden(tiny().data)
+    questions = golden._replace(questions=golden.questions[1:] + golden.questions[:1])
+    with pytest.raises(AnswersInterrupted) as stopped:
+        produce_run(f"{hanging_module}:answer", questions, 1, ctrl_c_after_the_first)
+    assert list(stopped.value.run.records) == ["q2"]
+    assert stopped.value.run.meta.failed == dict.fromkeys(
+        ["q3", "q4", "q1"], "not answered: the run was interrupted"
+    )
+    assert isinstance(stopped.value, KeyboardInterrupt)

@@ -117,3 +117,28 @@ def test_leak_check_ignores_short_questions(tiny: Tiny) -> None:
     corpus = copy.deepcopy(CORPUS)
     corpus[0]["text"] += "年額は？iPad対応？"
     assert find_leaks(load_golden(tiny(questions=questions, corpus=corpus).data)) == []
+
+
+@pytest.mark.parametrize(
+    ("where", "change", "said"),
+    [
+        ("questions", {"answerable": "yes"}, ':1: answerable: must be true or false, not "yes"'),
+        ("questions", {"answerable": 1}, ":1: answerable: must be true or false, not 1"),
+        ("questions", {"id": "q 1"}, ":1: id: contains U+0020 (a space) at character 2"),
+        (
+            "questions",
+            {"relevant_chunks": ["pricing/\tplans"]},
+            ":1: relevant_chunks.0: contains U+0009 (a tab)",
+        ),
+        ("corpus", {"chunk_id": "pricing/plans\n"}, ":1: chunk_id: contains U+000A (a line break)"),
+        ("corpus", {"chunk_id": "pricing\u3000plans"}, ":1: chunk_id: contains U+3000"),
+    ],
+)
+def test_bools_and_ids_are_read_strictly(
+    tiny: Tiny, where: str, change: dict[str, Any], said: str
+) -> None:
+    records = copy.deepcopy(QUESTIONS if where == "questions" else CORPUS)
+    records[0].update(change)
+    config = tiny(**{where: records})
+    path = config.data.questions if where == "questions" else config.data.corpus
+    assert _problems(config)[0].startswith(f"{path}{said}")

@@ -90,3 +90,44 @@ def test_save_and_load_round_trip(tiny: Tiny, tmp_path: Path) -> None:
     run = load_run(config.data.run, golden)
     save_run(run, tmp_path / "copy.jsonl")
     assert load_run(tmp_path / "copy.jsonl", golden) == run
+
+
+@pytest.mark.parametrize(
+    ("retrieved", "said"),
+    [
+        (
+            {"chunk_id": "pricing/plans", "score": "0.9"},
+            'score: must be a number such as 0.5, not "0.9"',
+        ),
+        (
+            {"chunk_id": "pricing/plans", "score": True},
+            "score: must be a number such as 0.5, not true",
+        ),
+        ({"chunk_id": "pricing plans"}, "chunk_id: contains U+0020 (a space)"),
+    ],
+)
+def test_retrieved_chunks_are_read_strictly(
+    tiny: Tiny, retrieved: dict[str, Any], said: str
+) -> None:
+    config = tiny(run=_run(q1={"retrieved": [retrieved]}))
+    assert _problems(config)[0] == f"{config.data.run}:2: retrieved.0.{said}" or _problems(config)[
+        0
+    ].startswith(f"{config.data.run}:2: retrieved.0.{said}")
+
+
+def test_an_integer_score_is_a_number(tiny: Tiny) -> None:
+    """JSON has one number type: a score of 1 is the number 1.0 (documented in golden/README.md)."""
+    config = tiny(run=_run(q1={"retrieved": [{"chunk_id": "pricing/plans", "score": 1}]}))
+    golden = load_golden(config.data)
+    assert config.data.run is not None
+    score = load_run(config.data.run, golden).records["q1"].retrieved[0].score
+    assert score == 1.0 and isinstance(score, float)
+
+
+def test_run_meta_is_read_strictly(tiny: Tiny) -> None:
+    run = _run()
+    run[0]["run_meta"]["created_at"] = 1700000000
+    config = tiny(run=run)
+    assert _problems(config)[0].startswith(
+        f"{config.data.run}:1: run_meta.created_at: must be an ISO 8601 date-time string"
+    )

@@ -95,3 +95,21 @@ def test_scoring_a_trec_run_against_imported_qrels(tiny: Tiny, tmp_path: Path) -
     (tmp_path / "bad.qrels").write_text("zz 0 a 1\n", encoding="utf-8")
     args[args.index(str(tmp_path / "q.qrels"))] = str(tmp_path / "bad.qrels")
     assert main(args) == 2
+
+
+def test_trec_scores_must_be_finite_and_ids_printable(tiny: Tiny, tmp_path: Path) -> None:
+    golden = load_golden(tiny().data)
+    path = tmp_path / "r.run"
+    path.write_text(
+        "q1 Q0 pricing/plans 1 nan x\nq1 Q0 pricing/trial 2 inf x\nq2 Q0 backup/\x00auto 1 1 x\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as caught:
+        read_trec_run(path, golden)
+    assert caught.value.problems == [
+        f"{path}:1: score 'nan' is not a finite number",
+        f"{path}:2: score 'inf' is not a finite number",
+        f"{path}:3: chunk id 'backup/\\x00auto': contains U+0000 (a control character) at "
+        "character 8; ids may not contain whitespace, control or invisible characters (they "
+        "break the TREC export): see golden/README.md",
+    ]

@@ -8,11 +8,14 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import httpx
+import pytest
 from tenacity import wait_none
 
 from judge.config import Config, OllamaConfig
+from judge.errors import ConfigError
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
 from judge.judging.backends.ollama import OllamaBackend
@@ -210,3 +213,77 @@ def test_two_processes_writing_at_once_do_not_corrupt_the_cache(tmp_path: Path) 
     # 150 own keys each, plus 150 shared keys written by both (the last write wins).
     assert len(rows) == 450
     assert all(Reply.model_validate_json(text) for text in rows.values())
+
+
+def _filled(path: Path, rows: int = 200) -> Path:
+    cache = VerdictCache(path)
+    cache.register("h1:fp", {"backend": "x"}, "label")
+    for i in range(rows):
+        cache.put("h1:fp", f"k{i}", f"q{i}", Reply(text="x" * 500))
+    cache.close()
+    return path
+
+
+def test_garbage_pages_behind_a_valid_header_are_a_config_error_at_the_first_query(
+    tmp_path: Path,
+) -> None:
+    path = _filled(tmp_path / "c.sqlite3")
+    raw = path.read_bytes()
+    page = int.from_bytes(raw[16:18], "big")
+    path.write_bytes(raw[:page] + b"\xa5" * (len(raw) - page))  # the schema page is intact
+    cache = VerdictCache(path)  # opens: the damage is only met by a query
+    try:
+        with pytest.raises(ConfigError) as caught:
+            cache.get_many("h1:fp", ["k1"])
+    finally:
+        cache.close()
+    message = str(caught.value)
+    assert message.startswith(f"{path}: the cache cannot be opened or read: the file is damaged")
+    assert "move the file away" in message and "only a cache" in message
+
+
+def _read_only_connect(monkeypatch: pytest.MonkeyPatch) -> None:
+    connect = sqlite3.connect
+
+    def read_only(path: Any, **kwargs: Any) -> sqlite3.Connection:
+        return connect(f"file:{path}?mode=ro", uri=True, **kwargs)
+
+    monkeypatch.setattr(sqlite3, "connect", read_only)
+
+
+def test_a_read_only_cache_is_a_permissions_problem_not_a_damaged_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _filled(tmp_path / "c.sqlite3", rows=3)
+    _read_only_connect(monkeypatch)  # as SQLite opens a file its user cannot write
+    cache = VerdictCache(path)  # reading still works: stats, a re-render
+    try:
+        assert [s.replies for s in cache.stats()] == [3]
+        assert len(cache.get_many("h1:fp", ["k0", "k1"])) == 2
+        with pytest.raises(ConfigError) as caught:
+            cache.put("h1:fp", "k9", "q9", Reply(text="{}"))
+    finally:
+        cache.close()
+    message = str(caught.value)
+    assert "attempt to write a readonly database" in message
+    assert "a permissions problem" in message and "owner and permissions" in message
+    assert "move the file away" not in message
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="file modes do not stop root")
+def test_a_cache_file_without_write_permission_says_so(tmp_path: Path) -> None:
+    path = _filled(tmp_path / "c.sqlite3", rows=1)
+    path.chmod(0o444)
+    cache = VerdictCache(path)
+    try:
+        with pytest.raises(ConfigError, match="a permissions problem"):
+            cache.register("h1:other", {}, "label")
+    finally:
+        cache.close()
+        path.chmod(0o644)
+
+
+def test_a_cache_path_that_is_a_folder_says_what_to_fix(tmp_path: Path) -> None:
+    (tmp_path / "c.sqlite3").mkdir()
+    with pytest.raises(ConfigError, match=r"judge.cache_path must name a file in a folder"):
+        VerdictCache(tmp_path / "c.sqlite3")

@@ -145,3 +145,38 @@ def test_parse_errors_are_counted_not_scored(tiny: Tiny, tmp_path: Path) -> None
     outcome = _judge(_items(tiny()), backend, tmp_path)
     assert {v.status for v in outcome.verdicts.values()} == {"parse_error"}
     assert all(v.raw_reply == "The answer looks fine!" for v in outcome.verdicts.values())
+
+
+def test_a_request_in_flight_at_ctrl_c_is_abandoned_on_a_daemon_thread(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    """A request still waiting for a server must not hold up the exit (the interpreter joins
+    non-daemon threads, and concurrent.futures joins its workers, at exit)."""
+    import threading
+
+    from judge.judging.grading import JudgeProgress
+
+    release = threading.Event()
+
+    def script(request):  # type: ignore[no-untyped-def]
+        if request.question.startswith("バックアップ"):  # q2: a server that never answers
+            release.wait(30)
+        return good_reply(request)
+
+    def ctrl_c_after_the_first_verdict(progress: JudgeProgress) -> None:
+        if progress.done:
+            raise KeyboardInterrupt
+
+    try:
+        outcome = _judge(
+            _items(tiny()),
+            ScriptedBackend(script),
+            tmp_path,
+            concurrency=2,
+            on_progress=ctrl_c_after_the_first_verdict,
+        )
+        assert outcome.interrupted and set(outcome.verdicts) == {"q1"}
+        stuck = [t for t in threading.enumerate() if t.name.startswith("judge-")]
+        assert stuck and all(t.daemon for t in stuck)
+    finally:
+        release.set()

@@ -8,10 +8,17 @@ format the model does not know; so the prompt is wrapped in Gemma's own turn mar
 Gemma has no system role: the whole prompt is the first user turn. The prompt is tokenized
 exactly and refused before generation if prompt plus ``max_tokens`` would not fit ``n_ctx``.
 The verdict schema is enforced by a grammar.
+
+Stopping: the model is freed (``close``) only once no call uses it, since freeing it under a
+running decode crashes the process (a segmentation fault on Ctrl-C). ``close`` first asks the
+call in flight to stop, through llama.cpp's abort callback (checked between the nodes of each
+decode, so even a long prompt evaluation stops within milliseconds) and a stopping criterion
+(between tokens), then waits for it. A stopped call raises; its partial reply is never used.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -71,6 +78,10 @@ def resolve_model(config: EmbeddedConfig) -> tuple[Path, str]:
     return Path(gemma_package.assemble()), str(gemma_package.EXPECTED_SHA256)
 
 
+#: How long ``close`` waits for a stopped call to return before giving up on freeing the model.
+CLOSE_WAIT_S = 30.0
+
+
 class EmbeddedBackend:
     """One llama.cpp model instance, reused for every item (calls are serialised)."""
 
@@ -94,8 +105,15 @@ class EmbeddedBackend:
             raise BackendUnavailable(
                 f"{path}: llama.cpp cannot load this model ({exc}); is it a GGUF file?"
             ) from None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # held by the call using the model, and to free it
+        self._stop = threading.Event()
+        self._closed = False
         self._grammars: dict[str, Any] = {}
+        self._abort_callback = self._install_abort_callback(llama_cpp)
+        self._stopping = llama_cpp.StoppingCriteriaList([lambda *_: self._stop.is_set()])
+        # A caller that never closes the backend: stop the call in flight before the interpreter
+        # tears down (a daemon thread still decoding while the process exits would crash it).
+        atexit.register(self._stop_in_flight)
         self.identity = BackendIdentity(
             kind="embedded",
             model=path.name,
@@ -111,8 +129,40 @@ class EmbeddedBackend:
             endpoint=str(path),
         )
 
+    def _install_abort_callback(self, llama_cpp: Any) -> Any:
+        """llama.cpp asks this between graph nodes whether to abort the decode (CPU backend)."""
+        set_callback = getattr(llama_cpp, "llama_set_abort_callback", None)
+        if set_callback is None:  # an older llama-cpp-python: the stopping criterion remains
+            return None
+
+        @llama_cpp.ggml_abort_callback  # type: ignore[untyped-decorator]
+        def should_abort(_data: Any) -> bool:
+            return self._stop.is_set()
+
+        set_callback(self.llm.ctx, should_abort, None)
+        return should_abort  # kept referenced as long as the context lives
+
+    def _stop_in_flight(self) -> bool:
+        """Ask the call in flight to stop and wait for it; True once none runs (the lock is
+        then held by the caller)."""
+        self._stop.set()
+        return self._lock.acquire(timeout=CLOSE_WAIT_S)
+
     def close(self) -> None:
-        self.llm.close()
+        """Free the model, once no call uses it: the call in flight is stopped and waited for.
+
+        Should it not return within ``CLOSE_WAIT_S`` (it always has), the model is not freed:
+        the process is about to end, and freeing it under the running call would crash it.
+        """
+        if not self._stop_in_flight():
+            return
+        try:
+            if not self._closed:
+                self._closed = True
+                atexit.unregister(self._stop_in_flight)
+                self.llm.close()
+        finally:
+            self._lock.release()
 
     def _grammar(self, schema: dict[str, Any]) -> Any:
         key = json.dumps(schema)  # not sort_keys: property order is generation order
@@ -122,8 +172,13 @@ class EmbeddedBackend:
             self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
         return self._grammars[key]
 
+    def _stopped(self) -> BackendUnavailable:
+        return BackendUnavailable("the embedded judge was stopped (closed while judging)")
+
     def complete(self, request: JudgeRequest) -> Reply:
         with self._lock:
+            if self._stop.is_set():  # waited for the model while it was being closed
+                raise self._stopped()
             tokens = self.llm.tokenize(gemma_turns(request.prompt).encode("utf-8"), special=True)
             needed = len(tokens) + self.config.max_tokens
             if needed > self.config.n_ctx:
@@ -133,14 +188,22 @@ class EmbeddedBackend:
                     "or lower retrieval.context_k"
                 )
             start = time.perf_counter()
-            result: Any = self.llm.create_completion(
-                prompt=tokens,
-                max_tokens=self.config.max_tokens,
-                temperature=0.0,
-                seed=self.config.seed,
-                grammar=self._grammar(request.schema),
-                stop=["<end_of_turn>"],
-            )
+            try:
+                result: Any = self.llm.create_completion(
+                    prompt=tokens,
+                    max_tokens=self.config.max_tokens,
+                    temperature=0.0,
+                    seed=self.config.seed,
+                    grammar=self._grammar(request.schema),
+                    stop=["<end_of_turn>"],
+                    stopping_criteria=self._stopping,
+                )
+            except RuntimeError:  # "llama_decode returned 2": the abort callback said stop
+                if self._stop.is_set():
+                    raise self._stopped() from None
+                raise
+            if self._stop.is_set():  # stopped between tokens: the reply is cut, never used
+                raise self._stopped()
             latency = time.perf_counter() - start
         choice = result["choices"][0]
         usage = result.get("usage", {})

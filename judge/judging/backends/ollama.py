@@ -22,7 +22,14 @@ from judge.errors import (
     PromptTooLong,
     TransientBackendError,
 )
-from judge.judging.backends import BackendIdentity, JudgeRequest, error_text, post_json
+from judge.judging.backends import (
+    BackendIdentity,
+    JudgeRequest,
+    deadline_hooks,
+    error_text,
+    http_client,
+    post_json,
+)
 from judge.judging.verdict import Reply
 
 #: The first Ollama release that accepts "truncate": false.
@@ -33,10 +40,25 @@ PREFLIGHT_TIMEOUT_S = 5.0
 def _version_tuple(version: str) -> tuple[int, ...]:
     parts = []
     for piece in version.split("-")[0].split("."):
-        if not piece.isdigit():
+        if not (piece.isascii() and piece.isdigit() and len(piece) < 10):  # "²" is a digit too
             break
         parts.append(int(piece))
     return tuple(parts)
+
+
+def _server_version(reply: object) -> str:
+    """The version string of an /api/version reply; ValueError if it is not Ollama's."""
+    version = reply.get("version") if isinstance(reply, dict) else None
+    if not isinstance(version, str) or not version.strip():
+        shown = " ".join(repr(reply).split())[:80]
+        example = '{"version": "0.12.6"}'
+        raise ValueError(f"/api/version answered {shown}, not a version like {example}")
+    return version
+
+
+def _one_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 200 else text[:199] + "…"
 
 
 class OllamaBackend:
@@ -45,21 +67,29 @@ class OllamaBackend:
     def __init__(self, config: OllamaConfig, transport: httpx.BaseTransport | None = None) -> None:
         self.config = config
         host = config.host.rstrip("/")
-        # The timeout covers time queued in the server behind other requests, not just compute.
+        # The timeout covers time queued in the server behind other requests, not just compute;
+        # it is a deadline for each whole request, however slowly the reply arrives.
         timeout = httpx.Timeout(config.timeout_s, connect=PREFLIGHT_TIMEOUT_S)
-        self.http = httpx.Client(base_url=host, timeout=timeout, transport=transport)
-        self.client = ollama.Client(host=host, timeout=PREFLIGHT_TIMEOUT_S, transport=transport)
+        self.http = http_client(base_url=host, timeout=timeout, transport=transport)
+        self.client = ollama.Client(
+            host=host,
+            timeout=PREFLIGHT_TIMEOUT_S,
+            transport=transport,
+            event_hooks=deadline_hooks(),  # its timeout too is a deadline, not per read
+        )
         hint = f"start it with 'ollama serve', then 'ollama pull {config.model}'"
         try:
-            version = str(
-                self.http.get("/api/version", timeout=PREFLIGHT_TIMEOUT_S).json()["version"]
+            version = _server_version(
+                self.http.get("/api/version", timeout=PREFLIGHT_TIMEOUT_S).json()
             )
+            # The client parses /api/tags itself: a list or a string there is a TypeError.
             models = self.client.list().models
         except (httpx.TransportError, ConnectionError) as exc:
             raise BackendUnavailable(f"Ollama not reachable at {host} ({exc}); {hint}") from None
-        except (ValueError, KeyError, ollama.ResponseError) as exc:
+        except (ValueError, KeyError, TypeError, ollama.ResponseError) as exc:
             raise BackendUnavailable(
-                f"{host} does not answer like Ollama ({exc}); {hint}"
+                f"{host} does not answer like Ollama ({_one_line(exc)}); is judge.ollama.host "
+                f"the Ollama server? {hint}"
             ) from None
         wanted = {config.model, f"{config.model}:latest"}
         digest = next((m.digest for m in models if m.model in wanted), None)

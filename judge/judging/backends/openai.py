@@ -21,7 +21,13 @@ from judge.errors import (
     PromptTooLong,
     TransientBackendError,
 )
-from judge.judging.backends import BackendIdentity, JudgeRequest, error_text, post_json
+from judge.judging.backends import (
+    BackendIdentity,
+    JudgeRequest,
+    error_text,
+    http_client,
+    post_json,
+)
 from judge.judging.verdict import Reply
 
 PREFLIGHT_TIMEOUT_S = 5.0
@@ -41,7 +47,8 @@ class OpenAIBackend:
             headers["Authorization"] = f"Bearer {key}"
         base = config.base_url.rstrip("/")
         timeout = httpx.Timeout(config.timeout_s, connect=PREFLIGHT_TIMEOUT_S)
-        self.http = httpx.Client(
+        # A deadline for each whole request, however slowly the reply arrives.
+        self.http = http_client(
             base_url=base, timeout=timeout, headers=headers, transport=transport
         )
         try:

@@ -68,3 +68,46 @@ def test_a_prompt_that_does_not_fit_is_never_generated(
     assert "n_ctx 512" in (verdict.error or "")
     cache.close()
     small.close()
+
+
+def test_close_during_a_call_stops_it_and_frees_the_model_only_after(
+    sample_config: Config,
+) -> None:
+    """Freeing the model under a running decode crashed the process (Ctrl-C: exit 139)."""
+    import threading
+    import time
+
+    from judge.errors import BackendUnavailable
+    from judge.judging.backends import JudgeRequest
+    from judge.judging.verdict import verdict_schema
+
+    busy = EmbeddedBackend(EmbeddedConfig())
+    inputs = load_inputs(sample_config)
+    item = build_items(inputs.golden, inputs.run, 5)[0]
+    prompt = load_prompt(REPO / "prompts" / "judge.v1.md")
+    request = JudgeRequest(
+        prompt.render(item.question.question, item.context, item.record.answer),
+        verdict_schema(),
+        item.question.question,
+        item.context,
+        item.record.answer,
+    )
+    outcome: list[object] = []
+
+    def call() -> None:
+        try:
+            outcome.append(busy.complete(request))
+        except BackendUnavailable as exc:
+            outcome.append(exc)
+
+    worker = threading.Thread(target=call)
+    worker.start()
+    time.sleep(0.5)  # inside the prompt's evaluation (seconds on two cores)
+    start = time.monotonic()
+    busy.close()
+    assert time.monotonic() - start < 1  # aborted between graph nodes, not at the next token
+    worker.join(5)
+    assert len(outcome) == 1 and isinstance(outcome[0], BackendUnavailable)
+    assert "stopped" in str(outcome[0])
+    with pytest.raises(BackendUnavailable, match="stopped"):  # closed: no call reaches the model
+        busy.complete(request)

@@ -261,3 +261,102 @@ def test_model_not_pulled_at_preflight() -> None:
         BackendUnavailable, match=r"model 'gemma3:27b' is not pulled .*run 'ollama pull gemma3:27b'"
     ):
         _backend(fake, model="gemma3:27b")
+
+
+class OddOllama(FakeOllama):
+    """An Ollama (or something else on its port) whose preflight replies have the wrong shape."""
+
+    def __init__(self, version: Any = None, tags: Any = None) -> None:
+        super().__init__(lambda body: chat_response(GOOD))
+        self.version_reply = {"version": "0.13.0"} if version is None else version
+        self.tags_reply = TAGS if tags is None else tags
+
+    def __call__(self, request: httpx.Request) -> httpx.Response:
+        if request.url.path == "/api/version":
+            return httpx.Response(200, json=self.version_reply)
+        if request.url.path == "/api/tags":
+            return httpx.Response(200, json=self.tags_reply)
+        return super().__call__(request)
+
+
+@pytest.mark.parametrize(
+    ("fake", "said"),
+    [
+        (OddOllama(version=[]), "/api/version answered [], not a version like"),
+        (OddOllama(version={"version": 5}), "/api/version answered {'version': 5}, not a version"),
+        (OddOllama(version={"version": ""}), "/api/version answered {'version': ''}"),
+        (OddOllama(version="0.13.0"), "/api/version answered '0.13.0', not a version like"),
+        (OddOllama(version={}), "/api/version answered {}"),
+        (OddOllama(tags=[]), "argument after ** must be a mapping"),
+        (OddOllama(tags={"models": 5}), "validation error for ListResponse"),
+    ],
+    ids=[
+        "version-list",
+        "version-int",
+        "version-empty",
+        "version-bare",
+        "no-version",
+        "tags-list",
+        "tags-int",
+    ],
+)
+def test_a_preflight_reply_of_the_wrong_shape_is_unavailable(fake: OddOllama, said: str) -> None:
+    with pytest.raises(BackendUnavailable) as caught:
+        _backend(fake)
+    message = str(caught.value)
+    assert message.startswith("http://127.0.0.1:11434 does not answer like Ollama (")
+    assert said in message and "is judge.ollama.host the Ollama server?" in message
+    assert "\n" not in message
+
+
+def test_an_odd_version_string_is_an_old_server() -> None:
+    backend = _backend(OddOllama(version={"version": "0.²"}))
+    assert backend.truncate_flag is False and backend.identity.server_version == "0.²"
+
+
+class _Trickle(httpx.SyncByteStream):
+    """A body that arrives a few bytes at a time, each piece well within any read timeout."""
+
+    def __init__(self, data: bytes, pause_s: float) -> None:
+        self.data, self.pause_s = data, pause_s
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        import time
+
+        for i in range(0, len(self.data), 8):
+            time.sleep(self.pause_s)
+            yield self.data[i : i + 8]
+
+
+def test_a_reply_that_trickles_in_is_cut_at_the_deadline(tiny: Tiny, tmp_path: Path) -> None:
+    """timeout_s bounds the whole request, not each read (the socket-level cut of the same
+    deadline is in tests/hostile/test_faults.py, against a real trickling server)."""
+    import time
+
+    def chat(body: dict[str, Any]) -> httpx.Response:
+        data = json.dumps(chat_response(GOOD).json()).encode()
+        return httpx.Response(200, stream=_Trickle(data, 0.05))
+
+    fake = FakeOllama(chat)
+    start = time.monotonic()
+    with pytest.raises(BackendUnavailable, match=r"no reply from Ollama within 0.3 s"):
+        _judge_one(tiny, tmp_path, _backend(fake, timeout_s=0.3), max_attempts=2)
+    assert len(fake.requests) == 2
+    assert time.monotonic() - start < 2
+
+
+def test_every_request_has_a_deadline_and_its_own_connection(tiny: Tiny, tmp_path: Path) -> None:
+    seen: list[httpx.Request] = []
+
+    def transport(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return FakeOllama(lambda body: chat_response(GOOD))(request)
+
+    backend = OllamaBackend(OllamaConfig(timeout_s=7), transport=httpx.MockTransport(transport))
+    verdict = _judge_one(tiny, tmp_path, backend)
+    assert verdict.status == "ok"
+    # The preflight (the ollama library's client included) and the chat request alike.
+    assert [r.url.path for r in seen] == ["/api/version", "/api/tags", "/api/chat"]
+    assert all(r.headers["connection"] == "close" for r in seen)
+    assert [r.extensions["timeout"]["read"] for r in seen] == [5.0, 5.0, 7.0]
+    assert all("trace" in r.extensions for r in seen)
