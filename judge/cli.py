@@ -228,6 +228,7 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
             backend=args.backend,
             run_path=args.run,
             fresh_answers=args.fresh_answers,
+            rejudge_failed=args.rejudge_failed,
             hooks=Hooks(on_adapter, lambda inputs: _warn(inputs.warnings()), chosen, on_judging),
         )
     for line in console_summary(result.report, config, result.folder.path):
@@ -519,6 +520,11 @@ def _add_run_commands(commands: _Commands) -> None:
     run.add_argument("--prompt", type=Path, help="a prompt file (overrides judge.prompt)")
     run.add_argument("--concurrency", type=int, help="items judged at once (judge.concurrency)")
     run.add_argument(
+        "--rejudge-failed",
+        action="store_true",
+        help="judge again the answers whose cached reply gave no verdict (e.g. an empty reply)",
+    )
+    run.add_argument(
         "--fail-on-regression",
         action="store_true",
         help="exit 1 when a per-type metric fell by more than the threshold",
@@ -540,6 +546,7 @@ def _add_run_commands(commands: _Commands) -> None:
     nightly.set_defaults(
         nightly=True,
         fresh_answers=True,
+        rejudge_failed=False,
         backend=None,
         prompt=None,
         concurrency=None,

@@ -236,20 +236,30 @@ def evaluate(
     backend: JudgeBackend | str | None = None,
     run_path: Path | None = None,
     fresh_answers: bool = False,
+    rejudge_failed: bool = False,
     hooks: Hooks = Hooks(),  # noqa: B008 (an immutable tuple of no-op callbacks)
 ) -> Evaluation:
     """Judge every answer of a run and write a report folder; return it with its gate.
 
     ``backend``: a backend name (overrides ``judge.backend``) or a ready ``JudgeBackend``
-    (then the caller owns it and closes it). Raises ``Interrupted`` on Ctrl-C, after keeping
-    what was judged in the cache.
+    (then the caller owns it and closes it). ``rejudge_failed``: ask the judge again where its
+    cached reply gave no usable verdict. Raises ``Interrupted`` on Ctrl-C, after keeping what
+    was judged in the cache.
     """
     started_at = datetime.now(UTC)
     if isinstance(backend, str):  # recorded in the manifest as the configuration it ran with
         config = config.with_overrides(judge={"backend": backend})
         backend = None
     try:
-        return _evaluate(config, backend, run_path, fresh_answers, hooks, started_at)
+        return _evaluate(
+            config,
+            backend,
+            hooks,
+            started_at,
+            run_path=run_path,
+            fresh_answers=fresh_answers,
+            rejudge_failed=rejudge_failed,
+        )
     except KeyboardInterrupt:  # before or after judging (judging stops by itself, below)
         raise Interrupted("stopped before anything was judged or written") from None
 
@@ -257,10 +267,12 @@ def evaluate(
 def _evaluate(
     config: Config,
     backend: JudgeBackend | None,
-    run_path: Path | None,
-    fresh_answers: bool,
     hooks: Hooks,
     started_at: datetime,
+    *,
+    run_path: Path | None,
+    fresh_answers: bool,
+    rejudge_failed: bool,
 ) -> Evaluation:
     reports = ReportsDir(config.reports.dir)
     with reports.lock():  # before the adapter is asked: a second run must not pay for answers
@@ -292,6 +304,7 @@ def _evaluate(
                     concurrency=config.judge.concurrency,
                     max_attempts=config.judge.max_attempts,
                     on_progress=hooks.on_judging,
+                    rejudge_failed=rejudge_failed,
                 )
             finally:
                 cache.close()

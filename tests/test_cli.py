@@ -306,3 +306,43 @@ def test_check_fails_and_lists_every_question_the_adapter_failed(
     )
     assert "'q4'" in failed[1]
     assert err[-1] == "2 problems; nothing was evaluated"
+
+
+@pytest.mark.parametrize(
+    ("returns", "said"),
+    [
+        pytest.param("None", "returned must be an object, not null", id="none"),
+        pytest.param(
+            "['pricing/plans']", 'returned must be an object, not ["pricing/plans"]', id="list"
+        ),
+        pytest.param(
+            "{'retrieved': ['pricing/plans'], 'answer': '  '}",
+            "returned answer: must not be empty",
+            id="blank",
+        ),
+    ],
+)
+def test_check_fails_when_the_adapter_returns_no_usable_answer(
+    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str], returns: str, said: str
+) -> None:
+    import sys
+
+    (tmp_path / "odd_rag.py").write_text(
+        f"def answer(question):\n    return {returns}\n", encoding="utf-8"
+    )
+    config = tiny()
+    assert config.source is not None
+    config.source.write_text(
+        config.source.read_text(encoding="utf-8").replace(
+            'run = "run.jsonl"', 'adapter = "odd_rag:answer"'
+        ),
+        encoding="utf-8",
+    )
+    try:
+        assert main(["--config", str(config.source), "check"]) == 2
+    finally:
+        sys.modules.pop("odd_rag", None)
+    err = capsys.readouterr().err
+    assert "the adapter failed for question 'q1': ValueError: " in err
+    assert said in err
+    assert "Traceback" not in err

@@ -298,3 +298,28 @@ def test_a_folder_of_another_format_is_refused_in_one_line(
             "format 1; run 'judge run' to make a new one (or open it with the judge version "
             "that wrote it)"
         )
+
+
+def test_a_one_off_empty_reply_is_judged_again_only_when_asked(tiny: Tiny) -> None:
+    from judge.judging.verdict import Reply
+    from tests.fakes import good_reply
+
+    flaky = {"empty": True}
+
+    def script(request: Any) -> Reply:
+        if flaky["empty"] and request.question.startswith("年額"):  # q1, once
+            return Reply(text="", finish_reason="stop")
+        return good_reply(request)
+
+    backend = ScriptedBackend(script)
+    first = evaluate(tiny(), backend=backend)
+    assert first.questions().loc["q1", "status"] == "parse_error"
+    flaky["empty"] = False
+    again = evaluate(tiny(), backend=backend)  # the empty reply is served from the cache
+    assert again.questions().loc["q1", "status"] == "parse_error"
+    assert len(backend.calls) == 4
+    fixed = evaluate(tiny(), backend=backend, rejudge_failed=True)
+    assert len(backend.calls) == 5  # q1 only
+    assert fixed.questions().loc["q1", "status"] == "ok"
+    assert evaluate(tiny(), backend=backend).questions().loc["q1", "status"] == "ok"
+    assert len(backend.calls) == 5  # the new reply replaced the empty one in the cache

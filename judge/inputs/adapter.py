@@ -80,17 +80,17 @@ def _to_record(question: GoldenQuestion, result: Any) -> RunRecord:
         result = result.model_dump()
     try:
         output = AdapterOutput.model_validate(result)
-    except ValidationError as exc:
+        retrieved = tuple(
+            RetrievedChunk(chunk_id=item) if isinstance(item, str) else item
+            for item in output.retrieved
+        )
+        return RunRecord(id=question.id, retrieved=retrieved, answer=output.answer)
+    except ValidationError as exc:  # one line, whichever model refused it (e.g. a blank answer)
         raise ValueError(
             "returned "
             + "; ".join(describe_validation_error(exc))
             + " (expected {'retrieved': [...], 'answer': '...'})"
         ) from None
-    retrieved = tuple(
-        RetrievedChunk(chunk_id=item) if isinstance(item, str) else item
-        for item in output.retrieved
-    )
-    return RunRecord(id=question.id, retrieved=retrieved, answer=output.answer)
 
 
 # --- the one event loop for async adapters ----------------------------------------------------

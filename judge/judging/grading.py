@@ -141,8 +141,12 @@ def judge_items(
     max_attempts: int = 4,
     retry_wait: WaitBaseT = DEFAULT_RETRY_WAIT,
     on_progress: Callable[[JudgeProgress], None] = lambda _: None,
+    rejudge_failed: bool = False,
 ) -> JudgeOutcome:
     """Judge every item, reusing cached replies; each new reply is cached as it arrives.
+
+    ``rejudge_failed``: a cached reply whose verdict is not ok (a one-off empty or cut-off
+    reply, cached as a parse error) is asked again, and the new reply replaces it.
 
     On Ctrl-C, items not yet started are cancelled, items in flight are abandoned (their
     replies are never recorded), and what was judged is kept (it is already in the cache): the
@@ -171,8 +175,11 @@ def judge_items(
 
     todo = []
     for item in items:
-        if item.key in cached_replies:
-            record(item, cached_replies[item.key], cached=True)
+        reply = cached_replies.get(item.key)
+        if reply is not None and not (
+            rejudge_failed and verdict_for(item, reply, cached=True).status != "ok"
+        ):
+            record(item, reply, cached=True)
         else:
             todo.append(item)
     on_progress(progress)
