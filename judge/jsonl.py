@@ -84,6 +84,8 @@ def _describe_char(char: str) -> str:
 
 def id_problem(value: str) -> str | None:
     """Why ``value`` cannot be an id (a chunk or question id), or None when it can."""
+    if value.isascii() and value.isprintable() and " " not in value:
+        return None  # the common case, decided in C: ids are checked by the ten thousand
     for position, char in enumerate(value, start=1):
         if char.isspace() or unicodedata.category(char) in _ID_BAD_CATEGORIES:
             return (
