@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -187,3 +188,25 @@ def latest_report(config: Config) -> dict[str, Any]:
     """``report.json`` of the newest report folder."""
     folder = (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
     return json.loads((config.reports.dir / folder / "report.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def tiny_adapter(tiny: Callable[..., Config], tmp_path: Path) -> Iterator[Callable[..., Config]]:
+    """``tiny_adapter(name, code, extra="")``: the tiny set answered by ``name:answer``, a
+    module written from ``code`` beside judge.toml (``extra`` goes into ``[data]``). The
+    module is forgotten afterwards, so the next test imports its own."""
+    names: list[str] = []
+
+    def make(name: str, code: str, extra: str = "") -> Config:
+        (tmp_path / f"{name}.py").write_text(code, encoding="utf-8")
+        config = tiny()
+        assert config.source is not None
+        text = config.source.read_text(encoding="utf-8")
+        adapter = f'adapter = "{name}:answer"' + (f"\n{extra}" if extra else "")
+        config.source.write_text(text.replace('run = "run.jsonl"', adapter), encoding="utf-8")
+        names.append(name)
+        return load_config(config.source)
+
+    yield make
+    for name in names:
+        sys.modules.pop(name, None)

@@ -275,29 +275,16 @@ def test_a_failing_nightly_still_starts_with_its_verdict(
 
 
 def test_check_fails_and_lists_every_question_the_adapter_failed(
-    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_adapter: Callable[..., Config], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import sys
-
-    (tmp_path / "half_rag.py").write_text(
+    config = tiny_adapter(
+        "half_rag",
         "def answer(question):\n"
         "    if 'Windows' in question or 'iPad' in question:\n"
         "        raise TimeoutError('search took too long')\n"
         "    return {'retrieved': ['pricing/plans'], 'answer': 'x'}\n",
-        encoding="utf-8",
     )
-    config = tiny()
-    assert config.source is not None
-    config.source.write_text(
-        config.source.read_text(encoding="utf-8").replace(
-            'run = "run.jsonl"', 'adapter = "half_rag:answer"'
-        ),
-        encoding="utf-8",
-    )
-    try:
-        assert main(["--config", str(config.source), "check"]) == 2
-    finally:
-        sys.modules.pop("half_rag", None)
+    assert main(["--config", _toml(config), "check"]) == 2
     err = capsys.readouterr().err.splitlines()
     failed = [line for line in err if line.startswith("error: ")]
     assert len(failed) == 2
@@ -323,25 +310,13 @@ def test_check_fails_and_lists_every_question_the_adapter_failed(
     ],
 )
 def test_check_fails_when_the_adapter_returns_no_usable_answer(
-    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str], returns: str, said: str
+    tiny_adapter: Callable[..., Config],
+    capsys: pytest.CaptureFixture[str],
+    returns: str,
+    said: str,
 ) -> None:
-    import sys
-
-    (tmp_path / "odd_rag.py").write_text(
-        f"def answer(question):\n    return {returns}\n", encoding="utf-8"
-    )
-    config = tiny()
-    assert config.source is not None
-    config.source.write_text(
-        config.source.read_text(encoding="utf-8").replace(
-            'run = "run.jsonl"', 'adapter = "odd_rag:answer"'
-        ),
-        encoding="utf-8",
-    )
-    try:
-        assert main(["--config", str(config.source), "check"]) == 2
-    finally:
-        sys.modules.pop("odd_rag", None)
+    config = tiny_adapter("odd_rag", f"def answer(question):\n    return {returns}\n")
+    assert main(["--config", _toml(config), "check"]) == 2
     err = capsys.readouterr().err
     assert "the adapter failed for question 'q1': ValueError: " in err
     assert said in err

@@ -1,7 +1,6 @@
 """`judge nightly`: the gate's verdict is the first line, and no baseline does not pass."""
 
 from collections.abc import Callable
-from pathlib import Path
 
 import pytest
 
@@ -33,25 +32,14 @@ def test_nightly_prints_its_verdict_first(tiny: Tiny, capsys: pytest.CaptureFixt
 
 
 def test_ctrl_c_while_asking_the_adapter_still_gives_a_verdict_line(
-    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny_adapter: Callable[..., Config], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import sys
-
-    (tmp_path / "stopping_rag.py").write_text(
-        "def answer(question):\n    raise KeyboardInterrupt\n", encoding="utf-8"
+    config = tiny_adapter(
+        "stopping_rag",
+        "def answer(question):\n    raise KeyboardInterrupt\n",
+        "adapter_concurrency = 1",
     )
-    config = tiny()
-    assert config.source is not None
-    config.source.write_text(
-        config.source.read_text(encoding="utf-8").replace(
-            'run = "run.jsonl"', 'adapter = "stopping_rag:answer"\nadapter_concurrency = 1'
-        ),
-        encoding="utf-8",
-    )
-    try:
-        assert main(["--config", str(config.source), "nightly"]) == 130
-    finally:
-        sys.modules.pop("stopping_rag", None)
+    assert main(["--config", str(config.source), "nightly"]) == 130
     captured = capsys.readouterr()
     assert captured.out.splitlines()[0] == (
         "nightly: FAILED (exit 130): stopped before anything was judged or written"

@@ -78,18 +78,8 @@ def answer(question):
 
 
 @pytest.fixture
-def counting_adapter(tiny: Tiny, tmp_path: Path) -> Iterator[tuple[Config, Path]]:
-    (tmp_path / "counting_rag.py").write_text(COUNTING_ADAPTER, encoding="utf-8")
-    config = tiny()
-    assert config.source is not None
-    config.source.write_text(
-        config.source.read_text(encoding="utf-8").replace(
-            'run = "run.jsonl"', 'adapter = "counting_rag:answer"'
-        ),
-        encoding="utf-8",
-    )
-    yield config, tmp_path / "calls.txt"
-    sys.modules.pop("counting_rag", None)
+def counting_adapter(tiny_adapter: Callable[..., Config], tmp_path: Path) -> tuple[Config, Path]:
+    return tiny_adapter("counting_rag", COUNTING_ADAPTER), tmp_path / "calls.txt"
 
 
 def _calls(path: Path) -> int:
