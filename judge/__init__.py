@@ -9,7 +9,8 @@ The Python API (the command line calls the same functions)::
     result.judge_table        # per type: n, non-ok counts, faithfulness, relevance, ... (pandas)
     result.retrieval_table    # per type: recall@k, hit@k, mrr, ndcg@k (pandas)
     result.questions()        # one row per golden question (pandas)
-    result.gate.verdict       # "ok: ...", "REGRESSED: ...", or "no compatible earlier run ..."
+    result.gate.verdict       # "ok: ...", "REGRESSED: ...", "FAILED: the adapter failed ...",
+                              # or "no compatible earlier run ..."
 
 Importing this package loads no model, opens no connection and does not import pandas: every
 name below is loaded on first use.

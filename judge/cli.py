@@ -307,6 +307,7 @@ def _labels_path(config: Config) -> Path:
 def cmd_audit(args: argparse.Namespace) -> int:
     from judge.audit.agreement import gate as audit_gate
     from judge.audit.agreement import run_audit
+    from judge.audit.disagreements import write_disagreements
     from judge.audit.render import render_audit
     from judge.inputs.golden import load_golden
     from judge.inputs.labels import load_labels_if_any
@@ -321,7 +322,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         )
     folder = _reports(config).folder(args.folder)
     result = run_audit(folder, labels.current)
-    _say(render_audit(result, folder.manifest.judge.describe()))
+    full_list = (
+        write_disagreements(result.judge.disagreements, folder.path)
+        if result.judge.disagreements
+        else None
+    )
+    judge_name = folder.manifest.judge.describe()
+    _say(render_audit(result, judge_name, limit=args.limit, full_list_path=full_list))
     failures = audit_gate(result, args.min_kappa, args.min_agreement)
     if failures:
         _say("\naudit gate: FAILED: " + "; ".join(failures))
@@ -583,6 +590,13 @@ def _add_audit_commands(commands: _Commands) -> None:
     audit.add_argument("--min-kappa", type=float, help="exit 1 if either axis' kappa is lower")
     audit.add_argument(
         "--min-agreement", type=float, help="exit 1 if either axis' exact agreement is lower (0-1)"
+    )
+    audit.add_argument(
+        "--limit",
+        type=int,
+        default=20,
+        help="disagreements to print, largest score gap first (0: all; every one goes to "
+        "disagreements.csv in the report folder)",
     )
     steps = _Commands(audit, "audit_command", required=False)
     sample = steps.add("sample", cmd_audit_sample, "write a blind labelling sheet (CSV)")

@@ -327,7 +327,12 @@ def _evaluate(
         name = reports.new_folder_name(outcome.fingerprint.value, started_at)
         report = build_report(config, measured, judged, inputs.labels.current, started_at, name)
         folder = reports.publish(name, render_files(report), report.entry)
-    return Evaluation(folder, report, gate([*report.comparisons, *report.baseline]), inputs)
+    checked = gate(
+        [*report.comparisons, *report.baseline],
+        failed=[f.question_id for f in report.adapter_failed],
+        total=len(inputs.golden.questions),
+    )
+    return Evaluation(folder, report, checked, inputs)
 
 
 def rerender(

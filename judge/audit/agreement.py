@@ -4,8 +4,13 @@ Pairs: every human label whose answer hash equals the judged answer's, against t
 verdict for that item (a label is valid only for the exact answer it was given for). With
 several labellers an item contributes one pair per label, so the judge is measured against
 each person; their agreement with each other is reported separately (Krippendorff's alpha).
-The lexical baseline is scored on the same items, so that an LLM judge that does not beat a
-model-free overlap score is visible.
+
+Like with like: the lexical baseline is scored on exactly the labels the judge gave an ok
+verdict for, so that an LLM judge that does not beat a model-free overlap score is visible and
+the two figures differ only in the scorer. Coverage (ok verdicts / labels) and a second
+headline over every label (non-ok verdicts counted as wrong) show what the first one leaves
+out; the majority-class line and balanced accuracy show what a judge that always answers the
+most common score would get.
 """
 
 from __future__ import annotations
@@ -17,10 +22,12 @@ from typing import Any, Literal, NamedTuple
 from judge.audit.stats import (
     Interval,
     Pairs,
+    balanced_accuracy,
     bootstrap_ci,
     confusion,
     exact_agreement,
     krippendorff_alpha_ordinal,
+    majority_class,
     quadratic_kappa,
     within_one,
 )
@@ -48,9 +55,16 @@ class AxisStats(NamedTuple):
     kappa: float | None
     kappa_ci: Interval | None
     confusion: list[list[int]]
+    balanced_accuracy: float | None = None
+    """Mean per-class recall over the human scores present."""
+    majority_class: int | None = None
+    """The human score most common on these labels."""
+    majority_exact: float | None = None
+    """Exact agreement of always answering ``majority_class``: the bar ``exact`` must clear."""
 
 
 def axis_stats(pairs: Pairs) -> AxisStats:
+    majority = majority_class(pairs)
     return AxisStats(
         len(pairs),
         exact_agreement(pairs),
@@ -59,6 +73,9 @@ def axis_stats(pairs: Pairs) -> AxisStats:
         quadratic_kappa(pairs),
         bootstrap_ci(pairs, quadratic_kappa),
         confusion(pairs),
+        balanced_accuracy(pairs),
+        None if majority is None else majority[0],
+        None if majority is None else majority[1],
     )
 
 
@@ -66,6 +83,14 @@ class Disagreement(NamedTuple):
     item: ItemRecord
     label: HumanLabel
     verdict: Verdict
+
+    @property
+    def gap(self) -> int:
+        """Points apart, both axes together (0-4): larger gaps are listed first."""
+        v, label = self.verdict, self.label
+        return abs(label.faithfulness - (v.faithfulness or 0)) + abs(
+            label.relevance - (v.relevance or 0)
+        )
 
 
 class Agreement(NamedTuple):
@@ -77,24 +102,34 @@ class Agreement(NamedTuple):
     both_exact: float | None
     both_exact_ci: Interval | None
     n: int
+    """Labels scored: those of items the judge gave an ok verdict (for both the judge and the
+    lexical baseline of one audit)."""
     disagreements: list[Disagreement]
+    """Scored labels whose two scores are not both equal to the judge's, largest gap first."""
+    labelled: int = 0
+    """Every label of an answer in the run, whatever its verdict."""
+    both_exact_all: float | None = None
+    """Both scores exact over all ``labelled``, labels not scored (non-ok verdicts) counted as
+    wrong."""
+    not_ok: tuple[tuple[str, int], ...] = ()
+    """(verdict status, labels) of the labelled items without an ok verdict."""
+
+    @property
+    def coverage(self) -> float | None:
+        """Share of the labels that were scored (ok verdicts / labels); None with no labels."""
+        return self.n / self.labelled if self.labelled else None
 
 
-def _pairs_for(
-    items: dict[str, ItemRecord],
-    labels: list[HumanLabel],
-    score: Callable[[ItemRecord], tuple[int, int] | None],
-) -> list[tuple[ItemRecord, HumanLabel, tuple[int, int]]]:
+def _labelled(
+    items: dict[str, ItemRecord], labels: list[HumanLabel]
+) -> list[tuple[ItemRecord, HumanLabel]]:
+    """Every label given for the exact answer of an item of the run."""
     hashes = {qid: text_sha256(item.answer) for qid, item in items.items()}
-    out = []
-    for label in labels:
-        item = items.get(label.question_id)
-        if item is None or hashes[label.question_id] != label.answer_sha256:
-            continue
-        scores = score(item)
-        if scores is not None:
-            out.append((item, label, scores))
-    return out
+    return [
+        (items[label.question_id], label)
+        for label in labels
+        if label.question_id in items and hashes[label.question_id] == label.answer_sha256
+    ]
 
 
 def agreement(
@@ -103,9 +138,29 @@ def agreement(
     labels: list[HumanLabel],
     score: Callable[[ItemRecord], tuple[int, int] | None],
     verdicts: dict[str, Verdict] | None = None,
+    scored_on: Callable[[ItemRecord], bool] | None = None,
 ) -> Agreement:
-    """Per axis, per type and overall agreement of ``score`` with the human labels."""
-    triples = _pairs_for(items, labels, score)
+    """Per axis, per type and overall agreement of ``score`` with the human labels.
+
+    The figures are over the labels ``score`` gives scores for and ``scored_on`` (when given)
+    accepts; ``both_exact_all`` is over every label, ``scored_on`` aside, labels ``score``
+    gives no scores for counted as wrong.
+    """
+    labelled = _labelled(items, labels)
+    scores_of: dict[str, tuple[int, int] | None] = {}
+    for item, _ in labelled:
+        if item.question_id not in scores_of:
+            scores_of[item.question_id] = score(item)
+    exact_all = sum(
+        (label.faithfulness, label.relevance) == scores_of[item.question_id]
+        for item, label in labelled
+    )
+    triples = [
+        (item, label, scores)
+        for item, label in labelled
+        if (scores := scores_of[item.question_id]) is not None
+        and (scored_on is None or scored_on(item))
+    ]
     per_axis: dict[Axis, dict[str, AxisStats]] = {}
     for index, axis in enumerate(AXES):
         grouped: dict[str, list[tuple[int, int]]] = defaultdict(list)
@@ -118,10 +173,16 @@ def agreement(
         (1, int((label.faithfulness, label.relevance) == scores)) for _, label, scores in triples
     ]
     disagreements = []
+    not_ok: dict[str, int] = defaultdict(int)
     if verdicts is not None:
         for item, label, scores in triples:
             if (label.faithfulness, label.relevance) != scores:
                 disagreements.append(Disagreement(item, label, verdicts[item.question_id]))
+        for item, _ in labelled:
+            if scores_of[item.question_id] is None:
+                verdict = verdicts.get(item.question_id)
+                not_ok["no verdict" if verdict is None else verdict.status] += 1
+    disagreements.sort(key=lambda d: (-d.gap, d.item.question_id, d.label.labeller))
     return Agreement(
         name,
         per_axis,
@@ -129,6 +190,9 @@ def agreement(
         bootstrap_ci(both, exact_agreement),
         len(both),
         disagreements,
+        len(labelled),
+        exact_all / len(labelled) if labelled else None,
+        tuple(sorted(not_ok.items())),
     )
 
 
@@ -176,8 +240,16 @@ def audit_items(
     labels: list[HumanLabel],
 ) -> AuditResult:
     """The judge's verdicts and the lexical baseline, against the human labels."""
-    judge = agreement("judge", items, labels, judge_scores(verdicts), verdicts)
-    lexical = agreement("lexical baseline", items, labels, lexical_scores)
+    judged = judge_scores(verdicts)
+    judge = agreement("judge", items, labels, judged, verdicts)
+    # On the judge's labels; its both_exact_all is over every label (it scores every answer).
+    lexical = agreement(
+        "lexical baseline",
+        items,
+        labels,
+        lexical_scores,
+        scored_on=lambda item: judged(item) is not None,
+    )
     return AuditResult(
         folder_name,
         judge,
@@ -212,6 +284,10 @@ def as_json(result: AuditResult) -> dict[str, Any]:
             "both_exact": a.both_exact,
             "both_exact_ci": a.both_exact_ci._asdict() if a.both_exact_ci else None,
             "n": a.n,
+            "labelled": a.labelled,
+            "coverage": a.coverage,
+            "both_exact_all": a.both_exact_all,
+            "not_ok": dict(a.not_ok),
             "per_axis": {
                 axis: {
                     t: {

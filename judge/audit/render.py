@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from judge.audit.agreement import AXES, AuditResult
+from pathlib import Path
+
+from judge.audit.agreement import AXES, Agreement, AuditResult, AxisStats, Disagreement
 from judge.audit.stats import Interval
 from judge.formatting import FEW_ITEMS, fmt_number, fmt_share, terminal_text
 
@@ -19,30 +21,74 @@ def _word(text: object) -> str:
     return terminal_text(text, one_line=True)
 
 
-def render_audit(result: AuditResult, judge_name: str) -> str:
+def _not_ok(agreement_: Agreement) -> str:
+    return ", ".join(f"{_word(status)} {count}" for status, count in agreement_.not_ok)
+
+
+def _headline(agreement_: Agreement, is_judge: bool) -> str:
+    second = "non-ok counted as wrong" if is_judge else "it scores every answer, no non-ok verdicts"
+    return (
+        f"{_word(agreement_.judge)}: both scores exact {fmt_share(agreement_.both_exact)}"
+        f"{_ci(agreement_.both_exact_ci, True)} of {agreement_.n} judged; "
+        f"{fmt_share(agreement_.both_exact_all)} of {agreement_.labelled} labelled ({second})"
+    )
+
+
+def _majority(s: AxisStats) -> str:
+    if s.majority_exact is None:
+        return "–"
+    return f"{fmt_share(s.majority_exact)} (always {s.majority_class})"
+
+
+def render_audit(
+    result: AuditResult,
+    judge_name: str,
+    limit: int | None = None,
+    full_list_path: Path | None = None,
+) -> str:
     """The audit as terminal text; everything from data in it goes through ``terminal_text``
-    (questions, answers, notes and quotes keep their lines)."""
+    (questions, answers, notes and quotes keep their lines).
+
+    The first ``limit`` disagreements are printed, largest score gap first (None or 0: all;
+    ``judge audit`` passes its ``--limit``, 20 by default); the rest are counted, and
+    ``full_list_path`` (where the caller wrote them all) is named.
+    """
+    judge = result.judge
     lines = [
         f"agreement with human labels · run {_word(result.folder)} · judge {_word(judge_name)}"
     ]
-    n = result.judge.n
+    n = judge.n
     names = ", ".join(_word(name) for name in result.labellers)
-    lines.append(f"labels: {n} pairs from {len(result.labellers)} labeller(s) ({names})")
+    lines.append(
+        f"labels: {judge.labelled} pairs from {len(result.labellers)} labeller(s) ({names})"
+    )
+    coverage = (
+        f"coverage: {n} of {judge.labelled} labelled items judged ok ({fmt_share(judge.coverage)})"
+    )
+    if judge.not_ok:
+        coverage += f"; not ok: {_not_ok(judge)}"
+    lines.append(coverage)
+    lines.append(
+        f"the judge and the lexical baseline are both scored on these {n} labels; the second "
+        "figure is over every label"
+    )
     if n < FEW_ITEMS:
         lines.append(
             f"note: {n} pairs give wide intervals (95 % bootstrap intervals in brackets); "
             "treat differences of a few points as noise"
         )
+    lines.append(
+        "bal. acc.: mean recall over the human scores present (always answering one score gets "
+        "1/classes); majority: exact agreement of always answering the most common human score"
+    )
     for agreement_ in (result.judge, result.lexical):
         lines.append("")
-        lines.append(
-            f"{_word(agreement_.judge)}: both scores exact {fmt_share(agreement_.both_exact)}"
-            f"{_ci(agreement_.both_exact_ci, True)} over {agreement_.n} labels"
-        )
+        lines.append(_headline(agreement_, agreement_ is result.judge))
         for axis in AXES:
             lines.append(f"  {axis}")
             lines.append(
-                f"    {'type':<14}{'n':>4}  {'exact':<24}{'within 1':>9}  kappa (quadratic)"
+                f"    {'type':<14}{'n':>4}  {'exact':<24}{'within 1':>9}  "
+                f"{'kappa (quadratic)':<20}{'bal. acc.':>10}  majority"
             )
             stats_by_type = agreement_.per_axis.get(axis, {})
             for type_name in [*sorted(t for t in stats_by_type if t != "all"), "all"]:
@@ -52,7 +98,8 @@ def render_audit(result: AuditResult, judge_name: str) -> str:
                 exact = fmt_share(s.exact) + _ci(s.exact_ci, True)
                 kappa = fmt_number(s.kappa) + _ci(s.kappa_ci, False)
                 lines.append(
-                    f"    {_word(type_name):<14}{s.n:>4}  {exact:<24}{fmt_share(s.within_one):>9}  {kappa}"
+                    f"    {_word(type_name):<14}{s.n:>4}  {exact:<24}{fmt_share(s.within_one):>9}  "
+                    f"{kappa:<20}{fmt_share(s.balanced_accuracy):>10}  {_majority(s)}"
                 )
             overall = stats_by_type.get("all")
             if overall is not None:
@@ -66,23 +113,41 @@ def render_audit(result: AuditResult, judge_name: str) -> str:
             f"humans among themselves, {axis}: Krippendorff's alpha (ordinal) {fmt_number(alpha)} "
             f"over {shared} items labelled by 2+ people"
         )
-    if result.judge.disagreements:
-        lines.append("")
-        lines.append(
-            f"disagreements ({len(result.judge.disagreements)}): read these before editing the prompt"
-        )
-        for d in result.judge.disagreements:
-            v, label = d.verdict, d.label
-            match = f" [{v.match.kind}]" if v.match else ""
-            lines += [
-                f"- {_word(d.item.question_id)} ({_word(d.item.type)}) human "
-                f"{_word(label.labeller)} F{label.faithfulness} R{label.relevance} · "
-                f"judge F{v.faithfulness} R{v.relevance}",
-                f"    question: {terminal_text(d.item.question)}",
-                f"    answer:   {terminal_text(d.item.answer)}",
-                f"    judge:    {terminal_text(v.note)}",
-                f"    quote:    {terminal_text(v.evidence or '(none)')}{match}",
-            ]
-            if label.note:
-                lines.append(f"    human:    {terminal_text(label.note)}")
+    lines += _disagreement_lines(judge.disagreements, limit, full_list_path)
     return "\n".join(lines)
+
+
+def _disagreement_lines(
+    disagreements: list[Disagreement], limit: int | None, full_list_path: Path | None
+) -> list[str]:
+    if not disagreements:
+        return []
+    shown = disagreements if limit is None or limit <= 0 else disagreements[:limit]
+    total = len(disagreements)
+    first = f"; the first {len(shown)}" if len(shown) < total else ""
+    lines = [
+        "",
+        f"disagreements ({total}), largest score gap first{first}: "
+        "read these before editing the prompt",
+    ]
+    for d in shown:
+        v, label = d.verdict, d.label
+        match = f" [{v.match.kind}]" if v.match else ""
+        lines += [
+            f"- {_word(d.item.question_id)} ({_word(d.item.type)}) human "
+            f"{_word(label.labeller)} F{label.faithfulness} R{label.relevance} · "
+            f"judge F{v.faithfulness} R{v.relevance}",
+            f"    question: {terminal_text(d.item.question)}",
+            f"    answer:   {terminal_text(d.item.answer)}",
+            f"    judge:    {terminal_text(v.note)}",
+            f"    quote:    {terminal_text(v.evidence or '(none)')}{match}",
+        ]
+        if label.note:
+            lines.append(f"    human:    {terminal_text(label.note)}")
+    more = total - len(shown)
+    where = f"all {total} in {_word(full_list_path)}" if full_list_path is not None else ""
+    if more:
+        lines.append(f"… {more} more" + (f"; {where}" if where else " (--limit 0 shows all)"))
+    elif where:
+        lines.append(f"(also in {_word(full_list_path)})")
+    return lines

@@ -33,6 +33,34 @@ def within_one(pairs: Pairs) -> float | None:
     return sum(abs(h - j) <= 1 for h, j in pairs) / len(pairs) if pairs else None
 
 
+def majority_class(pairs: Pairs) -> tuple[int, float] | None:
+    """The trivial baseline: always answer the human score most common in ``pairs``.
+
+    (score, its exact agreement = that score's share of the human scores). A tie goes to the
+    higher score (the share is the same either way). None for no pairs.
+    """
+    if not pairs:
+        return None
+    counts = [0] * len(SCALE)
+    for human, _ in pairs:
+        counts[human] += 1
+    best = max(SCALE, key=lambda score: (counts[score], score))
+    return best, counts[best] / len(pairs)
+
+
+def balanced_accuracy(pairs: Pairs) -> float | None:
+    """Mean over the human scores present of the judge's recall on that score.
+
+    A judge that always answers the majority score gets 1 / (number of human scores present),
+    however lopsided the labels are, where its exact agreement can look high. None for no pairs.
+    """
+    if not pairs:
+        return None
+    matrix = confusion(pairs)
+    recalls = [row[h] / sum(row) for h, row in enumerate(matrix) if sum(row)]
+    return sum(recalls) / len(recalls)
+
+
 def quadratic_kappa(pairs: Pairs) -> float | None:
     """Cohen's kappa with quadratic weights w = (i - j)² / (k - 1)².
 

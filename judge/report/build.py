@@ -36,7 +36,7 @@ from judge.results.manifest import (
     Manifest,
     RunInfo,
 )
-from judge.results.tables import JUDGE_METRICS, NOT_OK, TypeTable, judge_table
+from judge.results.tables import ADAPTER_FAILED, JUDGE_METRICS, NOT_OK, TypeTable, judge_table
 from judge.retrieval import RetrievalScores
 
 PACKAGES = ("judge", "httpx", "ollama", "pydantic", "tenacity", "pandas", "llama_cpp_python")
@@ -71,6 +71,15 @@ class PromptEdit(NamedTuple):
     labelled: int
 
 
+class FailedAnswer(NamedTuple):
+    """A golden question the RAG system gave no answer for: the adapter raised, timed out or
+    returned something unusable."""
+
+    question_id: str
+    type: str
+    error: str
+
+
 class Report(NamedTuple):
     """Everything the report files are rendered from."""
 
@@ -88,6 +97,8 @@ class Report(NamedTuple):
     verdicts: list[Verdict]
     items: list[ItemRecord]
     run: Run
+    adapter_failed: list[FailedAnswer]
+    """The golden questions without an answer, in golden-set order."""
 
     @property
     def regressions(self) -> list[Change]:
@@ -144,15 +155,16 @@ def _retrieval_metrics(table: TypeTable) -> TypeMetrics:
 
 
 def _judge_metrics(table: TypeTable) -> TypeMetrics:
-    """Per type: the judge metrics and ``ok_share``, the share of items with an ok verdict.
+    """Per type: the judge metrics and ``ok_share``, the share of questions with an ok verdict.
 
     Retrieval at context_k sits in the judge table for reading but is compared (once) in the
     retrieval section. ``ok_share`` makes failing verdicts count: they are left out of the
-    means, so without it a judge that fails on hard items would look better.
+    means, so without it a judge that fails on hard items would look better. Its denominator
+    holds the questions the adapter failed for too, so a failing RAG system cannot either.
     """
     out: TypeMetrics = {}
     for row in table.to_json()["rows"]:
-        judged = row["n"] + sum(row[status] for status in NOT_OK)
+        judged = row["n"] + sum(row[status] for status in NOT_OK) + row[ADAPTER_FAILED]
         out[row["type"]] = {m: row[m] for m in JUDGE_METRICS} | {
             "ok_share": row["n"] / judged if judged else None
         }
@@ -192,10 +204,12 @@ def build_report(
         status_counts=counts,
         judge_seconds=round(judged.seconds, 3),
     )
-    table = judge_table(config, golden, measured.scores, verdicts)
+    failed = measured.run.meta.failed
+    table = judge_table(config, golden, measured.scores, verdicts, failed=failed)
     splits = sorted({q.split for q in golden.questions if q.split})
     split_tables: dict[str, TypeTable] = {
-        split: judge_table(config, golden, measured.scores, verdicts, split) for split in splits
+        split: judge_table(config, golden, measured.scores, verdicts, split, failed=failed)
+        for split in splits
     }
     entry = HistoryEntry(
         folder=folder_name,
@@ -249,6 +263,7 @@ def build_report(
         verdicts,
         items,
         measured.run,
+        [FailedAnswer(q.id, q.type, failed[q.id]) for q in golden.questions if q.id in failed],
     )
 
 

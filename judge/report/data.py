@@ -52,6 +52,7 @@ def report_json(report: Report) -> dict[str, Any]:
             ],
         },
         "agreement": None if report.audit is None else audit_json(report.audit),
+        "adapter_failed": {f.question_id: f.error for f in report.adapter_failed},
         "needs_review": {
             v.question_id: review_reasons(v) for v in report.verdicts if review_reasons(v)
         },

@@ -1,5 +1,6 @@
-"""``report.md``: the per-type tables, the comparisons, a prompt edit's flips, the agreement
-with human labels and what needs review, for people.
+"""``report.md``: the per-type tables, the answers that could not be produced, the
+comparisons, a prompt edit's flips, the agreement with human labels and what needs review, for
+people.
 
 Every piece of data (ids, types, folder and model names, notes, quotes, errors, labellers)
 enters the Markdown through ``md`` (``judge.formatting.markdown_text``), so that it renders as
@@ -57,6 +58,7 @@ def render_report_md(report: Report) -> str:
     ]
     for split, table in report.splits.items():
         lines += [f"### Split: {md(split)}", "", render_markdown(table), ""]
+    lines += failed_lines(report)
     lines += ["## Retrieval at every k", "", render_markdown(report.retrieval), ""]
     lines += ["## Compared with earlier runs", ""]
     lines += _comparison_lines(report.comparisons, "the last compatible run")
@@ -102,23 +104,47 @@ def render_report_md(report: Report) -> str:
     return "\n".join(lines)
 
 
+def failed_lines(report: Report) -> list[str]:
+    """The section on the questions the RAG system gave no answer for (none when it answered
+    every one): they have no verdict, so the tables count them in ``adapter_failed``."""
+    if not report.adapter_failed:
+        return []
+    lines = [
+        "## Answers that could not be produced",
+        "",
+        f"The adapter failed for {len(report.adapter_failed)} question(s): they have no answer, "
+        "so no verdict, and the tables count them in `adapter_failed`.",
+        "",
+    ]
+    lines += [
+        f"- **{md(f.question_id)}** ({md(f.type)}): {md(f.error)}" for f in report.adapter_failed
+    ]
+    return [*lines, ""]
+
+
 def audit_lines(audit: AuditResult) -> list[str]:
     """The headline agreement figures, judge next to the lexical baseline."""
     pct, num = fmt_share, fmt_number
     lines = [
-        f"{audit.judge.n} labels from {', '.join(md(name) for name in audit.labellers)}; "
-        "`judge audit` gives the "
-        "intervals, confusion matrices and the disagreements.",
+        f"{audit.judge.labelled} labels from {', '.join(md(name) for name in audit.labellers)}; "
+        f"the judge gave an ok verdict on {audit.judge.n} ({pct(audit.judge.coverage)}), and "
+        f"both rows are scored on those {audit.judge.n}. `judge audit` gives the intervals, "
+        "confusion matrices and the disagreements.",
         "",
-        "| judge | both exact | faithfulness exact | faithfulness κ | relevance exact | relevance κ |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| judge | both exact | both exact, all labels (non-ok wrong) | faithfulness exact "
+        "| faithfulness κ | faithfulness bal. acc. | relevance exact | relevance κ "
+        "| relevance bal. acc. | relevance majority |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for row in (audit.judge, audit.lexical):
         f = row.per_axis["faithfulness"].get("all")
         r = row.per_axis["relevance"].get("all")
         lines.append(
-            f"| {md(row.judge)} | {pct(row.both_exact)} | {pct(f.exact if f else None)} | "
-            f"{num(f.kappa if f else None)} | {pct(r.exact if r else None)} | {num(r.kappa if r else None)} |"
+            f"| {md(row.judge)} | {pct(row.both_exact)} | {pct(row.both_exact_all)} "
+            f"| {pct(f.exact if f else None)} | {num(f.kappa if f else None)} "
+            f"| {pct(f.balanced_accuracy if f else None)} | {pct(r.exact if r else None)} "
+            f"| {num(r.kappa if r else None)} | {pct(r.balanced_accuracy if r else None)} "
+            f"| {pct(r.majority_exact if r else None)} |"
         )
     if audit.judge.n < FEW_ITEMS:
         lines += ["", f"With {audit.judge.n} labels the intervals are wide: a few points is noise."]

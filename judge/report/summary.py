@@ -17,7 +17,8 @@ def _word(text: object) -> str:
 
 
 def console_summary(report: Report, config: Config, folder: Path) -> list[str]:
-    """The console summary of a judged run: tables, comparisons, flips, what needs review."""
+    """The console summary of a judged run: tables, answers that could not be produced,
+    comparisons, flips, what needs review."""
     outcome_hits = sum(v.cached for v in report.verdicts)
     lines = [
         f"\njudged {len(report.verdicts)} answers in {report.manifest.judge_seconds:.1f} s "
@@ -29,6 +30,15 @@ def console_summary(report: Report, config: Config, folder: Path) -> list[str]:
     ]
     for split, table in report.splits.items():
         lines += [f"\nsplit {_word(split)}", render_text(table)]
+    if report.adapter_failed:
+        lines.append(
+            f"\nthe adapter failed for {len(report.adapter_failed)} question(s) (no answer, so no "
+            "verdict; counted in adapter_failed):"
+        )
+        lines += [
+            f"  {_word(f.question_id)} ({_word(f.type)}): {_word(f.error)}"
+            for f in report.adapter_failed
+        ]
     lines.append("")
     for comp in [*report.comparisons, *report.baseline]:
         against = _word(comp.baseline or "nothing")
@@ -59,7 +69,10 @@ def console_summary(report: Report, config: Config, folder: Path) -> list[str]:
         lines.append(
             f"\nagreement with {audit.judge.n} human labels (both scores exact): judge "
             f"{fmt_share(audit.judge.both_exact)}, lexical baseline {fmt_share(audit.lexical.both_exact)}"
-            " ('judge audit' for the details)"
+            f" on the same {audit.judge.n}; the judge gave an ok verdict on {audit.judge.n} of "
+            f"{audit.judge.labelled} labelled ({fmt_share(audit.judge.coverage)}); over all "
+            f"{audit.judge.labelled}, non-ok counted as wrong: judge "
+            f"{fmt_share(audit.judge.both_exact_all)} ('judge audit' for the details)"
         )
     review = [(v.question_id, review_reasons(v)) for v in report.verdicts if review_reasons(v)]
     if review:

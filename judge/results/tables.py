@@ -8,7 +8,7 @@ columns, never turned into 0 or NaN inside a mean.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any, NamedTuple
 
 import pandas as pd
@@ -158,16 +158,35 @@ def context_metrics(context_k: int) -> list[str]:
     return [f"recall@{context_k}", f"hit@{context_k}", "mrr", f"ndcg@{context_k}"]
 
 
+#: The judge table's count of golden questions the RAG system gave no answer for.
+ADAPTER_FAILED = "adapter_failed"
+
+
+def failed_counts(
+    golden: GoldenSet, failed: Collection[str], split: str | None = None
+) -> dict[str, int]:
+    """Per type: the golden questions (of ``split``, if given) the adapter gave no answer for."""
+    counts: dict[str, int] = {}
+    for q in golden.questions:
+        if q.id in failed and (split is None or (q.split or "") == split):
+            counts[q.type] = counts.get(q.type, 0) + 1
+    return counts
+
+
 def judge_table(
     config: Config,
     golden: GoldenSet,
     scores: RetrievalScores,
     verdicts: list[Verdict],
     split: str | None = None,
+    *,
+    failed: Collection[str],
 ) -> TypeTable:
     """Judge metrics next to retrieval at context_k, per type (primary metric: faithfulness).
 
-    Non-ok verdicts are counted per status, never averaged; ``split`` keeps one split only.
+    Non-ok verdicts are counted per status, never averaged; so are the questions the adapter
+    failed for (``failed``, the run's failed ids), in ``adapter_failed`` (always there, 0 when
+    none, so the table keeps its shape). ``split`` keeps one split only.
     """
     by_id = golden.by_id()
     if split is not None:
@@ -182,5 +201,6 @@ def judge_table(
         rows,
         config.data.question_types,
         [*JUDGE_METRICS, *shown],
-        counts=status_counts(golden, verdicts),
+        counts=status_counts(golden, verdicts)
+        | {ADAPTER_FAILED: failed_counts(golden, failed, split)},
     )

@@ -1,14 +1,17 @@
 """Agreement statistics against hand-computed values and reference implementations."""
 
 import random
+import warnings
 
 import pytest
 
 from judge.audit.stats import (
+    balanced_accuracy,
     bootstrap_ci,
     confusion,
     exact_agreement,
     krippendorff_alpha_ordinal,
+    majority_class,
     quadratic_kappa,
     within_one,
 )
@@ -103,3 +106,41 @@ def test_bootstrap_interval_contains_the_estimate_and_is_repeatable() -> None:
     assert ci.low <= estimate <= ci.high
     assert ci.high - ci.low > 0.15  # 30 items: a wide interval, honestly
     assert bootstrap_ci(pairs, exact_agreement) == ci
+
+
+def test_majority_class_and_balanced_accuracy_hand_counted() -> None:
+    # PAIRS humans: 2 2 1 0 0 → 2 and 0 tie at 2 of 5; the tie goes to the higher score.
+    assert majority_class(PAIRS) == (2, 2 / 5)
+    assert majority_class([(1, 0), (1, 2), (0, 0)]) == (1, 2 / 3)
+    # recall: human 0 → 1/2 ((0,0) right, (0,2) wrong), human 1 → 1/1, human 2 → 1/2
+    assert balanced_accuracy(PAIRS) == pytest.approx((0.5 + 1 + 0.5) / 3)
+    # Always answering the majority: exact agreement 0.9, balanced accuracy 1/2.
+    lopsided = [(2, 2)] * 9 + [(1, 2)]
+    assert exact_agreement(lopsided) == pytest.approx(0.9)
+    majority = majority_class(lopsided)
+    assert majority is not None and majority[0] == 2 and majority[1] == pytest.approx(0.9)
+    assert balanced_accuracy(lopsided) == pytest.approx(0.5)
+
+
+def test_trivial_baselines_degenerate_cases_are_none() -> None:
+    assert majority_class([]) is None and balanced_accuracy([]) is None
+    # One human class only: defined, the recall on it.
+    assert balanced_accuracy([(2, 2), (2, 1)]) == 0.5
+
+
+def test_balanced_accuracy_equals_scikit_learn_on_random_data() -> None:
+    sklearn = pytest.importorskip("sklearn.metrics")
+    rng = random.Random(3)
+    for trial in range(200):
+        n = rng.randint(1, 60)
+        pairs = [(rng.choice((0, 1, 2)), rng.choice((0, 1, 2))) for _ in range(n)]
+        if trial % 3 == 0:  # correlated raters too
+            pairs = [(h, min(2, max(0, h + rng.choice((-1, 0, 0, 1))))) for h, _ in pairs]
+        if trial % 5 == 0:  # lopsided labels, one human class missing
+            pairs = [(rng.choice((1, 2, 2, 2)), j) for _, j in pairs]
+        human, judge = zip(*pairs, strict=True)
+        with warnings.catch_warnings():
+            # "y_pred contains classes not in y_true": those classes are left out, as ours does.
+            warnings.simplefilter("ignore", UserWarning)
+            reference = sklearn.balanced_accuracy_score(human, judge)
+        assert balanced_accuracy(pairs) == pytest.approx(reference, abs=1e-9)

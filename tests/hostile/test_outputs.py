@@ -416,7 +416,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         shown = {}
         for case in CASES:
             shown[_question_id(case)] = cli("show", "show", _question_id(case))
-        cli("audit", "audit")
+        cli("audit", "audit", "--limit", "0")
         cli("check", "check")
         cli("diff", "diff", first, second)
         patch.setattr(sys, "stdin", io.StringIO("s\n" * 2 * len(CASES)))

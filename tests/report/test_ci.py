@@ -64,8 +64,9 @@ def test_nightly_junit_and_summary_through_three_nights(
     assert set(cases) == {
         "retrieval has something to compare with",
         "judge has something to compare with",
+        "answers were produced",
     }
-    assert suite.get("tests") == "2" and suite.get("failures") == "2"
+    assert suite.get("tests") == "3" and suite.get("failures") == "2"
     failure = cases["judge has something to compare with"].find("failure")
     assert failure is not None and "no earlier run to compare with" in str(failure.get("message"))
     assert summary["exit_code"] == 1
@@ -77,7 +78,7 @@ def test_nightly_junit_and_summary_through_three_nights(
     code, suite, summary = _nightly(_lexical(tiny()), tmp_path, "night2")
     assert code == 0
     names = [c.get("name") for c in suite.iter("testcase")]
-    assert len(names) == 4 and names[0].startswith("retrieval vs ")
+    assert len(names) == 5 and names[0].startswith("retrieval vs ")
     assert suite.get("failures") == "0" and suite.get("skipped") == "0"
     assert summary["regressions"] == [] and summary["verdict"].startswith("ok")
 
