@@ -14,6 +14,7 @@ import pytest
 
 from judge.cli import main
 from judge.config import Config, load_config
+from judge.results.history import HistoryEntry
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "golden" / "sample"
@@ -210,3 +211,20 @@ def tiny_adapter(tiny: Callable[..., Config], tmp_path: Path) -> Iterator[Callab
     yield make
     for name in names:
         sys.modules.pop(name, None)
+
+
+def history_entry(folder: str, **changes: Any) -> HistoryEntry:
+    """A history line with placeholder hashes and no metrics (for history and folder tests)."""
+    fields: dict[str, Any] = {
+        "folder": folder,
+        "started_at": "2026-11-29T00:00:00+00:00",
+        "golden_hash": "g",
+        "corpus_hash": "c",
+        "run_hash": "r",
+        "retrieval_fingerprint": "rf",
+        "judge_fingerprint": "jf",
+        "judge_parts": {},
+        "metrics": {"retrieval": {}, "judge": {}},
+        "status_counts": {},
+    }
+    return HistoryEntry(**(fields | changes))

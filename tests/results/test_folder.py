@@ -12,8 +12,7 @@ from judge.errors import ConfigError
 from judge.judging.items import ContextChunk
 from judge.pipeline import evaluate
 from judge.results.folder import ItemRecord, ReportsDir
-from judge.results.history import HistoryEntry
-from tests.conftest import RUN
+from tests.conftest import RUN, history_entry
 
 Tiny = Callable[..., Config]
 
@@ -93,18 +92,7 @@ def test_publish_replaces_a_stale_partial_folder_of_this_process(tmp_path: Path)
     stale = tmp_path / "reports" / f".{name}.{os.getpid()}.partial"
     stale.mkdir(parents=True)
     (stale / "left-over.txt").write_text("from a crashed attempt", encoding="utf-8")
-    entry = HistoryEntry(
-        folder=name,
-        started_at="2026-11-29T13:05:28+00:00",
-        golden_hash="g",
-        corpus_hash="c",
-        run_hash="r",
-        retrieval_fingerprint="rf",
-        judge_fingerprint="jf",
-        judge_parts={},
-        metrics={"retrieval": {}, "judge": {}},
-        status_counts={},
-    )
+    entry = history_entry(name, started_at="2026-11-29T13:05:28+00:00")
     folder = reports.publish(name, {"report.md": "# Report\n"}, entry)
     assert folder.path == tmp_path / "reports" / name
     assert sorted(p.name for p in folder.path.iterdir()) == ["report.md"]

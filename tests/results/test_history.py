@@ -10,7 +10,7 @@ import pytest
 from judge.config import Config
 from judge.errors import InputError
 from judge.results.history import HistoryEntry, append_history, load_history, read_history
-from tests.conftest import CORPUS, QUESTIONS, latest_report, run_lexical
+from tests.conftest import CORPUS, QUESTIONS, history_entry, latest_report, run_lexical
 
 Tiny = Callable[..., Config]
 
@@ -46,19 +46,7 @@ def test_history_is_bounded(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(history, "MAX_ENTRIES", 5)
     path = tmp_path / "history.jsonl"
     for i in range(8):
-        entry = HistoryEntry(
-            folder=f"run{i}",
-            started_at="2026-11-29T00:00:00+00:00",
-            golden_hash="g",
-            corpus_hash="c",
-            run_hash="r",
-            retrieval_fingerprint="rf",
-            judge_fingerprint="jf",
-            judge_parts={},
-            metrics={"retrieval": {}, "judge": {}},
-            status_counts={},
-        )
-        append_history(path, entry)
+        append_history(path, history_entry(f"run{i}"))
     assert [e.folder for e in read_history(path)] == ["run3", "run4", "run5", "run6", "run7"]
 
 
@@ -70,18 +58,7 @@ def test_damaged_history_line_is_named(tmp_path: Path) -> None:
 
 
 def _entry(folder: str) -> HistoryEntry:
-    return HistoryEntry(
-        folder=folder,
-        started_at="2026-11-29T00:00:00+00:00",
-        golden_hash="g",
-        corpus_hash="c",
-        run_hash="r",
-        retrieval_fingerprint="rf",
-        judge_fingerprint="jf",
-        judge_parts={},
-        metrics={"retrieval": {}, "judge": {}},
-        status_counts={},
-    )
+    return history_entry(folder)
 
 
 @pytest.mark.parametrize(
