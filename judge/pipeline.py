@@ -312,14 +312,11 @@ def _evaluate(
             if owned:
                 opened.backend.close()
         if outcome.interrupted:
-            again = (
-                f"run with --run {inputs.run_source}"
-                if inputs.run.meta.adapter
-                else "run the same command again"
-            )
+            # The same command resumes: the verdicts are cached, and an adapter's answers are
+            # saved and reused (no need to point --run at them).
             raise Interrupted(
                 f"{len(outcome.verdicts)} of {len(inputs.run.records)} answers judged and "
-                f"cached; {again} to resume"
+                "cached; run the same command again to resume"
             )
         judged = Judged(
             outcome.verdicts, judge_info(opened, prompt), outcome.fingerprint, outcome.elapsed_s
