@@ -135,11 +135,12 @@ def retrieval_table(config: Config, golden: GoldenSet, scores: RetrievalScores) 
     """Per-type retrieval table at every k (primary metric: recall@context_k).
 
     ``excluded`` counts out-of-scope questions; ``unlabelled`` (questions whose relevant chunks
-    are not known) and ``failed`` (the adapter gave no answer) appear when there are any.
+    are not known) and ``adapter_failed`` (the adapter gave no answer; the judge table's column
+    of the same name) appear when there are any.
     """
     by_id = golden.by_id()
-    kinds: dict[str, dict[str, int]] = {"excluded": {}, "unlabelled": {}, "failed": {}}
-    column = {"out_of_scope": "excluded", "unlabelled": "unlabelled", "failed": "failed"}
+    kinds: dict[str, dict[str, int]] = {"excluded": {}, "unlabelled": {}, "adapter_failed": {}}
+    column = {"out_of_scope": "excluded", "unlabelled": "unlabelled", "failed": "adapter_failed"}
     for qid, kind in scores.why_excluded.items():
         per_type = kinds[column[kind]]
         qtype = by_id[qid].type
