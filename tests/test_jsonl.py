@@ -94,6 +94,7 @@ def test_write_jsonl_is_atomic_and_readable(tmp_path: Path) -> None:
 def _input_models() -> list[type[BaseModel]]:
     """Every model a file or a setting is read into: the subclasses of StrictRecord (golden
     set, runs, labels, adapter output) and of the configuration's base, found, not listed."""
+    import judge.audit.marks
     import judge.config
     import judge.inputs.adapter
     import judge.inputs.golden

@@ -17,8 +17,20 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
+from judge.audit.ppi import (
+    LEVEL,
+    MIN_LABELLED,
+    Corrected,
+    CorrectedCell,
+    corrected_estimates,
+)
+
+# AXES and Axis live in stats (ppi needs them and agreement imports ppi); re-exported here,
+# where the rest of the package has always found them.
+from judge.audit.stats import AXES as AXES
+from judge.audit.stats import Axis as Axis
 from judge.audit.stats import (
     Interval,
     Pairs,
@@ -37,9 +49,6 @@ from judge.inputs.labels import HumanLabel
 from judge.judging.backends.lexical import judge_lexically
 from judge.judging.verdict import Verdict
 from judge.results.folder import ItemRecord, ReportFolder
-
-Axis = Literal["faithfulness", "relevance"]
-AXES: tuple[Axis, ...] = ("faithfulness", "relevance")
 
 
 def lexical_scores(item: ItemRecord) -> tuple[int, int]:
@@ -231,6 +240,9 @@ class AuditResult(NamedTuple):
     lexical: Agreement
     humans: dict[Axis, tuple[float | None, int]]
     labellers: list[str]
+    corrected: Corrected
+    """Per axis and type: the judge's mean and the mean human score estimated from the labels
+    and the judge's scores together (``judge.audit.ppi``)."""
 
 
 def audit_items(
@@ -239,7 +251,8 @@ def audit_items(
     verdicts: dict[str, Verdict],
     labels: list[HumanLabel],
 ) -> AuditResult:
-    """The judge's verdicts and the lexical baseline, against the human labels."""
+    """The judge's verdicts and the lexical baseline, against the human labels; and the
+    judge's means corrected with those labels."""
     judged = judge_scores(verdicts)
     judge = agreement("judge", items, labels, judged, verdicts)
     # On the judge's labels; its both_exact_all is over every label (it scores every answer).
@@ -256,6 +269,7 @@ def audit_items(
         lexical,
         inter_annotator(items, labels),
         sorted({label.labeller for label in labels}),
+        corrected_estimates(items, labels, judged),
     )
 
 
@@ -308,4 +322,38 @@ def as_json(result: AuditResult) -> dict[str, Any]:
             axis: {"alpha": alpha, "items": n} for axis, (alpha, n) in result.humans.items()
         },
         "labellers": result.labellers,
+        "corrected": corrected_json(result.corrected),
+    }
+
+
+def corrected_json(corrected: Corrected) -> dict[str, Any]:
+    """The corrected estimates for report.json: a missing number always comes with a note."""
+
+    def cell_json(cell: CorrectedCell) -> dict[str, Any]:
+        e, halving = cell.estimate, cell.halving
+        shown = e is not None and cell.note is None
+        return {
+            "items": cell.items,
+            "judged": cell.judged,
+            "judge_mean": cell.judge_mean,
+            "labelled": cell.labelled,
+            "labels": cell.labels,
+            "unused_labels": cell.unused_labels,
+            "review_labels_not_used": cell.chosen_labels,
+            "unlabelled": None if e is None else e.unlabelled,
+            "estimate": None if e is None else e.estimate,
+            "interval": e.interval._asdict() if e is not None and shown else None,
+            "lambda": None if e is None else e.lam,
+            "note": cell.note,
+            "labels_to_halve": None if halving is None else halving._asdict(),
+        }
+
+    return {
+        "method": "PPI++ (power-tuned prediction-powered inference), normal interval",
+        "level": LEVEL,
+        "min_labelled": MIN_LABELLED,
+        "per_axis": {
+            axis: {name: cell_json(cell) for name, cell in by_type.items()}
+            for axis, by_type in corrected.items()
+        },
     }

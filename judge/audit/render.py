@@ -1,12 +1,16 @@
-"""The audit as text: agreement per axis and type with intervals, confusion, disagreements."""
+"""The audit as text: agreement per axis and type with intervals, confusion, disagreements, and
+the judge's means corrected with the labels (terminal, and a table for report.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from judge.audit.agreement import AXES, Agreement, AuditResult, AxisStats, Disagreement
+from judge.audit.ppi import LEVEL, MIN_LABELLED, Corrected, CorrectedCell, Halving
 from judge.audit.stats import Interval
 from judge.formatting import FEW_ITEMS, fmt_number, fmt_share, terminal_text
+from judge.formatting import markdown_text as md
 
 
 def _ci(interval: Interval | None, percent: bool) -> str:
@@ -113,8 +117,127 @@ def render_audit(
             f"humans among themselves, {axis}: Krippendorff's alpha (ordinal) {fmt_number(alpha)} "
             f"over {shared} items labelled by 2+ people"
         )
+    lines += corrected_lines(result.corrected)
     lines += _disagreement_lines(judge.disagreements, limit, full_list_path)
     return "\n".join(lines)
+
+
+def _corrected(cell: CorrectedCell) -> str:
+    """The corrected estimate with its interval, or what stands in its place."""
+    e, note = cell.estimate, cell.note
+    if e is None:
+        return note or "–"
+    if note is not None:
+        return f"{fmt_number(e.estimate)} ({note})"
+    return f"{fmt_number(e.estimate)}{_ci(e.interval, False)}"
+
+
+def _halving(halving: Halving | None) -> str:
+    if halving is None:
+        return "–"
+    if halving.new_questions == 0:
+        return str(halving.more)
+    if halving.from_run == 0:
+        return f"{halving.more} (all new questions)"
+    return f"{halving.more} ({halving.from_run} unlabelled + {halving.new_questions} new questions)"
+
+
+def _labelled(cell: CorrectedCell) -> str:
+    extra = f" ({cell.labels} labels)" if cell.labels != cell.labelled else ""
+    return f"{cell.labelled}{extra}"
+
+
+def _unused(
+    corrected: Corrected, escape: Callable[[object], str], count: Callable[[CorrectedCell], int]
+) -> str:
+    """Labels left out of the estimates (``count`` says which), per type ("" when none);
+    ``escape`` makes the type names (data) safe for where they go."""
+    cells = corrected.get(AXES[0], {})
+    parts = [
+        f"{escape(name)} {count(cell)}"
+        for name, cell in cells.items()
+        if name != "all" and count(cell)
+    ]
+    return ", ".join(parts)
+
+
+def _without_verdict(cell: CorrectedCell) -> int:
+    return cell.unused_labels
+
+
+def _chosen(cell: CorrectedCell) -> int:
+    return cell.chosen_labels
+
+
+#: Why review-page labels are left out, in both renderings.
+CHOSEN_WHY = "review.html marks (the reviewer chose the items: not a random sample), not used"
+
+
+def corrected_lines(corrected: Corrected) -> list[str]:
+    """The corrected estimates as terminal lines (empty without any type)."""
+    if not any(corrected.values()):
+        return []
+    lines = [
+        "",
+        f"corrected estimates (PPI++, {LEVEL:.0%} interval): the mean human score per type, "
+        "from the labels and the judge's scores together",
+        f"shown from {MIN_LABELLED} labelled items judged ok; to halve: more random labels that "
+        "would make the interval half as wide (docs/audit.md)",
+    ]
+    for axis in AXES:
+        lines.append(f"  {axis}")
+        lines.append(
+            f"    {'type':<14}{'judged':>7}  {'judge mean':>10}  {'corrected':<44}"
+            f"{'labelled':<18}to halve"
+        )
+        for name, cell in corrected.get(axis, {}).items():
+            lines.append(
+                f"    {_word(name):<14}{cell.judged:>7}  {fmt_number(cell.judge_mean):>10}  "
+                f"{_corrected(cell):<44}{_labelled(cell):<18}{_halving(cell.halving)}"
+            )
+    unused = _unused(corrected, _word, _without_verdict)
+    if unused:
+        lines.append(f"labels on items without an ok verdict, not used: {unused}")
+    chosen = _unused(corrected, _word, _chosen)
+    if chosen:
+        lines.append(f"labels from {CHOSEN_WHY}: {chosen}")
+    return lines
+
+
+def corrected_markdown_lines(result: AuditResult) -> list[str]:
+    """The corrected estimates as a paragraph and a table for report.md (no heading; empty
+    without any type). Type names are data and go through ``markdown_text``."""
+    corrected = result.corrected
+    if not any(corrected.values()):
+        return []
+    lines = [
+        "The mean human score of each type, estimated from the human labels and the judge's "
+        "scores together (prediction-powered inference, PPI++): the judge's mean corrected by "
+        f"its average error on the labelled items, with a {LEVEL:.0%} interval. Only labels "
+        f"for the exact answer count; a type needs {MIN_LABELLED} labelled items with an ok "
+        "verdict. *To halve*: how many more random labels would make the interval half as "
+        "wide (docs/audit.md).",
+        "",
+        "| type | judged | labelled | faithfulness: judge | faithfulness: corrected "
+        "| to halve | relevance: judge | relevance: corrected | to halve |",
+        "|---|---:|---:|---:|---|---|---:|---|---|",
+    ]
+    faithfulness = corrected.get("faithfulness", {})
+    relevance = corrected.get("relevance", {})
+    for name, f in faithfulness.items():
+        r = relevance[name]
+        lines.append(
+            f"| {md(name)} | {f.judged} | {_labelled(f)} | {fmt_number(f.judge_mean)} "
+            f"| {_corrected(f)} | {_halving(f.halving)} | {fmt_number(r.judge_mean)} "
+            f"| {_corrected(r)} | {_halving(r.halving)} |"
+        )
+    unused = _unused(corrected, md, _without_verdict)
+    if unused:
+        lines += ["", f"Labels on items without an ok verdict, not used: {unused}."]
+    chosen = _unused(corrected, md, _chosen)
+    if chosen:
+        lines += ["", f"Labels from {CHOSEN_WHY}: {chosen}."]
+    return lines
 
 
 def _disagreement_lines(

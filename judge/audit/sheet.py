@@ -140,6 +140,7 @@ def parse_sheet(
                 labeller=str(labeller),
                 note=cell("note"),
                 labelled_at=now,
+                source="sheet",
             )
         )
     if problems:
@@ -190,10 +191,24 @@ def import_sheet(
     Labels of retired questions stay in the file: they are not counted, but not deleted.
     """
     new, blank = parse_sheet(sheet, questions, labeller)
+    return store_labels(new, labels_path, questions, replace)._replace(blank=blank)
+
+
+def store_labels(
+    new: list[HumanLabel],
+    labels_path: Path,
+    questions: dict[str, GoldenQuestion],
+    replace: bool,
+) -> ImportResult:
+    """Merge validated labels into the labels file and write it once (atomically), or raise
+    with every conflict and write nothing. Shared by every import (sheet, review marks).
+
+    Labels of retired questions stay in the file: they are not counted, but not deleted.
+    """
     existing = load_labels_if_any(labels_path, questions)
     merged, result, conflicts = merge_labels(existing.current, new, replace)
     if conflicts:
         raise InputError([*conflicts, "nothing was imported"])
     if result.added or result.replaced:
         write_jsonl(labels_path, [*merged, *(label for _, label in existing.retired)])
-    return result._replace(blank=blank, retired=len(existing.retired))
+    return result._replace(retired=len(existing.retired))

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 SCALE = (0, 1, 2)
+Axis = Literal["faithfulness", "relevance"]
+AXES: tuple[Axis, ...] = ("faithfulness", "relevance")
 Pairs = Sequence[tuple[int, int]]
 """(human, judge) score pairs for one axis."""
 

@@ -77,6 +77,7 @@ def label_in_terminal(
             labeller=labeller,
             note=note,
             labelled_at=datetime.now(UTC),
+            source="terminal",
         )
         with labels_path.open("a", encoding="utf-8") as handle:
             handle.write(label.model_dump_json(exclude_none=True) + "\n")

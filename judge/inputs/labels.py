@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 from pydantic import Field
 
@@ -43,6 +43,11 @@ class LabelScores(StrictRecord):
     labeller: str = Field(min_length=1)
     note: str = ""
     labelled_at: IsoDatetime | None = None
+    source: Literal["sheet", "terminal", "review"] | None = None
+    """How the label was made: the blind CSV sheet or the terminal (items the labeller did not
+    choose), or a mark on review.html (items a reviewer chose to open, often because triage
+    flagged them: not a random sample, so corrected estimates leave them out). None in files
+    written before labels recorded it."""
 
 
 class HumanLabel(LabelScores):

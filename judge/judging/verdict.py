@@ -134,15 +134,6 @@ def make_verdict(
         )
         return Verdict(status="parse_error", error=f"breaks the schema: {problems}", **common)
     match = verify_quote(payload.evidence, context)
-    review = []
-    if payload.faithfulness == 2 and match.kind == "absent":
-        review.append("faithful, but the quote is not in the context")
-    if payload.faithfulness == 2 and match.kind == "too_short":
-        review.append("faithful, but the quote is too short to be evidence")
-    if payload.faithfulness == 2 and match.kind == "empty" and answerable:
-        review.append("faithful, but no quote (the question is answerable)")
-    if match.kind == "partial":
-        review.append(f"quote only partly found ({match.coverage:.0%})")
     return Verdict(
         status="ok",
         faithfulness=payload.faithfulness,
@@ -150,9 +141,36 @@ def make_verdict(
         evidence=payload.evidence,
         note=payload.note,
         match=match,
-        review=tuple(review),
+        review=quote_flags(payload.faithfulness, payload.evidence, match, answerable),
         **common,
     )
+
+
+def quote_flags(
+    faithfulness: int, evidence: str, match: EvidenceMatch, answerable: bool
+) -> tuple[str, ...]:
+    """Why a verdict's quote does not back its score: the verdict's own review flags.
+
+    Any faithfulness above 0 claims support in the context, so 1 needs evidence as much as 2
+    does: a faithfulness-1 verdict quoting "1" is as unfounded as a faithfulness-2 one. A 0
+    claims nothing, so only a partly found quote (a misquote, whatever the score) is flagged
+    there. Data only: flags that need the human labels or the golden chunks are the review
+    page's (``judge.report.review_page``).
+    """
+    claim = "faithful" if faithfulness == 2 else "partly faithful (1)"
+    flags = []
+    if faithfulness > 0 and match.kind == "absent":
+        flags.append(f"{claim}, but the quote is not in the context")
+    if faithfulness > 0 and match.kind == "too_short":
+        # Short once normalised, yet the raw text may be long (spaces, quote marks): bounded.
+        quote = evidence.strip()
+        shown = json.dumps(quote if len(quote) <= 20 else quote[:19] + "…", ensure_ascii=False)
+        flags.append(f"{claim}, but the quote {shown} is too short to be evidence")
+    if faithfulness > 0 and match.kind == "empty" and answerable:
+        flags.append(f"{claim}, but no quote (the question is answerable)")
+    if match.kind == "partial":
+        flags.append(f"quote only partly found ({match.coverage:.0%})")
+    return tuple(flags)
 
 
 def review_reasons(verdict: Verdict) -> list[str]:

@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 from typing import Any, NamedTuple
+from urllib.parse import quote
 from xml.etree import ElementTree as ET
 
 import pytest
@@ -584,11 +585,23 @@ def test_review_page_shows_every_hostile_text_as_text(world: World) -> None:
             page.goto((world.folder / "review.html").as_uri())
             page.wait_for_selector("section.item")
             assert page.locator("section.item").count() == len(CASES)
+            page.click("#open-all")  # items open on demand: render every one
+            assert page.locator(".detail:visible").count() == len(CASES)
             assert page.evaluate("window.__pwned") is None
             assert (
-                page.locator("#items script, #items img, #items svg, #items a, #items b").count()
+                page.locator(
+                    "#items script, #items img, #items svg, #items a:not(.permalink), #items b"
+                ).count()
                 == 0
             )
+            # The page's own per-item links point into the page, whatever the id holds.
+            links = page.evaluate(
+                "Array.from(document.querySelectorAll('#items a')).map(a => [a.getAttribute("
+                "'href'), a.closest('section').dataset.qid])"
+            )
+            assert len(links) == len(CASES)
+            # quote() with encodeURIComponent's set of unescaped marks.
+            assert all(href == "#" + quote(qid, safe="!*'()") for href, qid in links)
             text = page.evaluate("document.getElementById('items').textContent")
             qids = page.evaluate(
                 "Array.from(document.querySelectorAll('section.item')).map(s => s.dataset.qid)"

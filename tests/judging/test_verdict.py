@@ -65,6 +65,32 @@ def test_faithful_without_evidence_is_flagged() -> None:
     assert _verdict(_payload(evidence="nothing like this", faithfulness=0)).review == ()
 
 
+def test_partly_faithful_needs_evidence_too() -> None:
+    # Faithfulness 1 claims that some of the answer is grounded: a quote of "1" shows nothing.
+    v = _verdict(_payload(evidence="1", faithfulness=1))
+    assert v.match is not None and v.match.kind == "too_short"
+    assert v.review == ('partly faithful (1), but the quote "1" is too short to be evidence',)
+    assert _verdict(_payload(evidence="年額プランは4,800円です。", faithfulness=1)).review == (
+        "partly faithful (1), but the quote is not in the context",
+    )
+    assert _verdict(_payload(evidence="", faithfulness=1)).review == (
+        "partly faithful (1), but no quote (the question is answerable)",
+    )
+    assert _verdict(_payload(evidence="", faithfulness=1), answerable=False).review == ()
+    # The quote shown in the flag is bounded (short once normalised, long as typed).
+    spaced = "「" * 40 + "1"
+    (flag,) = _verdict(_payload(evidence=spaced)).review
+    assert flag == 'faithful, but the quote "' + "「" * 19 + '…" is too short to be evidence'
+    # Faithfulness 0 claims nothing: a short or absent quote is no contradiction ...
+    assert _verdict(_payload(evidence="1", faithfulness=0)).review == ()
+    # ... but a misquote is worth a look whatever the score.
+    partial = _verdict(
+        _payload(evidence="年額プランは3,800円です。月額は400円ですね", faithfulness=0)
+    )
+    assert partial.match is not None and partial.match.kind == "partial"
+    assert partial.review == (f"quote only partly found ({partial.match.coverage:.0%})",)
+
+
 def test_schema_orders_evidence_first_and_bounds_lengths() -> None:
     schema = verdict_schema()
     assert list(schema["properties"]) == ["evidence", "faithfulness", "relevance", "note"]

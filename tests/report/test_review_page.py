@@ -1,8 +1,10 @@
-"""review.html in a real headless Chromium: loads cleanly, filters, highlights, escapes."""
+"""review.html in a real headless Chromium: loads cleanly, escapes, triages, records marks that
+come back as human labels and survive into the next run's page."""
 
 import copy
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -10,9 +12,19 @@ from typing import Any
 
 import pytest
 
+from judge.audit.agreement import run_audit
+from judge.audit.marks import import_labels_file
 from judge.cli import main
 from judge.config import Config
-from tests.conftest import CORPUS, RUN
+from judge.hashing import text_sha256
+from judge.inputs.golden import load_golden
+from judge.inputs.labels import LabelScores, load_labels
+from judge.judging.evidence import EvidenceMatch
+from judge.judging.items import ContextChunk
+from judge.judging.verdict import Verdict
+from judge.report.review_page import SCRIPT, page_language, triage
+from judge.results.folder import ItemRecord, ReportFolder
+from tests.conftest import CORPUS, QUESTIONS, RUN, write_jsonl
 
 Tiny = Callable[..., Config]
 HOSTILE_ANSWER = (
@@ -45,36 +57,81 @@ def browser() -> Iterator[Any]:
         browser.close()
 
 
-@pytest.fixture
-def report_folder(tiny: Tiny) -> Path:
-    corpus = copy.deepcopy(CORPUS)
-    corpus[4]["text"] = HOSTILE_CHUNK + corpus[4]["text"]
-    run = copy.deepcopy(RUN)
-    run[1]["answer"] = HOSTILE_ANSWER
-    config = tiny(corpus=corpus, run=run)
+def _run(config: Config) -> Path:
+    """``judge run --backend lexical``; the new report folder."""
     assert config.source is not None
     assert main(["--config", str(config.source), "run", "--backend", "lexical"]) == 0
     return config.reports.dir / (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
 
 
-def test_review_page(browser: Any, report_folder: Path, tmp_path: Path) -> None:
-    page = browser.new_page(accept_downloads=True)
+def _open(context: Any, folder: Path, fragment: str = "") -> tuple[Any, list[str]]:
+    """A page of ``folder``'s review.html, and the console errors and warnings it logs."""
+    page = context.new_page()
     problems: list[str] = []
     page.on(
         "console",
         lambda msg: problems.append(msg.text) if msg.type in ("error", "warning") else None,
     )
     page.on("pageerror", lambda error: problems.append(str(error)))
+    page.goto((folder / "review.html").as_uri() + fragment)
+    page.wait_for_selector("section.item")
+    return page, problems
+
+
+def _visible(page: Any) -> list[str]:
+    return list(
+        page.evaluate(
+            "Array.from(document.querySelectorAll('section.item')).filter(s => !s.hidden)"
+            ".map(s => s.dataset.qid)"
+        )
+    )
+
+
+def _open_ids(page: Any) -> list[str]:
+    return list(
+        page.evaluate(
+            "Array.from(document.querySelectorAll('section.item'))"
+            ".filter(s => !s.querySelector('.detail').hidden).map(s => s.dataset.qid)"
+        )
+    )
+
+
+@pytest.fixture
+def report_folder(tiny: Tiny) -> Path:
+    corpus = copy.deepcopy(CORPUS)
+    corpus[4]["text"] = HOSTILE_CHUNK + corpus[4]["text"]
+    run = copy.deepcopy(RUN)
+    run[1]["answer"] = HOSTILE_ANSWER
+    return _run(tiny(corpus=corpus, run=run))
+
+
+def test_review_page(browser: Any, report_folder: Path) -> None:
+    context = browser.new_context()
+    page, problems = _open(context, report_folder)
     requests: list[str] = []
     page.on("request", lambda request: requests.append(request.url))
-    page.goto((report_folder / "review.html").as_uri())
+    page.reload()
     page.wait_for_selector("section.item")
 
-    # Loads with no console error and fetches nothing but itself.
+    # Loads with no console error, fetches nothing but itself, under its CSP.
     assert problems == []
     assert [url for url in requests if not url.startswith("file://")] == []
+    policy = page.get_attribute('meta[http-equiv="Content-Security-Policy"]', "content")
+    assert re.fullmatch(
+        r"default-src 'none'; style-src 'unsafe-inline'; script-src 'sha256-[A-Za-z0-9+/]+=*'",
+        policy,
+    )
+    assert page.evaluate("document.documentElement.lang") == "ja"  # the questions are Japanese
     assert page.locator("section.item").count() == 4
     assert page.inner_text("#shown").startswith("4 of 4 shown")
+
+    # A compact list: one line per item, nothing of the item rendered until it is opened.
+    assert _open_ids(page) == []
+    assert page.locator(".answer").count() == 0
+    row = page.locator('section[data-qid="q1"] .row').inner_text()
+    assert "q1" in row and "factual" in row and re.search(r"F\d R\d", row)
+    page.click("#open-all")
+    assert len(_open_ids(page)) == 4
 
     # Untrusted text shows as text and runs nothing.
     assert page.evaluate("window.__pwned") is None
@@ -113,30 +170,343 @@ def test_review_page(browser: Any, report_folder: Path, tmp_path: Path) -> None:
         checked_one = True
     assert checked_one, "no verdict with a located quote to check"
 
-    # Filters.
+    # Filters by type and score.
     page.select_option("#f-type", "negative")
-    assert page.locator("section.item:visible").count() == 1
-    assert page.locator("section.item:visible").get_attribute("data-qid") == "q3"
+    assert _visible(page) == ["q3"]
     page.select_option("#f-type", "")
     page.select_option("#f-faith", "2")
-    visible = page.locator("section.item:visible")
-    expected = sorted(q for q, v in verdicts.items() if v["faithfulness"] == 2)
-    assert (
-        sorted(visible.nth(i).get_attribute("data-qid") for i in range(visible.count())) == expected
+    assert sorted(_visible(page)) == sorted(
+        q for q, v in verdicts.items() if v["faithfulness"] == 2
     )
-    page.select_option("#f-faith", "")
+    assert problems == []
+    context.close()
 
-    # Marking an item as checked, then exporting the marks.
-    page.locator('section[data-qid="q2"] .checked-box').check()
-    assert "1 checked" in page.inner_text("#shown")
-    page.check("#f-unchecked")
-    assert page.locator("section.item:visible").count() == 3
+
+def test_the_script_builds_no_html_from_text() -> None:
+    for sink in (
+        "innerHTML",
+        "outerHTML",
+        "insertAdjacentHTML",
+        "document.write",
+        "eval(",
+        "Function(",
+    ):
+        assert sink not in SCRIPT
+
+
+# --- marks: recorded, exported, imported, and kept for the next run ---------------------------
+
+
+def test_marks_become_labels_and_survive_into_the_next_run(
+    browser: Any, tiny: Tiny, tmp_path: Path
+) -> None:
+    labels_path = tmp_path / "labels.jsonl"
+    labels_path.write_text("", encoding="utf-8")  # no labels yet
+    config = tiny(extra_toml=f'labels = "{labels_path}"\n')
+    first = _run(config)
+    context = browser.new_context(accept_downloads=True)
+    page, problems = _open(context, first)
+    assert page.inner_text("#progress") == "marked 0 of 4"
+    page.fill("#reviewer", "ana")
+
+    # A corrected score and a comment on two items, and "agree" on a third.
+    corrections = {
+        "q1": ("0", "1", "the yearly saving is not in the chunk"),
+        "q2": ("1", "2", "手順の順番が違う"),
+    }
+    for qid, (faithfulness, relevance, comment) in corrections.items():
+        item = f'section[data-qid="{qid}"]'
+        page.click(f"{item} .row")
+        page.select_option(f"{item} select.mark-faithfulness", faithfulness)
+        page.select_option(f"{item} select.mark-relevance", relevance)
+        page.fill(f"{item} textarea.mark-comment", comment)
+        page.click(f"{item} button.save")
+        assert page.inner_text(f"{item} .mark-state").startswith(
+            f"Marked: F{faithfulness} R{relevance}"
+        )
+    page.click('section[data-qid="q3"] .row')
+    page.click('section[data-qid="q3"] button.agree')
+    # A score without the other is no mark.
+    page.click('section[data-qid="q4"] .row')
+    page.select_option('section[data-qid="q4"] select.mark-faithfulness', "1")
+    page.click('section[data-qid="q4"] button.save')
+    assert "Choose both scores" in page.inner_text('section[data-qid="q4"] .mark-state')
+    assert page.inner_text("#progress") == "marked 3 of 4"
+    assert "marked: F0 R1" in page.inner_text('section[data-qid="q1"] .row')
+    page.select_option("#f-mark", "unmarked")
+    assert _visible(page) == ["q4"]
+    page.select_option("#f-mark", "")
+
     with page.expect_download() as download:
         page.click("#export")
-    target = tmp_path / "marks.json"
-    download.value.save_as(target)
-    marks = json.loads(target.read_text(encoding="utf-8"))
-    assert marks["folder"] == report_folder.name
-    assert [m["question_id"] for m in marks["checked"]] == ["q2"]
-    assert problems == []
-    page.close()
+    exported = tmp_path / "marks.json"
+    download.value.save_as(exported)
+    marks = json.loads(exported.read_text(encoding="utf-8"))
+    manifest = json.loads((first / "manifest.json").read_text(encoding="utf-8"))
+    fingerprint = manifest["fingerprints"]["judge"]
+    assert (marks["format"], marks["version"], marks["reviewer"]) == (
+        "judge-review-marks",
+        1,
+        "ana",
+    )
+    assert (marks["folder"], marks["judge_fingerprint"]) == (first.name, fingerprint)
+    by_id = {m["question_id"]: m for m in marks["marks"]}
+    assert sorted(by_id) == ["q1", "q2", "q3"]
+    assert by_id["q2"]["answer_sha256"] == text_sha256(RUN[2]["answer"])
+    assert by_id["q2"]["comment"] == "手順の順番が違う"
+    verdict_q3 = json.loads((first / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()[2])
+    assert by_id["q3"]["agree"] is True
+    assert (by_id["q3"]["judge_faithfulness"], by_id["q3"]["judge_relevance"]) == (
+        verdict_q3["faithfulness"],
+        verdict_q3["relevance"],
+    )
+
+    # Imported as `judge audit import` does, the labels count in `judge audit`.
+    golden = load_golden(config.data).by_id()
+    result = import_labels_file(exported, labels_path, golden, None, replace=False)
+    assert (result.added, result.replaced, result.unchanged) == (3, 0, 0)
+    labels = load_labels(labels_path, golden).current
+    audit = run_audit(ReportFolder(first), labels)
+    assert audit.judge.labelled == 3 and audit.judge.n == 3
+    assert audit.labellers == ["ana"]
+    assert {(lab.question_id, lab.faithfulness, lab.relevance, lab.note) for lab in labels} >= {
+        ("q1", 0, 1, "the yearly saving is not in the chunk"),
+        ("q2", 1, 2, "手順の順番が違う"),
+    }
+    assert import_labels_file(exported, labels_path, golden, None, replace=False).unchanged == 3
+
+    # Tomorrow's run of the same answers by the same judge: the marks are there.
+    second = _run(config)
+    assert second != first
+    page2, problems2 = _open(context, second)
+    assert page2.inner_text("#progress") == "marked 3 of 4"
+    assert page2.input_value("#reviewer") == "ana"
+    assert "marked: F0 R1" in page2.inner_text('section[data-qid="q1"] .row')
+    page2.click('section[data-qid="q2"] .row')
+    assert page2.input_value('section[data-qid="q2"] textarea.mark-comment') == "手順の順番が違う"
+    assert page2.input_value('section[data-qid="q2"] select.mark-faithfulness') == "1"
+    # A mark made in one tab shows in another tab of the same store at once.
+    other_tab, other_problems = _open(context, second)
+    page2.click('section[data-qid="q4"] .row')
+    page2.click('section[data-qid="q4"] button.agree')
+    other_tab.wait_for_function(
+        "document.getElementById('progress').textContent === 'marked 4 of 4'"
+    )
+    assert "marked: agree" in other_tab.inner_text('section[data-qid="q4"] .row')
+    assert other_problems == []
+    other_tab.close()
+    page2.click('section[data-qid="q4"] button.clear')
+    assert page2.inner_text("#progress") == "marked 3 of 4"
+    # The imported labels are this run's human labels now, and q1's disagrees with the judge.
+    page2.select_option("#f-triage", "disagrees")
+    assert "q1" in _visible(page2)
+
+    # A run where q1's answer changed: its mark is stale (shown, not counted, not exported).
+    run = copy.deepcopy(RUN)
+    run[1]["answer"] = "年額プランは3,800円で、2か月分お得です。"
+    third = _run(tiny(run=run, extra_toml=f'labels = "{labels_path}"\n'))
+    page3, problems3 = _open(context, third)
+    assert page3.inner_text("#progress") == "marked 2 of 4"
+    assert "stale mark" in page3.inner_text('section[data-qid="q1"] .row')
+    page3.click('section[data-qid="q1"] .row')
+    stale = page3.inner_text('section[data-qid="q1"] .stale-note')
+    assert "answer changed" in stale and "judge changed" not in stale and "F0 R1" in stale
+    assert page3.input_value('section[data-qid="q1"] select.mark-faithfulness') == ""
+    page3.select_option("#f-mark", "stale")
+    assert _visible(page3) == ["q1"]
+    with page3.expect_download() as download:
+        page3.click("#export")
+    download.value.save_as(tmp_path / "third.json")
+    third_marks = json.loads((tmp_path / "third.json").read_text(encoding="utf-8"))["marks"]
+    assert sorted(m["question_id"] for m in third_marks) == ["q2", "q3"]
+
+    # The same answers judged by another judge: every mark is stale, for that reason. (The
+    # lexical judge has one fingerprint, so the page is the second run's with another one.)
+    other_judge = tmp_path / "other-judge"
+    other_judge.mkdir()
+    page_text = (second / "review.html").read_text(encoding="utf-8")
+    assert page_text.count(f'"judge_fingerprint": "{fingerprint}"') == 1
+    (other_judge / "review.html").write_text(
+        page_text.replace(fingerprint, "judge:0000000000000000"), encoding="utf-8"
+    )
+    page4, problems4 = _open(context, other_judge)
+    assert page4.inner_text("#progress") == "marked 0 of 4"
+    page4.click('section[data-qid="q3"] .row')
+    stale = page4.inner_text('section[data-qid="q3"] .stale-note')
+    assert "judge changed" in stale and "answer changed" not in stale and "agree" in stale
+    assert problems == problems2 == problems3 == problems4 == []
+    context.close()
+
+
+# --- triage, list, links, keyboard ---------------------------------------------------------
+
+
+def test_triage_filters_links_and_keyboard(browser: Any, tiny: Tiny, tmp_path: Path) -> None:
+    questions = copy.deepcopy(QUESTIONS)
+    questions[0]["relevant_chunks"] = ["pricing/trial"]  # q1's faithful quote is not golden now
+    run = copy.deepcopy(RUN)
+    run[0]["run_meta"]["failed"] = {"q4": "adapter timed out after 30 s"}
+    del run[4]
+    labels = tmp_path / "labels.jsonl"
+    write_jsonl(
+        labels,
+        [
+            {
+                "question_id": "q2",
+                "answer_sha256": text_sha256(RUN[2]["answer"]),
+                "faithfulness": 1,
+                "relevance": 2,
+                "labeller": "bob",
+            }
+        ],
+    )
+    folder = _run(tiny(questions=questions, run=run, extra_toml=f'labels = "{labels}"\n'))
+    context = browser.new_context()
+    page, problems = _open(context, folder)
+    assert _visible(page) == ["q1", "q2", "q3", "q4"]
+    assert "adapter failed" in page.inner_text('section[data-qid="q4"] .row')
+
+    expected = {
+        "any": ["q1", "q2", "q4"],
+        "disagrees": ["q2"],
+        "foreign_quote": ["q1"],
+        "adapter_failed": ["q4"],
+        "not_ok": [],
+    }
+    for flag, qids in expected.items():
+        page.select_option("#f-triage", flag)
+        assert _visible(page) == qids, flag
+    page.select_option("#f-triage", "")
+    page.select_option("#f-status", "adapter_failed")
+    assert _visible(page) == ["q4"]
+    page.select_option("#f-status", "")
+    # Sorted by how many reasons an item has, or by the largest gap to a human label.
+    page.select_option("#sort", "reasons")
+    assert _visible(page)[-1] == "q3"
+    page.select_option("#sort", "gap")
+    assert _visible(page)[0] == "q2"
+    page.select_option("#sort", "order")
+
+    # An item opens on click or Enter; an adapter failure shows its error and cannot be marked.
+    page.focus('section[data-qid="q4"] .row')
+    page.keyboard.press("Enter")
+    assert _open_ids(page) == ["q4"]
+    detail = page.inner_text('section[data-qid="q4"] .detail')
+    assert "adapter timed out after 30 s" in detail
+    assert page.locator('section[data-qid="q4"] button.save').is_disabled()
+    page.click("#close-all")
+
+    # j / k step from the current item (q4) through the shown ones, one open at a time; the
+    # address names the item.
+    page.select_option("#f-triage", "any")
+    page.keyboard.press("k")
+    assert _open_ids(page) == ["q2"] and page.evaluate("location.hash") == "#q2"
+    page.keyboard.press("k")
+    assert _open_ids(page) == ["q1"]
+    page.keyboard.press("k")  # nothing before the first
+    assert _open_ids(page) == ["q1"]
+    page.keyboard.press("j")
+    assert _open_ids(page) == ["q2"]
+    page.keyboard.press("ArrowDown")  # arrows too, on a row
+    assert _open_ids(page) == ["q4"]
+    page.keyboard.press("ArrowUp")
+    assert _open_ids(page) == ["q2"]
+    # Not while typing: j goes into the comment.
+    page.focus('section[data-qid="q2"] textarea.mark-comment')
+    page.keyboard.type("jk")
+    assert _open_ids(page) == ["q2"]
+    assert page.input_value('section[data-qid="q2"] textarea.mark-comment') == "jk"
+    context.close()
+
+    # A link to an item opens it on load, and on a hash change even if a filter hides it.
+    context = browser.new_context()
+    linked, linked_problems = _open(context, folder, "#q3")
+    assert _open_ids(linked) == ["q3"]
+    linked.select_option("#f-triage", "disagrees")
+    linked.evaluate("location.hash = '#q1'")
+    linked.wait_for_function("!document.querySelector('section[data-qid=\"q1\"] .detail').hidden")
+    assert "q1" in _visible(linked) and linked.input_value("#f-triage") == ""
+    href = linked.get_attribute('section[data-qid="q1"] a.permalink', "href")
+    assert href == "#q1"
+    assert problems == linked_problems == []
+    context.close()
+
+
+# --- triage flags and lang, without a browser --------------------------------------------------
+
+
+def _item(**changes: Any) -> ItemRecord:
+    fields: dict[str, Any] = {
+        "question_id": "q1",
+        "type": "factual",
+        "split": "",
+        "question": "年額プランはいくらですか？",
+        "answer": "年額3,800円です。",
+        "context": [
+            ContextChunk(1, "pricing/plans", "プレミアムプランは月額400円、年額3,800円です。"),
+            ContextChunk(2, "pricing/trial", "初回のみ7日間の無料体験があります。"),
+        ],
+        "relevant_chunks": ["pricing/plans"],
+        "retrieval": {},
+        "labels": [],
+    }
+    return ItemRecord(**(fields | changes))
+
+
+def _verdict(faithfulness: int = 2, relevance: int = 2, **changes: Any) -> Verdict:
+    fields: dict[str, Any] = {
+        "question_id": "q1",
+        "item_key": "k",
+        "status": "ok",
+        "faithfulness": faithfulness,
+        "relevance": relevance,
+        "match": EvidenceMatch(kind="exact", chunk_id="pricing/plans", start=0, end=5, coverage=1),
+    }
+    return Verdict(**(fields | changes))
+
+
+def _label(faithfulness: int, relevance: int, labeller: str = "ana") -> LabelScores:
+    return LabelScores(
+        question_id="q1", faithfulness=faithfulness, relevance=relevance, labeller=labeller
+    )
+
+
+def test_triage_flags() -> None:
+    assert triage(_item(), _verdict()).flags == []
+    # Disagreement: any label whose scores differ; the gap is the largest difference.
+    found = triage(_item(labels=[_label(2, 2), _label(0, 1, "bob")]), _verdict())
+    assert found.flags == ["disagrees"] and found.gap == 3
+    assert "bob F0 R1 (judge F2 R2)" in found.reasons[0] and "ana" not in found.reasons[0]
+    # A faithful verdict quoting a chunk that is not golden; only where golden chunks are known.
+    foreign = _verdict(
+        match=EvidenceMatch(kind="exact", chunk_id="pricing/trial", start=0, end=5, coverage=1)
+    )
+    assert triage(_item(), foreign).flags == ["foreign_quote"]
+    assert triage(_item(relevant_chunks=None), foreign).flags == []
+    assert triage(_item(relevant_chunks=[]), foreign).flags == []
+    assert triage(_item(), foreign.model_copy(update={"faithfulness": 1})).flags == []
+    # A quote that is not verified; an empty one only when the verdict's checks flag it.
+    absent = _verdict(0, 2, match=EvidenceMatch(kind="absent", coverage=0.2))
+    assert triage(_item(), absent) == (["unverified_quote"], ["quote not verified (absent)"], 0)
+    refusal = _verdict(2, 2, match=EvidenceMatch(kind="empty"))
+    assert triage(_item(), refusal).flags == []
+    unfounded = refusal.model_copy(update={"review": ("faithful, but no quote (...)",)})
+    found = triage(_item(), unfounded)
+    assert found.flags == ["verdict_flags", "unverified_quote"]
+    assert found.reasons == ["faithful, but no quote (...)"]
+    # A verdict that is not ok: only that, whatever the labels say.
+    broken = Verdict(question_id="q1", item_key="k", status="parse_error", error="not JSON")
+    assert triage(_item(labels=[_label(0, 0)]), broken) == (
+        ["not_ok"],
+        ["parse_error: not JSON"],
+        0,
+    )
+
+
+def test_page_language_follows_the_questions() -> None:
+    assert page_language(["年額プランはいくらですか？", "iPadで使えますか"]) == "ja"
+    assert page_language(["How much is the yearly plan?", "Does it work on iPad?"]) == "en"
+    assert page_language(["연간 요금은 얼마입니까?"]) == "ko"
+    assert page_language(["年度计划多少钱？"]) == "zh"
+    assert page_language(["How much?", "Wie viel?", "年額は？"]) == "en"
+    assert page_language([]) == "en"

@@ -1,0 +1,259 @@
+"""Review marks: the judgements a reviewer records in ``review.html``, imported as human labels.
+
+The page exports one JSON file (``docs/review.md`` describes it)::
+
+    {"format": "judge-review-marks", "version": 1, "reviewer": "ana", "folder": "...",
+     "judge_fingerprint": "...", "exported_at": "...",
+     "marks": [{"question_id": "q08", "answer_sha256": "...", "judge_fingerprint": "...",
+                "agree": false, "judge_faithfulness": 2, "judge_relevance": 2,
+                "faithfulness": 1, "relevance": 2, "comment": "...", "marked_at": "..."}]}
+
+Each mark becomes one ``HumanLabel`` for the exact answer it was made on: "agree" is the
+judge's scores at the time of the mark, otherwise the reviewer's; the comment is the label's
+note; the labeller is the file's reviewer (or ``--labeller`` when the file names none). The
+import validates the whole file first (every bad mark reported at once, with its index and
+question id), then merges exactly as the CSV sheet does (``judge.audit.sheet.store_labels``):
+idempotent, a conflicting label needs ``replace``, the labels file written once, atomically.
+
+``import_labels_file`` takes either a marks file or a filled CSV sheet and tells them apart by
+content, so ``judge audit import FILE`` takes both.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError, field_validator
+
+from judge.audit.sheet import ImportResult, import_sheet, store_labels
+from judge.errors import InputError
+from judge.inputs.golden import GoldenQuestion
+from judge.inputs.labels import HumanLabel
+from judge.jsonl import (
+    Id,
+    IsoDatetime,
+    StrictBool,
+    StrictInt,
+    StrictRecord,
+    check_readable,
+    describe_validation_error,
+    read_text,
+)
+
+MARKS_FORMAT = "judge-review-marks"
+#: Bump when the file's fields change; a newer file than this is refused, not half-read.
+MARKS_VERSION = 1
+#: A comment is a short note, not an essay; the page stops typing at this length too.
+COMMENT_MAX_CHARS = 500
+#: A marks file is small (a few hundred bytes per mark); anything near this is not one.
+MARKS_MAX_MB = 64
+
+
+class ReviewMark(StrictRecord):
+    """One mark as the page exports it (strict: ``"2"``, ``2.0`` or ``true`` is no score)."""
+
+    question_id: Id
+    answer_sha256: str
+    """sha256 hex of the exact answer text the reviewer saw."""
+    judge_fingerprint: str = Field(min_length=1)
+    agree: StrictBool
+    """True: the judge's scores (``judge_faithfulness``, ``judge_relevance``) are right."""
+    judge_faithfulness: StrictInt | None = None
+    judge_relevance: StrictInt | None = None
+    """The judge's scores when the mark was made (None for a verdict that was not ok)."""
+    faithfulness: StrictInt | None = None
+    relevance: StrictInt | None = None
+    """The reviewer's scores; for "agree" the page writes the judge's here too."""
+    comment: str = Field(default="", max_length=COMMENT_MAX_CHARS)
+    marked_at: IsoDatetime
+
+    @field_validator("judge_faithfulness", "judge_relevance", "faithfulness", "relevance")
+    @classmethod
+    def _score(cls, value: int | None) -> int | None:
+        if value is not None and value not in (0, 1, 2):
+            raise ValueError(f"must be 0, 1 or 2, not {value}")
+        return value
+
+    @field_validator("answer_sha256")
+    @classmethod
+    def _hash(cls, value: str) -> str:
+        if len(value) != 64 or any(c not in "0123456789abcdef" for c in value):
+            raise ValueError("is damaged (export the marks again; do not edit the hashes)")
+        return value
+
+
+class _Header(StrictRecord):
+    """The file around the marks (the marks are validated one by one, for their index)."""
+
+    format: str
+    version: StrictInt
+    reviewer: str | None = None
+    folder: str | None = None
+    judge_fingerprint: str | None = None
+    exported_at: IsoDatetime | None = None
+    marks: list[Any]
+
+
+def _scores(mark: ReviewMark) -> tuple[tuple[int, int] | None, str | None]:
+    """The label's (faithfulness, relevance) from one mark, or what is wrong with it."""
+    if mark.agree:
+        if mark.judge_faithfulness is None or mark.judge_relevance is None:
+            return None, "'agree' but the judge gave no scores (judge_faithfulness/relevance)"
+        judge = (mark.judge_faithfulness, mark.judge_relevance)
+        given = (mark.faithfulness, mark.relevance)
+        if given != (None, None) and given != judge:
+            return None, (
+                f"'agree' with the judge's F{judge[0]} R{judge[1]}, but the mark's scores are "
+                f"F{given[0]} R{given[1]}; set agree to false or make them equal"
+            )
+        return judge, None
+    if mark.faithfulness is None or mark.relevance is None:
+        return None, "no 'agree' and no faithfulness and relevance (0, 1 or 2): nothing to import"
+    return (mark.faithfulness, mark.relevance), None
+
+
+def _header(path: Path, text: str) -> _Header:
+    """The file's header, or one line that says what this file is instead."""
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            [
+                f"{path}:{exc.lineno}: not JSON ({exc.msg} at column {exc.colno}); export the "
+                "marks from review.html again"
+            ]
+        ) from None
+    except RecursionError:
+        raise InputError([f"{path}: nested too deeply to be a review-marks file"]) from None
+    if not isinstance(value, dict) or value.get("format") != MARKS_FORMAT:
+        found = value.get("format") if isinstance(value, dict) else type(value).__name__
+        raise InputError(
+            [
+                f"{path}: not a review-marks file (its format is {json.dumps(found)[:60]}, "
+                f"expected \"{MARKS_FORMAT}\"); use the file review.html's 'Export marks' saves"
+            ]
+        )
+    version = value.get("version")
+    if type(version) is int and version > MARKS_VERSION:
+        raise InputError(
+            [
+                f"{path}: review-marks version {version} is newer than this judge reads "
+                f"(up to {MARKS_VERSION}); upgrade judge, or export from a page of this version"
+            ]
+        )
+    try:
+        header = _Header.model_validate(value)
+    except ValidationError as exc:
+        raise InputError(
+            [f"{path}: {problem}" for problem in describe_validation_error(exc)]
+        ) from None
+    if header.version < 1:
+        raise InputError([f"{path}: version must be 1 or more, not {header.version}"])
+    return header
+
+
+def _labeller(path: Path, header: _Header, labeller: str | None) -> str:
+    reviewer = (header.reviewer or "").strip()
+    given = (labeller or "").strip()
+    if reviewer and given and reviewer != given:
+        raise InputError(
+            [
+                f"{path}: the file's reviewer is '{reviewer}' but --labeller says '{given}'; "
+                'drop --labeller, or change "reviewer" in the file'
+            ]
+        )
+    name = reviewer or given
+    if not name:
+        raise InputError(
+            [
+                f"{path}: the file names no reviewer; pass --labeller NAME (or fill the "
+                "reviewer field in review.html before exporting)"
+            ]
+        )
+    return name
+
+
+def parse_marks(
+    path: Path, questions: dict[str, GoldenQuestion], labeller: str | None
+) -> list[HumanLabel]:
+    """Labels from a review-marks file; every bad mark reported at once (nothing half-read)."""
+    header = _header(path, read_text(path, MARKS_MAX_MB))
+    name = _labeller(path, header, labeller)
+    labels: list[HumanLabel] = []
+    problems: list[str] = []
+    seen: dict[tuple[str, str], int] = {}
+    for index, raw in enumerate(header.marks, start=1):
+        qid = raw.get("question_id") if isinstance(raw, dict) else None
+        where = f"{path}: mark {index} ({qid if isinstance(qid, str) and qid else '?'})"
+        try:
+            mark = ReviewMark.model_validate(raw)
+        except ValidationError as exc:
+            problems += [f"{where}: {p}" for p in describe_validation_error(exc)]
+            continue
+        mark_problems = []
+        if mark.question_id not in questions:
+            mark_problems.append(f"question_id '{mark.question_id}' is not a golden id")
+        scores, problem = _scores(mark)
+        if problem:
+            mark_problems.append(problem)
+        key = (mark.question_id, mark.answer_sha256)
+        if key in seen:
+            mark_problems.append(f"a second mark for the same answer (mark {seen[key]}); keep one")
+        seen.setdefault(key, index)
+        if mark_problems or scores is None:
+            problems += [f"{where}: {p}" for p in mark_problems]
+            continue
+        labels.append(
+            HumanLabel(
+                question_id=mark.question_id,
+                answer_sha256=mark.answer_sha256,
+                faithfulness=scores[0],
+                relevance=scores[1],
+                labeller=name,
+                note=mark.comment.strip(),
+                labelled_at=mark.marked_at,
+                source="review",
+            )
+        )
+    if problems:
+        raise InputError([*problems, "nothing was imported; fix the marks above and import again"])
+    return labels
+
+
+def import_marks(
+    path: Path,
+    labels_path: Path,
+    questions: dict[str, GoldenQuestion],
+    labeller: str | None,
+    replace: bool,
+) -> ImportResult:
+    """Validate the whole marks file, then write the labels file once (atomically)."""
+    return store_labels(parse_marks(path, questions, labeller), labels_path, questions, replace)
+
+
+def is_marks_file(path: Path) -> bool:
+    """Whether ``path`` is to be read as a marks file rather than a CSV sheet, by its content
+    whatever its name: JSON starts with ``{`` or ``[``, a sheet with its header row. A ``.json``
+    file that is neither is read as a marks file too, so that it is refused as "not JSON"
+    rather than for missing sheet columns."""
+    with path.open("rb") as handle:
+        head = handle.read(4096).decode("utf-8", errors="replace").lstrip("\ufeff \t\r\n")
+    if head.startswith(("{", "[")):
+        return True
+    return path.suffix.lower() == ".json" and "question_id" not in head.split("\n", 1)[0]
+
+
+def import_labels_file(
+    path: Path,
+    labels_path: Path,
+    questions: dict[str, GoldenQuestion],
+    labeller: str | None,
+    replace: bool,
+) -> ImportResult:
+    """``judge audit import FILE``: a review-marks file or a filled CSV sheet, by content."""
+    check_readable(path)  # refused (a symlink, a folder, too large) before a byte is read
+    if is_marks_file(path):
+        return import_marks(path, labels_path, questions, labeller, replace)
+    return import_sheet(path, labels_path, questions, labeller, replace)
