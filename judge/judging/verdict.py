@@ -99,6 +99,13 @@ class Verdict(BaseModel):
     cached: bool = False
 
 
+def json_problem(exc: json.JSONDecodeError) -> str:
+    """The whole of a JSON error: what, where (line, column) and the text around it."""
+    start = max(exc.pos - 20, 0)
+    around = exc.doc[start : exc.pos + 20]
+    return f"{exc.msg} at line {exc.lineno} column {exc.colno} (near {around!r})"
+
+
 def make_verdict(
     question_id: str,
     item_key: str,
@@ -125,9 +132,11 @@ def make_verdict(
         error = "reply cut off at the token limit (finish_reason 'length'); raise max_tokens"
         return Verdict(status="parse_error", error=error, **common)
     try:
-        payload = VerdictPayload.model_validate(json.loads(reply.text))
+        # strict=False: a raw control character inside a string (a newline in "note") is
+        # read, not refused; some backends' grammars allow it and the meaning is plain.
+        payload = VerdictPayload.model_validate(json.loads(reply.text, strict=False))
     except json.JSONDecodeError as exc:
-        return Verdict(status="parse_error", error=f"not JSON: {exc.msg}", **common)
+        return Verdict(status="parse_error", error=f"not JSON: {json_problem(exc)}", **common)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in exc.errors()

@@ -29,6 +29,24 @@ def test_not_json_is_a_parse_error_with_the_raw_reply_kept() -> None:
     assert v.error is not None and v.error.startswith("not JSON")
 
 
+def test_a_raw_newline_inside_a_string_is_read_not_refused() -> None:
+    # The reply that made 16 of 100 embedded verdicts parse errors on an English benchmark:
+    # llama-cpp-python's grammar let the model write raw newlines inside "note".
+    text = '{"evidence": "年額プランは3,800円です。", "faithfulness": 2, "relevance": 2, "note": "},\n {\n  "}'
+    v = _verdict(text)
+    assert v.status == "ok" and (v.faithfulness, v.relevance) == (2, 2)
+    assert v.note == "},\n {\n  "
+
+
+def test_a_json_error_message_is_whole() -> None:
+    # Python's message alone ("Invalid control character at") ends where the position was.
+    v = _verdict('{"evidence": "x", "faithfulness": 2 "relevance": 1, "note": ""}')
+    assert v.error == (
+        "not JSON: Expecting ',' delimiter at line 1 column 37 "
+        '(near \', "faithfulness": 2 "relevance": 1, "not\')'
+    )
+
+
 def test_out_of_range_score_and_unknown_field_are_parse_errors() -> None:
     v = _verdict(_payload(faithfulness=3))
     assert v.status == "parse_error" and v.error is not None and "faithfulness" in v.error

