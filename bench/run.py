@@ -1,8 +1,8 @@
 """`make bench`: every benchmark in one run; figures go to reports/bench.json.
 
-The numbers are quoted in docs/benchmarks.md. Run on an otherwise idle machine. The embedded
-comparison takes about 8 minutes (the sample set judged twice by Gemma 3 270M on the CPU);
-BENCH_SKIP_EMBEDDED=1 leaves it out.
+The numbers are quoted in docs/benchmarks.md. Run on an otherwise idle machine. The gate
+simulation takes about 2 minutes; the embedded comparison about 8 (the sample set judged twice
+by Gemma 3 270M on the CPU); BENCH_SKIP_EMBEDDED=1 leaves that out.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import gate_sim
 import judge_bench
 import retrieval_bench
 import startup_bench
@@ -51,6 +52,12 @@ def main() -> None:
             f"  N={row['slots']}: {row['items_per_s']} items/s of {row['ideal_items_per_s']} ideal "
             f"({row['share_of_ideal']:.1%})"
         )
+    print(
+        "regression gate on simulated nights (sample-shaped set: 12/8/5/5 questions), old rule vs "
+        "paired; a 10,000-question paired comparison timed"
+    )
+    results["gate"] = gate_sim.run()
+    print("\n".join(gate_sim.describe(results["gate"])))
     if os.environ.get("BENCH_SKIP_EMBEDDED") != "1":
         print(
             "embedded Gemma 3 270M on the sample set: harness vs bare llama-cpp-python "

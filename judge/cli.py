@@ -251,18 +251,23 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
 
 def cmd_baseline(args: argparse.Namespace) -> int:
     from judge.results.baseline import pin_baseline, ratchet_baseline
+    from judge.results.values import folder_values
 
     config = _config(args)
     reports = _reports(config)
     folder = reports.folder(args.folder)
     entry = reports.history_entry(folder)
+    values = folder_values(folder)
     path = config.reports.baseline
     if args.baseline_command == "pin":
-        pin_baseline(path, entry, replace=args.replace)
-        _say(f"pinned {path} from {folder.name}")
+        pin_baseline(path, entry, values, replace=args.replace)
+        _say(f"pinned {path} from {folder.name} ({len(values.types)} questions)")
         return 0
-    _, raised = ratchet_baseline(path, entry)
-    _say(f"ratcheted {path} with {folder.name}: {len(raised)} metric(s) raised, none lowered")
+    _, raised = ratchet_baseline(path, entry, values)
+    _say(
+        f"ratcheted {path} with {folder.name}: {len(raised)} per-type metric(s) raised, "
+        "none lowered"
+    )
     for c in raised:
         _say(f"  {c.section} {c.describe()}")
     return 0
@@ -282,11 +287,12 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_diff(args: argparse.Namespace) -> int:
     from judge.report.show import diff_runs
+    from judge.results.compare import GateRule
 
     config = _config(args)
     reports = _reports(config)
-    threshold = config.reports.regression_threshold
-    _say(diff_runs(reports.folder(args.a), reports.folder(args.b), threshold))
+    rule = GateRule.from_config(config.reports)
+    _say(diff_runs(reports.folder(args.a), reports.folder(args.b), rule))
     return 0
 
 
@@ -373,13 +379,14 @@ def cmd_audit_sample(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_import(args: argparse.Namespace) -> int:
-    from judge.audit.sheet import import_sheet
+    from judge.audit.marks import import_labels_file
     from judge.inputs.golden import load_golden
 
     config = _config(args)
     golden = load_golden(config.data)
     path = _labels_path(config)
-    result = import_sheet(Path(args.file), path, golden.by_id(), args.labeller, args.replace)
+    # A filled CSV sheet or review.html's marks file, told apart by content.
+    result = import_labels_file(Path(args.file), path, golden.by_id(), args.labeller, args.replace)
     if result.retired:
         _warn(
             [
@@ -387,9 +394,10 @@ def cmd_audit_import(args: argparse.Namespace) -> int:
                 "were kept as they are ('judge check' lists them)"
             ]
         )
+    blank = f"; {result.blank} row(s) left blank were skipped" if result.blank else ""
     _say(
         f"{path}: {result.added} added, {result.replaced} replaced, {result.unchanged} already "
-        f"there; {result.blank} row(s) left blank were skipped"
+        f"there{blank}"
     )
     return 0
 
@@ -534,7 +542,9 @@ def _add_run_commands(commands: _Commands) -> None:
     run.add_argument(
         "--fail-on-regression",
         action="store_true",
-        help="exit 1 when a per-type metric fell by more than the threshold",
+        help="exit 1 when a per-type metric regressed (question by question: the interval of "
+        "its change below zero, the fall beyond the margin, enough questions; docs/gate.md), or "
+        "a question got no answer or no verdict",
     )
     run.add_argument(
         "--require-baseline",
@@ -613,9 +623,16 @@ def _add_audit_commands(commands: _Commands) -> None:
     )
     sample.add_argument("--seed", type=int, default=0, help="random seed of the sample (0)")
     sample.add_argument("--folder", help=_FOLDER_HELP)
-    imp = steps.add("import", cmd_audit_import, "import a filled sheet into the labels file")
-    imp.add_argument("file", help="the filled sheet (CSV)")
-    imp.add_argument("--labeller", help="for rows whose labeller column is empty")
+    imp = steps.add(
+        "import",
+        cmd_audit_import,
+        "import a filled sheet (CSV) or review.html's marks file (JSON) into the labels file",
+    )
+    imp.add_argument("file", help="the filled sheet (CSV) or the marks file review.html exports")
+    imp.add_argument(
+        "--labeller",
+        help="for rows whose labeller column is empty, or a marks file without a reviewer name",
+    )
     imp.add_argument("--replace", action="store_true", help="overwrite conflicting labels")
     label = steps.add("label", cmd_audit_label, "label in the terminal (saves after each item)")
     label.add_argument("--labeller", required=True, help="your name, stored with each label")

@@ -9,6 +9,7 @@ nan is no setting.
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 import tomllib
@@ -29,6 +30,8 @@ from judge.jsonl import (
 DEFAULT_QUESTION_TYPES = ("factual", "procedural", "negative", "out_of_scope")
 
 BackendName = Literal["auto", "ollama", "embedded", "openai", "lexical"]
+
+logger = logging.getLogger(__name__)
 
 
 class _Frozen(BaseModel):
@@ -158,13 +161,37 @@ class JudgeConfig(_Frozen):
 
 
 class ReportsConfig(_Frozen):
-    """Where reports go and how runs are compared."""
+    """Where reports go and how runs are compared (question by question, docs/gate.md)."""
 
     dir: Path = Path("reports")
-    regression_threshold: StrictFloat = Field(default=0.05, ge=0)
-    """A metric moving more than this is improved or regressed; less is noise."""
+    margin_share: StrictFloat = Field(default=0.05, ge=0, le=1)
+    """How far the mean of a 0-1 metric (retrieval metrics, full_marks, quote_verified,
+    ok_share) must fall, over the questions of a type, to be a regression (or rise, an
+    improvement); the bootstrap interval of the change must also exclude 0."""
+    margin_score: StrictFloat = Field(default=0.10, ge=0, le=2)
+    """The same for the judge's 0-2 scores (faithfulness, relevance)."""
+    min_questions: StrictInt = Field(default=8, ge=1)
+    """A type with fewer questions compared than this never regresses: its moves are listed."""
+    regression_threshold: StrictFloat | None = Field(default=None, ge=0, le=1)
+    """Deprecated: the old name of ``margin_share`` (it sets it; a warning says so)."""
     baseline: Path = Path("judge-baseline.json")
     """The pinned baseline (commit it): every run is also held to it when it exists."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_threshold(cls, data: Any) -> Any:
+        # The old single threshold becomes the 0-1 margin, so configs in the wild keep working;
+        # a wrong value is reported under its own name by the field itself.
+        if isinstance(data, dict) and data.get("regression_threshold") is not None:
+            old = data["regression_threshold"]
+            if data.get("margin_share", old) != old:
+                raise ValueError(
+                    "regression_threshold is the old name of margin_share: keep only "
+                    "reports.margin_share"
+                )
+            if type(old) in (int, float):
+                data = {**data, "margin_share": old}
+        return data
 
 
 class Config(_Frozen):
@@ -219,6 +246,13 @@ def load_config(path: Path | str) -> Config:
     except ValidationError as exc:
         problems = describe_validation_error(exc)
         raise ConfigError("\n".join(f"{path}: {p}" for p in problems)) from None
+    if config.reports.regression_threshold is not None:
+        logger.warning(
+            "%s: reports.regression_threshold is deprecated: it now sets reports.margin_share "
+            "(the margin of 0-1 metrics; 0-2 scores have reports.margin_score); rename it "
+            "(docs/gate.md)",
+            path,
+        )
     # Relative paths, given or default, are relative to the file's folder, not to the current
     # directory. abspath, not resolve(): a symlinked input must still be seen as one (and refused).
     base = path.resolve().parent

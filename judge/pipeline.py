@@ -33,6 +33,7 @@ from judge.judging.items import build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.report.build import Judged, Measured, Report, build_report
 from judge.report.files import render_files
+from judge.results.baseline import read_baseline
 from judge.results.folder import ReportFolder, ReportsDir
 from judge.results.gate import Gate, gate
 from judge.results.manifest import JudgeInfo
@@ -278,6 +279,7 @@ def _evaluate(
     with reports.lock():  # before the adapter is asked: a second run must not pay for answers
         prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
         reports.history()  # and so does a damaged history, before anything is asked or judged
+        read_baseline(config.reports.baseline)  # and a baseline of the old format
         inputs = load_inputs(
             config, run_path, fresh_answers=fresh_answers, on_adapter=hooks.on_adapter
         )
@@ -328,6 +330,8 @@ def _evaluate(
         [*report.comparisons, *report.baseline],
         failed=[f.question_id for f in report.adapter_failed],
         total=len(inputs.golden.questions),
+        unjudged=[v.question_id for v in report.unjudged],
+        judged=len(report.verdicts),
     )
     return Evaluation(folder, report, checked, inputs)
 

@@ -1,3 +1,4 @@
+import logging
 from pathlib import Path
 
 import pytest
@@ -131,4 +132,44 @@ def test_toml_that_python_cannot_read_is_a_config_error(
 ) -> None:
     path = _write(tmp_path, toml)
     with pytest.raises(ConfigError, match=said):
+        load_config(path)
+
+
+def test_the_gate_settings_and_their_scales(tmp_path: Path) -> None:
+    base = '[data]\nquestions = "q"\ncorpus = "c"\n'
+    config = load_config(_write(tmp_path, base))
+    assert (config.reports.margin_share, config.reports.margin_score) == (0.05, 0.10)
+    assert config.reports.min_questions == 8
+    path = tmp_path / "conf" / "judge.toml"
+    path.write_text(
+        base + "[reports]\nmargin_share = 1.5\nmargin_score = 3\nmin_questions = 0\n",
+        encoding="utf-8",
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    # A share is at most 1, a 0-2 score's margin at most 2, and a type needs a question.
+    assert [line.split(": ")[1] for line in str(caught.value).splitlines()] == [
+        "reports.margin_share",
+        "reports.margin_score",
+        "reports.min_questions",
+    ]
+
+
+def test_the_old_threshold_is_the_share_margin_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    base = '[data]\nquestions = "q"\ncorpus = "c"\n[reports]\n'
+    path = _write(tmp_path, base + "regression_threshold = 0.08\n")
+    with caplog.at_level(logging.WARNING, logger="judge"):
+        config = load_config(path)
+    assert (config.reports.margin_share, config.reports.margin_score) == (0.08, 0.10)
+    assert caplog.messages == [
+        f"{path}: reports.regression_threshold is deprecated: it now sets reports.margin_share "
+        "(the margin of 0-1 metrics; 0-2 scores have reports.margin_score); rename it "
+        "(docs/gate.md)"
+    ]
+    # It survives the round trips of a recorded configuration (re-rendering an old folder).
+    assert config.with_overrides(judge={"concurrency": 2}).reports.margin_share == 0.08
+    path.write_text(base + "regression_threshold = 0.08\nmargin_share = 0.05\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="regression_threshold is the old name of margin_share"):
         load_config(path)

@@ -53,7 +53,7 @@ def test_evaluate_with_an_injected_backend(tiny: Tiny) -> None:
     # A second evaluation is served from the cache and compared with the first.
     again = evaluate(tiny(), backend=backend)
     assert len(backend.calls) == 4
-    assert again.gate.verdict == "ok: no regression beyond the threshold"
+    assert again.gate.verdict == "ok: no regression"
 
 
 def test_a_backend_name_overrides_the_config(tiny: Tiny) -> None:

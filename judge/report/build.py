@@ -26,7 +26,14 @@ from judge.judging.grading import Fingerprint
 from judge.judging.items import context_for
 from judge.judging.verdict import STATUSES, Verdict
 from judge.results.baseline import compare_with_baseline, read_baseline
-from judge.results.compare import Change, Flip, SectionComparison, TypeMetrics, changed_verdicts
+from judge.results.compare import (
+    Change,
+    Flip,
+    GateRule,
+    SectionComparison,
+    TypeMetrics,
+    changed_verdicts,
+)
 from judge.results.folder import ItemRecord, ReportFolder, ReportsDir
 from judge.results.history import HistoryEntry, compare_with_history, prompt_only_predecessor
 from judge.results.manifest import (
@@ -37,6 +44,7 @@ from judge.results.manifest import (
     RunInfo,
 )
 from judge.results.tables import ADAPTER_FAILED, JUDGE_METRICS, NOT_OK, TypeTable, judge_table
+from judge.results.values import earlier_values, question_values
 from judge.retrieval import RetrievalScores
 
 PACKAGES = ("judge", "httpx", "ollama", "pydantic", "tenacity", "pandas", "llama_cpp_python")
@@ -78,6 +86,7 @@ class FailedAnswer(NamedTuple):
     question_id: str
     type: str
     error: str
+    question: str
 
 
 class Report(NamedTuple):
@@ -99,10 +108,17 @@ class Report(NamedTuple):
     run: Run
     adapter_failed: list[FailedAnswer]
     """The golden questions without an answer, in golden-set order."""
+    rule: GateRule = GateRule()
+    """The rule the comparisons were made with (margins, minimum questions)."""
 
     @property
     def regressions(self) -> list[Change]:
         return [c for comp in [*self.comparisons, *self.baseline] for c in comp.regressions]
+
+    @property
+    def unjudged(self) -> list[Verdict]:
+        """The answers the judge gave no verdict for (status not ok), in golden-set order."""
+        return [v for v in self.verdicts if v.status != "ok"]
 
 
 def run_hash(run: Run) -> str:
@@ -155,12 +171,14 @@ def _retrieval_metrics(table: TypeTable) -> TypeMetrics:
 
 
 def _judge_metrics(table: TypeTable) -> TypeMetrics:
-    """Per type: the judge metrics and ``ok_share``, the share of questions with an ok verdict.
+    """Per type: the judge metrics and ``ok_share``, the share of questions with an ok verdict
+    (the history's summary of a run; runs are compared question by question, from their
+    folders: ``judge.results.values``).
 
-    Retrieval at context_k sits in the judge table for reading but is compared (once) in the
-    retrieval section. ``ok_share`` makes failing verdicts count: they are left out of the
-    means, so without it a judge that fails on hard items would look better. Its denominator
-    holds the questions the adapter failed for too, so a failing RAG system cannot either.
+    Retrieval at context_k sits in the judge table for reading; the retrieval section has it.
+    ``ok_share`` makes failing verdicts count: they are left out of the means, so without it a
+    judge that fails on hard items would look better. Its denominator holds the questions the
+    adapter failed for too, so a failing RAG system cannot either.
     """
     out: TypeMetrics = {}
     for row in table.to_json()["rows"]:
@@ -232,12 +250,15 @@ def build_report(
     names = [e.folder for e in history]
     if folder_name in names:
         history = history[: names.index(folder_name)]
-    threshold = config.reports.regression_threshold
-    comparisons = compare_with_history(entry, history, threshold)
-    pinned = read_baseline(config.reports.baseline)
-    baseline = compare_with_baseline(entry, pinned, threshold) if pinned else []
     items = _item_records(config, measured, labels, judged.verdicts)
     item_map = {item.question_id: item for item in items}
+    # Question by question: this run's values from its records, an earlier run's from its folder.
+    values = question_values(items, judged.verdicts)
+    rule = GateRule.from_config(config.reports)
+    types = config.data.question_types
+    comparisons = compare_with_history(entry, history, values, earlier_values(reports), rule, types)
+    pinned = read_baseline(config.reports.baseline)
+    baseline = compare_with_baseline(entry, pinned, values, rule, types) if pinned else []
     audit = audit_items(folder_name, item_map, judged.verdicts, labels) if labels else None
     if audit is not None and audit.judge.n == 0:
         audit = None  # labels exist, but none for these exact answers
@@ -263,7 +284,12 @@ def build_report(
         verdicts,
         items,
         measured.run,
-        [FailedAnswer(q.id, q.type, failed[q.id]) for q in golden.questions if q.id in failed],
+        [
+            FailedAnswer(q.id, q.type, failed[q.id], q.question)
+            for q in golden.questions
+            if q.id in failed
+        ],
+        rule,
     )
 
 

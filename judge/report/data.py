@@ -19,7 +19,7 @@ def report_json(report: Report) -> dict[str, Any]:
             "section": comp.section,
             "against": comp.baseline,
             "note": comp.note,
-            "changes": [c._asdict() for c in comp.changes],
+            "changes": [c.to_json() for c in comp.changes],
         }
 
     edit = report.prompt_edit
@@ -31,6 +31,7 @@ def report_json(report: Report) -> dict[str, Any]:
             "retrieval": report.retrieval.to_json(),
             "splits": {s: t.to_json() for s, t in report.splits.items()},
         },
+        "rule": report.rule._asdict(),
         "comparisons": [comparison(c) for c in report.comparisons],
         "baseline": [comparison(c) for c in report.baseline],
         "prompt_edit": None

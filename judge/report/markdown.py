@@ -12,15 +12,22 @@ from __future__ import annotations
 import re
 
 from judge.audit.agreement import AuditResult
+from judge.audit.render import corrected_markdown_lines
 from judge.formatting import FEW_ITEMS, fmt_number, fmt_share
 from judge.formatting import markdown_text as md
 from judge.judging.verdict import Verdict, review_reasons
 from judge.report.build import Report
 from judge.report.text_tables import render_markdown
-from judge.results.compare import SectionComparison
+from judge.results.compare import GateRule, SectionComparison, moved_list
+
+#: How many moved questions a row of report.md names (report.json has them all).
+MOVED_IN_ROW = 10
 
 
 def _comparison_lines(comparisons: list[SectionComparison], against: str) -> list[str]:
+    """Per comparison: its counts, then a table of every (type, metric) where a question
+    moved (old and new mean over the pairs, the change with its 95 % interval, the pairs, the
+    direction, the questions that moved); the comparisons where no question moved are counted."""
     lines = []
     for comp in comparisons:
         other = against if comp.baseline == "baseline" else md(comp.baseline or "—")
@@ -28,14 +35,48 @@ def _comparison_lines(comparisons: list[SectionComparison], against: str) -> lis
         if comp.baseline is None:
             lines.append(f"- {title}: {md(comp.note)}")
             continue
-        moved = comp.moved
-        noise = len(comp.changes) - len(moved)
+        counts = comp.counts()
+        rows = [c for c in comp.changes if c.moved]
         extra = f" ({md(comp.note)})" if comp.note else ""
         lines.append(
-            f"- {title}: {len(moved)} moves beyond the threshold, {noise} within noise{extra}"
+            f"- {title}: {counts['regressed']} regressed, {counts['improved']} improved, "
+            f"{counts['too_few']} listed (too few questions to call), {counts['noise']} within "
+            f"noise; {len(comp.changes) - len(rows)} of {len(comp.changes)} with no question "
+            f"changed{extra}"
         )
-        lines += [f"  - {c.direction}: {md(c.describe())}" for c in moved]
+        if not rows:
+            continue
+        lines += [
+            "",
+            "  | type | metric | pairs | old | new | change [95 % interval] | direction "
+            "| questions that moved |",
+            "  |---|---|---:|---:|---:|---|---|---|",
+        ]
+        for c in rows:
+            moved = moved_list(c.moved, MOVED_IN_ROW)
+            lines.append(
+                f"  | {md(c.type)} | {md(c.metric)} | {c.n} | {c.old:.3f} | {c.new:.3f} "
+                f"| {c.delta:+.3f} [{c.low:+.3f}, {c.high:+.3f}] | {DIRECTION_WORDS[c.direction]} "
+                f"| {md(moved)} |"
+            )
+        lines.append("")
     return lines
+
+
+DIRECTION_WORDS = {
+    "regressed": "**regressed**",
+    "improved": "improved",
+    "too_few": "listed (too few questions)",
+    "noise": "noise",
+}
+
+
+def _rule_line(rule: GateRule) -> str:
+    return (
+        "Compared question by question: a type's metric regressed when the 95 % bootstrap "
+        "interval of its mean change lies below zero and the mean fell by more than its margin "
+        f"({rule.describe()}); a move in a smaller type is listed, never a regression."
+    )
 
 
 def render_report_md(report: Report) -> str:
@@ -60,7 +101,7 @@ def render_report_md(report: Report) -> str:
         lines += [f"### Split: {md(split)}", "", render_markdown(table), ""]
     lines += failed_lines(report)
     lines += ["## Retrieval at every k", "", render_markdown(report.retrieval), ""]
-    lines += ["## Compared with earlier runs", ""]
+    lines += ["## Compared with earlier runs", "", _rule_line(report.rule), ""]
     lines += _comparison_lines(report.comparisons, "the last compatible run")
     if report.baseline:
         lines += _comparison_lines(report.baseline, "the pinned baseline")
@@ -94,6 +135,9 @@ def render_report_md(report: Report) -> str:
             lines.append("")
     if report.audit is not None:
         lines += ["## Agreement with human labels", "", *audit_lines(report.audit), ""]
+        corrected = corrected_markdown_lines(report.audit)
+        if corrected:
+            lines += ["### Corrected estimates", "", *corrected, ""]
     review = [(v, review_reasons(v)) for v in report.verdicts if review_reasons(v)]
     lines += ["## Needs review", ""]
     if not review:

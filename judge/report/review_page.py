@@ -162,15 +162,15 @@ def page_data(report: Report) -> dict[str, Any]:
                 "gap": found.gap,
             }
         )
-    # No answer, so nothing to judge or mark; listed so that a failing RAG system is seen here
-    # too. The report keeps no question text for them.
+    # No answer, so nothing to judge or mark; listed (with the question) so that a failing RAG
+    # system is seen here too.
     for failed in report.adapter_failed:
         items.append(
             {
                 "question_id": failed.question_id,
                 "type": failed.type,
                 "split": "",
-                "question": None,
+                "question": failed.question,
                 "answer": None,
                 "answer_sha256": None,
                 "context": [],
@@ -710,7 +710,9 @@ def render_review_page(report: Report) -> str:
     meta = f"judge: {judge.describe()} · prompt {judge.prompt}"
     body = BODY.format(folder=html.escape(report.manifest.folder), judge=html.escape(meta))
     data = page_data(report)
-    lang = page_language(item.question for item in report.items)
+    lang = page_language(
+        [*(item.question for item in report.items), *(f.question for f in report.adapter_failed)]
+    )
     return (
         f'<!doctype html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'

@@ -5,8 +5,15 @@ from __future__ import annotations
 from judge.errors import ConfigError
 from judge.formatting import terminal_text
 from judge.judging.verdict import review_reasons
-from judge.results.compare import SECTIONS, changed_verdicts, compare_metrics
+from judge.results.compare import (
+    SECTIONS,
+    GateRule,
+    SectionComparison,
+    changed_verdicts,
+    compare_values,
+)
 from judge.results.folder import ReportFolder
+from judge.results.values import folder_values
 
 BOLD, YELLOW, RED, DIM, RESET = "\033[1m", "\033[43m\033[30m", "\033[31m", "\033[2m", "\033[0m"
 
@@ -83,9 +90,11 @@ def show_item(folder: ReportFolder, question_id: str, color: bool) -> str:
     return "\n".join(lines).rstrip()
 
 
-def diff_runs(folder_a: ReportFolder, folder_b: ReportFolder, threshold: float) -> str:
-    """Every metric that moved beyond ``threshold`` from run A to run B, and flipped verdicts."""
-    metrics_a, metrics_b = folder_a.metrics(), folder_b.metrics()
+def diff_runs(folder_a: ReportFolder, folder_b: ReportFolder, rule: GateRule) -> str:
+    """Run A against run B question by question, with the gate's rule (``rule``): what
+    regressed, improved or moved in a type too small to call, then the flipped verdicts."""
+    values_a, values_b = folder_values(folder_a), folder_values(folder_b)
+    types = tuple(folder_b.manifest.config.get("data", {}).get("question_types", ()))
     fa = folder_a.manifest.fingerprints.model_dump()
     fb = folder_b.manifest.fingerprints.model_dump()
     lines = [f"{_word(folder_a.name)} → {_word(folder_b.name)}"]
@@ -98,13 +107,18 @@ def diff_runs(folder_a: ReportFolder, folder_b: ReportFolder, threshold: float) 
     ):
         if fa[key] != fb[key]:
             lines.append(f"note: the {what} differs between the two runs")
+    lines.append(f"compared question by question ({rule.describe()})")
     for section in SECTIONS:
-        changes = compare_metrics(section, metrics_a[section], metrics_b[section], threshold)
-        moved = [c for c in changes if c.direction != "noise"]  # in the order of the table
-        lines.append(
-            f"\n{section}: {len(moved)} moves beyond ±{threshold:g}, {len(changes) - len(moved)} within"
+        comp = SectionComparison(
+            section, folder_a.name, compare_values(section, values_a, values_b, rule, types), ""
         )
-        lines += [f"  {_word(c.describe())}" for c in moved]
+        counts = comp.counts()
+        lines.append(
+            f"\n{section}: {counts['regressed']} regressed, {counts['improved']} improved, "
+            f"{counts['too_few']} listed (too few questions to call), {counts['noise']} within "
+            "noise"
+        )
+        lines += [f"  {_word(c.describe())}" for c in comp.moved]
     old, new = folder_a.verdicts(), folder_b.verdicts()
     flips = changed_verdicts(old, new)
     lines.append(f"\nverdicts changed: {len(flips)}")

@@ -10,6 +10,10 @@ from judge.judging.verdict import review_reasons
 from judge.report.build import Report
 from judge.report.text_tables import render_text
 
+#: Flagged ok verdicts named in the console (verdicts that failed are all named); the rest are
+#: in report.md and review.html.
+REVIEW_LINES = 10
+
 
 def _word(text: object) -> str:
     """Data (an id, a folder, a model name, an error) made safe to print, on one line."""
@@ -40,19 +44,22 @@ def console_summary(report: Report, config: Config, folder: Path) -> list[str]:
             for f in report.adapter_failed
         ]
     lines.append("")
-    for comp in [*report.comparisons, *report.baseline]:
+    comparisons = [*report.comparisons, *report.baseline]
+    if any(comp.baseline is not None for comp in comparisons):
+        lines.append(f"compared question by question ({report.rule.describe()}):")
+    for comp in comparisons:
         against = _word(comp.baseline or "nothing")
         if comp.baseline is None:
             lines.append(f"{comp.section}: {_word(comp.note)}")
             continue
-        moved = comp.moved
+        counts = comp.counts()
         lines.append(
-            f"{comp.section} vs {against}: {len(comp.regressions)} regressed, "
-            f"{len(moved) - len(comp.regressions)} improved, "
-            f"{len(comp.changes) - len(moved)} within ±{config.reports.regression_threshold:g}"
+            f"{comp.section} vs {against}: {counts['regressed']} regressed, "
+            f"{counts['improved']} improved, {counts['too_few']} listed (too few questions to "
+            f"call), {counts['noise']} within noise"
             + (f" ({_word(comp.note)})" if comp.note else "")
         )
-        lines += [f"  {_word(c.describe())}" for c in comp.regressions]
+        lines += [f"  {_word(c.describe())}" for c in comp.moved]
     edit = report.prompt_edit
     if edit is not None:
         lines.append(
@@ -74,11 +81,18 @@ def console_summary(report: Report, config: Config, folder: Path) -> list[str]:
             f"{audit.judge.labelled}, non-ok counted as wrong: judge "
             f"{fmt_share(audit.judge.both_exact_all)} ('judge audit' for the details)"
         )
-    review = [(v.question_id, review_reasons(v)) for v in report.verdicts if review_reasons(v)]
+    review = [v for v in report.verdicts if review_reasons(v)]
     if review:
+        # Verdicts that failed are failures of the run: every one is named, with its error.
+        # Flagged quotes can be many (a weak judge flags most): the first few, then a count.
+        failed = [v for v in review if v.status != "ok"]
+        flagged = [v for v in review if v.status == "ok"]
+        shown = failed + flagged[:REVIEW_LINES]
         lines.append(
             f"\n{len(review)} verdicts need a look (review.html shows each quote in its chunk):"
         )
-        lines += [f"  {_word(qid)}: {_word('; '.join(reasons))}" for qid, reasons in review]
+        lines += [f"  {_word(v.question_id)}: {_word('; '.join(review_reasons(v)))}" for v in shown]
+        if len(shown) < len(review):
+            lines.append(f"  … {len(review) - len(shown)} more (report.md and review.html)")
     lines.append(f"\nsaved {_word(folder)}")
     return lines

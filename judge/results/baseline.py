@@ -1,61 +1,92 @@
-"""The pinned baseline: per-type numbers every run is held to, raised only on purpose.
+"""The pinned baseline: per-question values every run is held to, raised only on purpose.
 
-``judge baseline pin`` writes it from a run; ``judge baseline ratchet`` raises each metric where
-a later run is better and never lowers one; ``pin --replace`` is the only way down.
+``judge baseline pin`` writes it from a run's report folder; ``judge baseline ratchet`` raises
+it per (section, type, metric) where a later run's mean is higher and never lowers one;
+``pin --replace`` is the only way down. It keeps each question's value (not per-type means), so
+that a run is compared with it question by question like with the last run
+(``judge.results.compare``).
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judge.errors import ConfigError
-from judge.jsonl import write_atomic
+from judge.jsonl import describe_validation_error, write_atomic
 from judge.results.compare import (
     SECTIONS,
-    Change,
+    GateRule,
+    MetricValues,
+    QuestionValues,
     Section,
     SectionComparison,
-    TypeMetrics,
-    compare_metrics,
+    compare_values,
 )
-from judge.results.history import FORMAT_VERSION, HistoryEntry
+from judge.results.history import HistoryEntry
+from judge.results.paired import EPS
+
+#: 1: per-type means; 2: per-question values.
+BASELINE_FORMAT = 2
 
 
 class Baseline(BaseModel):
-    """Pinned per-type metrics that the gate holds every run to; raised only on purpose."""
+    """Pinned per-question values that the gate holds every run to; raised only on purpose."""
 
     model_config = ConfigDict(extra="forbid")
 
-    format_version: int = FORMAT_VERSION
+    format_version: int = BASELINE_FORMAT
     golden_hash: str
     retrieval_fingerprint: str
     judge_fingerprint: str
-    metrics: dict[str, TypeMetrics]
+    types: dict[str, str]
+    """Question id → type."""
+    values: dict[Section, MetricValues]
+    """Section → metric → question id → value."""
     pinned_from: list[str]
-    """The run folders whose numbers are in it (the first pin, then each ratchet)."""
+    """The run folders whose values are in it (the first pin, then each ratchet)."""
 
     def fingerprint(self, section: Section) -> str:
         return self.retrieval_fingerprint if section == "retrieval" else self.judge_fingerprint
 
+    def question_values(self) -> QuestionValues:
+        return QuestionValues(dict(self.types), {s: self.values.get(s, {}) for s in SECTIONS})
+
 
 def read_baseline(path: Path) -> Baseline | None:
+    """The baseline, or None when there is none; a file of the old format (per-type means) or
+    no baseline at all is one ConfigError saying what to do."""
     if not path.exists():
         return None
     try:
-        return Baseline.model_validate_json(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
         raise ConfigError(f"{path}: not a baseline file ({str(exc).splitlines()[0]})") from None
+    if isinstance(raw, dict) and raw.get("format_version") != BASELINE_FORMAT:
+        version = raw.get("format_version")
+        what = "per-type means" if version == 1 else f"this judge reads format {BASELINE_FORMAT}"
+        raise ConfigError(
+            f"{path}: a baseline of format {version} ({what}); runs are now compared question "
+            "by question: re-pin it with 'judge baseline pin --replace'"
+        )
+    try:
+        return Baseline.model_validate(raw)
+    except ValidationError as exc:
+        problem = describe_validation_error(exc)[0]
+        raise ConfigError(f"{path}: not a baseline file ({problem})") from None
 
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
     write_atomic(path, baseline.model_dump_json(indent=2) + "\n")
 
 
-def pin_baseline(path: Path, entry: HistoryEntry, replace: bool) -> Baseline:
-    """Pin a run's numbers; an existing baseline is only replaced when asked explicitly."""
+def pin_baseline(
+    path: Path, entry: HistoryEntry, values: QuestionValues, replace: bool
+) -> Baseline:
+    """Pin a run's values; an existing baseline is only replaced when asked explicitly."""
     if path.exists() and not replace:
         raise ConfigError(
             f"{path} exists; 'judge baseline ratchet' raises it where a run is better, "
@@ -65,44 +96,105 @@ def pin_baseline(path: Path, entry: HistoryEntry, replace: bool) -> Baseline:
         golden_hash=entry.golden_hash,
         retrieval_fingerprint=entry.retrieval_fingerprint,
         judge_fingerprint=entry.judge_fingerprint,
-        metrics=entry.metrics,
+        types=values.types,
+        values={s: values.values.get(s, {}) for s in SECTIONS},
         pinned_from=[entry.folder],
     )
     write_baseline(path, baseline)
     return baseline
 
 
-def ratchet_baseline(path: Path, entry: HistoryEntry) -> tuple[Baseline, list[Change]]:
-    """Raise each baseline metric to the run's value where the run is better; never lower."""
+class Raised(NamedTuple):
+    """One (section, type, metric) the ratchet raised: its mean before and after."""
+
+    section: Section
+    type: str
+    metric: str
+    old: float | None
+    """None when the baseline had no value for it."""
+    new: float
+
+    def describe(self) -> str:
+        before = "none" if self.old is None else f"{self.old:.3f}"
+        gain = "" if self.old is None else f" ({self.new - self.old:+.3f})"
+        return f"▲ {self.type} {self.metric}: {before} → {self.new:.3f}{gain}"
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
+def _ratchet_metric(
+    section: Section,
+    metric: str,
+    pinned: dict[str, float],
+    run: dict[str, float],
+    types: dict[str, str],
+) -> list[Raised]:
+    """Raise ``pinned`` in place, type by type, where the run's values give a higher mean.
+
+    A type's candidate is its pinned values with the run's values over them; a question the run
+    has no value for keeps its pinned one (a question that failed must not raise a mean by
+    dropping out of it). The candidate replaces the pinned values when its mean is higher.
+    """
+    by_type: dict[str, list[str]] = {}
+    for qid in dict.fromkeys([*pinned, *run]):
+        by_type.setdefault(types.get(qid, "?"), []).append(qid)
+    raised = []
+    for type_name, ids in by_type.items():
+        before = [pinned[q] for q in ids if q in pinned]
+        candidate = {q: run[q] if q in run else pinned[q] for q in ids}
+        old = _mean(before) if before else None
+        new = _mean(list(candidate.values()))
+        if old is None or new > old + EPS:
+            pinned.update(candidate)
+            raised.append(Raised(section, type_name, metric, old, new))
+    return raised
+
+
+def ratchet_baseline(
+    path: Path, entry: HistoryEntry, values: QuestionValues
+) -> tuple[Baseline, list[Raised]]:
+    """Raise the baseline per (section, type, metric) where the run's mean is higher; never
+    lower one. Sections measured another way (fingerprint) are left as they are."""
     baseline = read_baseline(path)
     if baseline is None:
         raise ConfigError(f"{path}: no baseline yet; pin one with 'judge baseline pin'")
     if baseline.golden_hash != entry.golden_hash:
         raise ConfigError(f"{path}: pinned for another golden set; re-pin it with --replace")
-    raised: list[Change] = []
-    metrics = json.loads(json.dumps(baseline.metrics))
+    types = {**baseline.types, **values.types}
+    pinned_values = {
+        s: {m: dict(v) for m, v in baseline.values.get(s, {}).items()} for s in SECTIONS
+    }
+    raised: list[Raised] = []
     for section in SECTIONS:
-        same = entry.fingerprint(section) == baseline.fingerprint(section)
-        if not same:
+        if entry.fingerprint(section) != baseline.fingerprint(section):
             continue
-        for change in compare_metrics(
-            section, baseline.metrics[section], entry.metrics[section], 0.0
-        ):
-            if change.delta is not None and change.delta > 0:
-                metrics[section][change.type][change.metric] = change.new
-                raised.append(change)
+        for metric, run in values.values.get(section, {}).items():
+            pinned = pinned_values[section].setdefault(metric, {})
+            raised += _ratchet_metric(section, metric, pinned, run, types)
     updated = baseline.model_copy(
-        update={"metrics": metrics, "pinned_from": [*baseline.pinned_from, entry.folder]}
+        update={
+            "types": types,
+            "values": pinned_values,
+            "pinned_from": [*baseline.pinned_from, entry.folder],
+        }
     )
     write_baseline(path, updated)
     return updated, raised
 
 
 def compare_with_baseline(
-    entry: HistoryEntry, baseline: Baseline, threshold: float
+    entry: HistoryEntry,
+    baseline: Baseline,
+    current: QuestionValues,
+    rule: GateRule,
+    type_order: tuple[str, ...] = (),
 ) -> list[SectionComparison]:
-    """Each section against the pinned numbers (when measured the same way)."""
+    """Each section against the pinned values, question by question (when measured the same
+    way)."""
     comparisons = []
+    pinned = baseline.question_values()
     for section in SECTIONS:
         pinned_fp = baseline.fingerprint(section)
         if baseline.golden_hash != entry.golden_hash:
@@ -110,9 +202,7 @@ def compare_with_baseline(
         elif pinned_fp != entry.fingerprint(section):
             note = "the baseline was measured with other settings: not compared"
         else:
-            changes = compare_metrics(
-                section, baseline.metrics[section], entry.metrics[section], threshold
-            )
+            changes = compare_values(section, pinned, current, rule, type_order)
             comparisons.append(SectionComparison(section, "baseline", changes, ""))
             continue
         comparisons.append(SectionComparison(section, None, [], note))

@@ -1,38 +1,145 @@
-"""Comparing two measurements of the same thing: per-type metrics, and verdicts item by item.
+"""Comparing two measurements of the same thing: per type and metric question by question
+(paired), and verdicts item by item.
 
-Every metric here is better when higher. A move larger than the threshold is ``improved`` or
-``regressed``; smaller moves are ``noise``.
+Every metric here is better when higher. For one (section, type, metric) the change is the mean
+of ``new - old`` over the questions with a value in both runs, with a bootstrap interval; the
+rule that calls it ``regressed``, ``improved``, ``too_few`` or ``noise`` is
+``judge.results.paired.classify``, with a margin on the metric's scale (``GateRule``).
 """
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, NamedTuple
 
+import numpy as np
+
+from judge.config import ReportsConfig
 from judge.judging.verdict import Verdict
+from judge.results.paired import Direction, bootstrap_interval, classify, seed_for
 
 Section = Literal["retrieval", "judge"]
 SECTIONS: tuple[Section, ...] = ("retrieval", "judge")
 #: type → metric → value (None when undefined, e.g. retrieval of out-of-scope questions)
 TypeMetrics = dict[str, dict[str, float | None]]
+#: metric → question id → value
+MetricValues = dict[str, dict[str, float]]
+#: The judge's 0-2 scores; every other metric is on 0-1.
+SCORE_METRICS = frozenset({"faithfulness", "relevance"})
+#: How many questions a one-line message names.
+FIRST_IDS = 5
 
-Direction = Literal["improved", "regressed", "noise"]
+
+class GateRule(NamedTuple):
+    """When a paired change counts (``reports.margin_share``, ``margin_score``,
+    ``min_questions``)."""
+
+    margin_share: float = 0.05
+    """How far the mean of a 0-1 metric must move."""
+    margin_score: float = 0.10
+    """How far the mean of a 0-2 score must move."""
+    min_questions: int = 8
+    """Fewer pairs than this: listed, never a regression."""
+
+    @classmethod
+    def from_config(cls, reports: ReportsConfig) -> GateRule:
+        return cls(reports.margin_share, reports.margin_score, reports.min_questions)
+
+    def margin(self, metric: str) -> float:
+        return self.margin_score if metric in SCORE_METRICS else self.margin_share
+
+    def describe(self) -> str:
+        return (
+            f"margin {self.margin_share:g} on 0-1 metrics, {self.margin_score:g} on 0-2 scores; "
+            f"at least {_questions(self.min_questions)}"
+        )
+
+
+class QuestionValues(NamedTuple):
+    """One run's values, question by question: what paired comparisons are made of."""
+
+    types: dict[str, str]
+    """Question id → type."""
+    values: dict[Section, MetricValues]
+    """Section → metric → question id → value (a question without a value is absent)."""
+
+
+class Moved(NamedTuple):
+    """One question whose value changed."""
+
+    question_id: str
+    old: float
+    new: float
+
+    def describe(self) -> str:
+        return f"{self.question_id} {_value(self.old)}→{_value(self.new)}"
+
+
+def _value(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:.3f}"
 
 
 class Change(NamedTuple):
+    """One (section, type, metric) of two runs compared question by question."""
+
     section: Section
     type: str
     metric: str
+    n: int
+    """Questions with a value in both runs (the pairs)."""
     old: float
-    new: float | None
-    """None when the metric has no value any more (e.g. every verdict of the type failed)."""
-    delta: float | None
+    """Mean over the pairs, before."""
+    new: float
+    """Mean over the pairs, now."""
+    delta: float
+    """Mean change (``new - old``)."""
+    low: float
+    high: float
+    """The 95 % bootstrap interval of the mean change."""
+    margin: float
     direction: Direction
+    moved: tuple[Moved, ...]
+    """The questions whose value changed, the largest move in the change's direction first."""
 
-    def describe(self) -> str:
-        arrow = {"regressed": "▼", "improved": "▲", "noise": "·"}[self.direction]
-        if self.new is None or self.delta is None:
-            return f"{arrow} {self.type} {self.metric}: {self.old:.3f} → none (no value any more)"
-        return f"{arrow} {self.type} {self.metric}: {self.old:.3f} → {self.new:.3f} ({self.delta:+.3f})"
+    def describe(self, first: int = FIRST_IDS) -> str:
+        """e.g. ``▼ factual faithfulness: 2.000 → 1.667 (-0.333 [-0.583, -0.083], 12
+        questions); moved: q01 2→1, …``; at most ``first`` questions are named."""
+        arrow = {"regressed": "▼", "improved": "▲", "noise": "·"}.get(self.direction)
+        if arrow is None:  # too_few: a move too small a type can call
+            arrow = "▽" if self.delta < 0 else "△"
+        text = (
+            f"{arrow} {self.type} {self.metric}: {self.old:.3f} → {self.new:.3f} "
+            f"({self.delta:+.3f} [{self.low:+.3f}, {self.high:+.3f}], {_questions(self.n)})"
+        )
+        if self.direction == "too_few":
+            text += ", too few questions to call"
+        if self.moved:
+            text += f"; moved: {moved_list(self.moved, first)}"
+        return text
+
+    def headline(self) -> str:
+        """e.g. ``judge factual faithfulness -0.333 [-0.583, -0.083] over 12 questions``."""
+        return (
+            f"{self.section} {self.type} {self.metric} {self.delta:+.3f} "
+            f"[{self.low:+.3f}, {self.high:+.3f}] over {_questions(self.n)}"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        """Every field; ``moved`` in full, as objects."""
+        data = self._asdict()
+        data["moved"] = [m._asdict() for m in self.moved]
+        return data
+
+
+def _questions(n: int) -> str:
+    return f"{n} question" + ("" if n == 1 else "s")
+
+
+def moved_list(moved: Sequence[Moved], first: int) -> str:
+    """``q01 2→1, q04 2→1, …`` (``first`` at most; 0 names them all)."""
+    shown = moved if first <= 0 else moved[:first]
+    more = len(moved) - len(shown)
+    return ", ".join(m.describe() for m in shown) + (f", … ({more} more)" if more else "")
 
 
 class SectionComparison(NamedTuple):
@@ -40,7 +147,8 @@ class SectionComparison(NamedTuple):
 
     section: Section
     baseline: str | None
-    """Folder of the run compared with; None when nothing compatible was found."""
+    """Folder of the run compared with, "baseline" for the pinned baseline; None when nothing
+    compatible was found."""
     changes: list[Change]
     note: str
 
@@ -49,39 +157,114 @@ class SectionComparison(NamedTuple):
         return [c for c in self.changes if c.direction == "regressed"]
 
     @property
+    def listed(self) -> list[Change]:
+        """Moves beyond the margin in types with too few questions to call."""
+        return [c for c in self.changes if c.direction == "too_few"]
+
+    @property
     def moved(self) -> list[Change]:
-        """The changes beyond the threshold, regressions first."""
+        """The changes that are not noise: regressions, then improvements, then listed."""
+        order = {"regressed": 0, "improved": 1, "too_few": 2}
         return sorted(
             (c for c in self.changes if c.direction != "noise"),
-            key=lambda c: (c.direction != "regressed", c.type, c.metric),
+            key=lambda c: order[c.direction],
         )
 
+    def counts(self) -> dict[Direction, int]:
+        counts: dict[Direction, int] = {"regressed": 0, "improved": 0, "too_few": 0, "noise": 0}
+        for c in self.changes:
+            counts[c.direction] += 1
+        return counts
 
-def compare_metrics(
-    section: Section, old: TypeMetrics, new: TypeMetrics, threshold: float
+
+def paired_change(
+    section: Section,
+    type_name: str,
+    metric: str,
+    question_ids: Sequence[str],
+    old: Sequence[float],
+    new: Sequence[float],
+    rule: GateRule,
+) -> Change:
+    """One (section, type, metric) over its pairs (at least one)."""
+    before = np.asarray(old, dtype=float)
+    after = np.asarray(new, dtype=float)
+    d = after - before
+    delta = float(d.mean())
+    low, high = bootstrap_interval(d, seed_for(section, type_name, metric))
+    margin = rule.margin(metric)
+    direction = classify(delta, low, high, len(d), margin, rule.min_questions)
+    changed = np.flatnonzero(d != 0)
+    # The largest move in the direction of the mean first (a fall: the largest falls first).
+    sign = -1.0 if delta > 0 else 1.0
+    order = changed[np.argsort(sign * d[changed], kind="stable")]
+    moved = tuple(Moved(question_ids[i], float(before[i]), float(after[i])) for i in order)
+    return Change(
+        section,
+        type_name,
+        metric,
+        len(d),
+        float(before.mean()),
+        float(after.mean()),
+        delta,
+        low,
+        high,
+        margin,
+        direction,
+        moved,
+    )
+
+
+def _type_order(types: Mapping[str, str], type_order: Sequence[str]) -> list[str]:
+    """The configured order, then any other type in the order questions have them."""
+    seen = dict.fromkeys(type_order)
+    for t in types.values():
+        seen.setdefault(t, None)
+    return list(seen)
+
+
+def compare_values(
+    section: Section,
+    old: QuestionValues,
+    new: QuestionValues,
+    rule: GateRule,
+    type_order: Sequence[str] = (),
 ) -> list[Change]:
-    """Every metric that had a value before, with its direction (all are better when higher).
+    """Every (type, metric) of ``section`` with at least one question valued in both runs;
+    types in ``type_order`` (then as found), metrics in the new run's order.
 
-    A metric that lost its value (every verdict of a type failed) is a regression, and so is a
-    fall in ``n``, the questions scored: a failing question must not make a mean look better
-    by dropping out of it. ``n`` moves by whole questions, so any fall counts.
+    Per type only, not pooled over all questions: on simulated nights with nothing changed, a
+    pooled row per metric more than doubled the nights with a false alarm (docs/gate.md). A
+    question's type is the new run's (compared runs share the golden set). A question with a
+    value in one run only is no pair: a question that failed is a failure of its own (the
+    gate's "answers were produced" and "answers were judged"), never a smaller mean.
     """
-    changes = []
-    for type_name, metrics in new.items():
-        for metric, value in metrics.items():
-            before = old.get(type_name, {}).get(metric)
-            if before is None:
-                continue
-            if value is None:
-                changes.append(Change(section, type_name, metric, before, None, None, "regressed"))
-                continue
-            delta = value - before
-            limit = 0.0 if metric == "n" else threshold
-            direction: Direction = (
-                "noise" if abs(delta) <= limit else "improved" if delta > 0 else "regressed"
+    old_metrics, new_metrics = old.values.get(section, {}), new.values.get(section, {})
+    types = {**old.types, **new.types}
+    order = _type_order(types, type_order)
+    position = {t: i for i, t in enumerate(order)}
+    changes: list[tuple[int, int, Change]] = []
+    for metric_index, (metric, after) in enumerate(new_metrics.items()):
+        before = old_metrics.get(metric)
+        if not before:
+            continue
+        groups: dict[str, list[str]] = {}
+        for qid in after:
+            if qid in before:
+                groups.setdefault(types.get(qid, "?"), []).append(qid)
+        for type_name, ids in groups.items():
+            change = paired_change(
+                section,
+                type_name,
+                metric,
+                ids,
+                [before[q] for q in ids],
+                [after[q] for q in ids],
+                rule,
             )
-            changes.append(Change(section, type_name, metric, before, value, delta, direction))
-    return changes
+            changes.append((position.get(type_name, len(order)), metric_index, change))
+    changes.sort(key=lambda item: (item[0], item[1]))
+    return [c for _, _, c in changes]
 
 
 class Flip(NamedTuple):

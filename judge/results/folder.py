@@ -156,8 +156,11 @@ class ReportsDir:
     def new_folder_name(self, fingerprint: str, now: datetime) -> str:
         stamp = now.strftime("%Y%m%dT%H%M%SZ")
         name = f"{stamp}-{fingerprint.split(':')[1][:8]}"
+        # Two runs in one second with the same judge; or a deleted folder whose history line
+        # remains (a second line of the same name would make comparisons ambiguous).
+        taken = {entry.folder for entry in self.history()}
         candidate, suffix = name, 2
-        while (self.path / candidate).exists():  # two runs in one second, same judge
+        while (self.path / candidate).exists() or candidate in taken:
             candidate, suffix = f"{name}-{suffix}", suffix + 1
         return candidate
 

@@ -9,14 +9,18 @@ measured the same thing on the same golden set:
   ruler, so judge metrics are then not compared; the flipped verdicts are listed instead).
 
 A corpus change is noted next to the numbers but does not stop the comparison; a golden-set
-change does. How two sets of numbers are compared is ``judge.results.compare``; the pinned
-baseline is ``judge.results.baseline``; the gate is ``judge.results.gate``.
+change does. The comparison is question by question: the earlier run's values are read from its
+report folder (``judge.results.values``), never stored here, so this file stays small; when a
+compatible run's folder was deleted, the latest one still there is used. How two runs are
+compared is ``judge.results.compare``; the pinned baseline is ``judge.results.baseline``; the
+gate is ``judge.results.gate``.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -26,10 +30,12 @@ from judge.errors import InputError
 from judge.jsonl import describe_validation_error, write_atomic
 from judge.results.compare import (
     SECTIONS,
+    GateRule,
+    QuestionValues,
     Section,
     SectionComparison,
     TypeMetrics,
-    compare_metrics,
+    compare_values,
 )
 
 FORMAT_VERSION = 1
@@ -165,22 +171,26 @@ def append_history(path: Path, entry: HistoryEntry) -> None:
 
 
 def compare_with_history(
-    entry: HistoryEntry, history: list[HistoryEntry], threshold: float
+    entry: HistoryEntry,
+    history: list[HistoryEntry],
+    current: QuestionValues,
+    earlier_values: Callable[[str], QuestionValues | None],
+    rule: GateRule,
+    type_order: Sequence[str] = (),
 ) -> list[SectionComparison]:
-    """Compare each section with the latest earlier compatible run."""
+    """Compare each section, question by question, with the latest earlier compatible run
+    whose folder can still be read (``earlier_values`` reads a folder's values by name, None
+    when it is gone); newer compatible runs whose folders are gone are named in the note."""
     earlier = [e for e in history if e.folder != entry.folder]
     comparisons = []
     for section in SECTIONS:
         fingerprint = entry.fingerprint(section)
-        match = next(
-            (
-                e
-                for e in reversed(earlier)
-                if e.golden_hash == entry.golden_hash and e.fingerprint(section) == fingerprint
-            ),
-            None,
-        )
-        if match is None:
+        matches = [
+            e
+            for e in reversed(earlier)
+            if e.golden_hash == entry.golden_hash and e.fingerprint(section) == fingerprint
+        ]
+        if not matches:
             if earlier and earlier[-1].golden_hash != entry.golden_hash:
                 note = "the golden set changed since the last run: not compared"
             elif earlier:
@@ -190,14 +200,37 @@ def compare_with_history(
                 note = "no earlier run to compare with"
             comparisons.append(SectionComparison(section, None, [], note))
             continue
-        note = ""
+        gone: list[str] = []
+        for match in matches:
+            values = earlier_values(match.folder)
+            if values is not None:
+                break
+            gone.append(match.folder)
+        else:
+            note = (
+                f"the folders of the {len(gone)} compatible earlier run(s) are gone or "
+                f"unreadable ({_names(gone)}): not compared"
+            )
+            comparisons.append(SectionComparison(section, None, [], note))
+            continue
+        notes = []
+        if gone:
+            notes.append(
+                f"the folders of {len(gone)} newer compatible run(s) are gone or unreadable "
+                f"({_names(gone)}): compared with the latest one still there"
+            )
         if match.corpus_hash != entry.corpus_hash:
-            note = "the corpus changed since that run: the numbers measure a different corpus"
-        changes = compare_metrics(
-            section, match.metrics[section], entry.metrics[section], threshold
-        )
-        comparisons.append(SectionComparison(section, match.folder, changes, note))
+            notes.append(
+                "the corpus changed since that run: the numbers measure a different corpus"
+            )
+        changes = compare_values(section, values, current, rule, type_order)
+        comparisons.append(SectionComparison(section, match.folder, changes, "; ".join(notes)))
     return comparisons
+
+
+def _names(folders: Sequence[str], first: int = 3) -> str:
+    more = len(folders) - first
+    return ", ".join(folders[:first]) + (f", … ({more} more)" if more > 0 else "")
 
 
 def prompt_only_predecessor(

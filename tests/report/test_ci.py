@@ -12,6 +12,7 @@ import pytest
 from judge.cli import main
 from judge.config import Config
 from tests.conftest import CORPUS, RUN
+from tests.results.helpers import one_question_counts
 
 Tiny = Callable[..., Config]
 
@@ -55,6 +56,7 @@ def _worse_run() -> list[dict]:  # type: ignore[type-arg]
 def test_nightly_junit_and_summary_through_three_nights(
     tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    tiny = one_question_counts(tiny)  # one question per type: let it count
     # Night 1: nothing to compare with; the nightly requires a baseline, so both "has
     # something to compare with" checks fail.
     code, suite, summary = _nightly(_lexical(tiny()), tmp_path, "night1")
@@ -65,8 +67,9 @@ def test_nightly_junit_and_summary_through_three_nights(
         "retrieval has something to compare with",
         "judge has something to compare with",
         "answers were produced",
+        "answers were judged",
     }
-    assert suite.get("tests") == "3" and suite.get("failures") == "2"
+    assert suite.get("tests") == "4" and suite.get("failures") == "2"
     failure = cases["judge has something to compare with"].find("failure")
     assert failure is not None and "no earlier run to compare with" in str(failure.get("message"))
     assert summary["exit_code"] == 1
@@ -78,7 +81,7 @@ def test_nightly_junit_and_summary_through_three_nights(
     code, suite, summary = _nightly(_lexical(tiny()), tmp_path, "night2")
     assert code == 0
     names = [c.get("name") for c in suite.iter("testcase")]
-    assert len(names) == 5 and names[0].startswith("retrieval vs ")
+    assert len(names) == 6 and names[0].startswith("retrieval vs ")
     assert suite.get("failures") == "0" and suite.get("skipped") == "0"
     assert summary["regressions"] == [] and summary["verdict"].startswith("ok")
 
@@ -88,8 +91,18 @@ def test_nightly_junit_and_summary_through_three_nights(
     failed = [c for c in suite.iter("testcase") if c.find("failure") is not None]
     assert [c.get("name", "").split(" vs ")[0] for c in failed] == ["retrieval"]
     message = failed[0].find("failure").get("message")  # type: ignore[union-attr]
-    assert "▼ factual mrr: 1.000 → 0.200 (-0.800)" in str(message)
-    assert any(r["metric"] == "mrr" and r["type"] == "factual" for r in summary["regressions"])
+    assert "▼ factual mrr: 1.000 → 0.200 (-0.800 [-0.800, -0.800], 1 question); moved: q1" in str(
+        message
+    )
+    mrr = next(r for r in summary["regressions"] if r["metric"] == "mrr")
+    assert (mrr["type"], mrr["n"], mrr["delta"], mrr["direction"]) == (
+        "factual",
+        1,
+        pytest.approx(-0.8),
+        "regressed",
+    )
+    assert mrr["moved"] == [{"question_id": "q1", "old": 1.0, "new": pytest.approx(0.2)}]
+    assert summary["verdict"].startswith("REGRESSED: retrieval factual mrr -0.800")
     capsys.readouterr()
 
 

@@ -1,6 +1,7 @@
 """Review marks (review.html's export) imported as human labels: validated whole, idempotent."""
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,8 @@ from judge.audit.marks import (
     import_marks,
     is_marks_file,
 )
+from judge.cli import main
+from judge.config import Config
 from judge.errors import InputError
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
@@ -254,3 +257,23 @@ def test_audit_import_takes_a_marks_file_or_a_sheet_by_content(tmp_path: Path) -
         import_labels_file(broken, labels_path, GOLDEN, None, replace=False)
     with pytest.raises(InputError, match="file not found"):
         import_labels_file(tmp_path / "missing.json", labels_path, GOLDEN, None, replace=False)
+
+
+def test_judge_audit_import_reads_a_marks_file(
+    tiny: Callable[..., Config], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The command a reviewer runs: the marks file goes through `judge audit import` like a
+    # sheet, and importing it again changes nothing.
+    config = tiny(extra_toml='labels = "labels.jsonl"\n')
+    (tmp_path / "labels.jsonl").write_text("", encoding="utf-8")
+    marks = _file(
+        tmp_path, [_mark("q1", comment="not in the chunk"), _mark("q2", agree=True, faithfulness=2)]
+    )
+    toml = str(config.source)
+    assert main(["--config", toml, "audit", "import", str(marks)]) == 0
+    assert capsys.readouterr().out.strip().endswith("2 added, 0 replaced, 0 already there")
+    assert main(["--config", toml, "audit", "import", str(marks)]) == 0
+    assert capsys.readouterr().out.strip().endswith("0 added, 0 replaced, 2 already there")
+    got = {lab.question_id: lab for lab in _labels(tmp_path / "labels.jsonl")}
+    assert (got["q1"].faithfulness, got["q1"].note) == (1, "not in the chunk")
+    assert (got["q2"].faithfulness, got["q2"].relevance) == (2, 2)  # "agree": the judge's

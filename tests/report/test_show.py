@@ -7,11 +7,13 @@ import pytest
 from judge.cli import main
 from judge.config import Config
 from tests.conftest import run_lexical, worse_run
+from tests.results.helpers import one_question_counts
 
 Tiny = Callable[..., Config]
 
 
 def test_show_and_diff(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
+    tiny = one_question_counts(tiny)
     config = tiny()
     assert config.source is not None
     toml = str(config.source)
@@ -27,5 +29,12 @@ def test_show_and_diff(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--config", toml, "diff", first, second]) == 0
     diff = capsys.readouterr().out
     assert "note: the RAG output differs between the two runs" in diff
-    assert "▼ factual mrr: 1.000 → 0.200 (-0.800)" in diff
+    assert (
+        "compared question by question (margin 0.05 on 0-1 metrics, 0.1 on 0-2 scores; at least "
+        "1 question)"
+    ) in diff
+    assert "\nretrieval: 6 regressed, 0 improved, 0 listed (too few questions to call)" in diff
+    assert (
+        "  ▼ factual mrr: 1.000 → 0.200 (-0.800 [-0.800, -0.800], 1 question); moved: q1 1→0.200"
+    ) in diff
     assert main(["--config", toml, "show", "q9"]) == 2

@@ -1,0 +1,83 @@
+"""A run's values question by question, from what its report folder keeps.
+
+The current run's come from the report being built, an earlier run's from its folder
+(``items.jsonl``: type and retrieval per question; ``verdicts.jsonl``): the same records, read
+the same way. ``history.jsonl`` keeps only per-type means, so it stays small.
+
+Per question:
+
+- retrieval: every metric at every k (none for a question without relevant chunks);
+- judge: ``faithfulness`` and ``relevance`` (0-2), ``full_marks`` (1 when both are 2) and
+  ``quote_verified`` (1 when the quote was found; only for verdicts that quoted something),
+  all for ok verdicts only, as in the judge table (``judge.results.tables.judge_rows``); and
+  ``ok_share``: 1 for an ok verdict, 0 for any other, so its mean is the table's share of ok
+  verdicts among the judged answers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+
+from judge.errors import ConfigError, InputError
+from judge.judging.verdict import Verdict
+from judge.results.compare import MetricValues, QuestionValues
+from judge.results.folder import ItemRecord, ReportFolder, ReportsDir
+
+#: The judge metrics of a question, in display order.
+JUDGE_VALUES = ("faithfulness", "relevance", "full_marks", "quote_verified", "ok_share")
+
+
+def verdict_values(verdict: Verdict) -> dict[str, float]:
+    """The judge metrics of one verdict (``ok_share`` for every verdict, scores for ok ones)."""
+    v = verdict
+    if v.status != "ok" or v.faithfulness is None or v.relevance is None:
+        return {"ok_share": 0.0}
+    values = {
+        "faithfulness": float(v.faithfulness),
+        "relevance": float(v.relevance),
+        "full_marks": float(v.faithfulness == 2 and v.relevance == 2),
+    }
+    if v.match is not None and v.match.kind != "empty":
+        values["quote_verified"] = float(v.match.found)
+    values["ok_share"] = 1.0
+    return values
+
+
+def question_values(items: Iterable[ItemRecord], verdicts: Mapping[str, Verdict]) -> QuestionValues:
+    """Per question: its type, its retrieval metrics and its verdict's metrics."""
+    types: dict[str, str] = {}
+    retrieval: MetricValues = {}
+    judge: MetricValues = {name: {} for name in JUDGE_VALUES}
+    for item in items:
+        qid = item.question_id
+        types[qid] = item.type
+        for metric, value in item.retrieval.items():
+            retrieval.setdefault(metric, {})[qid] = value
+        verdict = verdicts.get(qid)
+        if verdict is not None:
+            for metric, value in verdict_values(verdict).items():
+                judge[metric][qid] = value
+    return QuestionValues(
+        types, {"retrieval": retrieval, "judge": {m: v for m, v in judge.items() if v}}
+    )
+
+
+def folder_values(folder: ReportFolder) -> QuestionValues:
+    """A report folder's values (a damaged file: one InputError naming it)."""
+    return question_values(folder.items().values(), folder.verdicts())
+
+
+def earlier_values(reports: ReportsDir) -> Callable[[str], QuestionValues | None]:
+    """Reads an earlier run's values by folder name, once per folder; None when the folder is
+    gone, damaged or of another format (the comparison then falls back to an older run)."""
+    read: dict[str, QuestionValues | None] = {}
+
+    def values(name: str) -> QuestionValues | None:
+        if name not in read:
+            try:
+                read[name] = folder_values(reports.folder(name))
+            except (ConfigError, InputError, OSError):
+                read[name] = None
+        return read[name]
+
+    return values

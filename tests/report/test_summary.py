@@ -1,0 +1,38 @@
+"""The console summary: what a user sees after `judge run`."""
+
+import json
+from pathlib import Path
+
+from judge.config import Config
+from judge.judging.backends import JudgeRequest
+from judge.judging.verdict import Reply
+from judge.pipeline import evaluate
+from judge.report.summary import REVIEW_LINES, console_summary
+from tests.fakes import ScriptedBackend
+
+
+def _flagged_or_failed(request: JudgeRequest) -> Reply:
+    """A faithful verdict quoting nothing that is in the context (flagged); every fifth item
+    a reply that is not JSON (failed)."""
+    if len(request.prompt) % 5 == 0:
+        return Reply(text="{not json", finish_reason="stop")
+    payload = {"evidence": "この文はどこにもない。", "faithfulness": 2, "relevance": 2, "note": ""}
+    return Reply(text=json.dumps(payload, ensure_ascii=False), finish_reason="stop")
+
+
+def test_every_failed_verdict_is_named_and_flagged_ones_are_bounded(
+    sample_config: Config, tmp_path: Path
+) -> None:
+    config = sample_config.with_overrides(
+        reports={"dir": tmp_path / "reports"}, judge={"cache_path": tmp_path / "cache.sqlite3"}
+    )
+    result = evaluate(config, backend=ScriptedBackend(_flagged_or_failed))
+    lines = console_summary(result.report, config, result.folder.path)
+    failed = [v.question_id for v in result.report.verdicts if v.status != "ok"]
+    flagged = [v.question_id for v in result.report.verdicts if v.status == "ok" and v.review]
+    assert failed and len(flagged) > REVIEW_LINES  # the case this test is about
+    named = [line.split(":")[0].strip() for line in lines if line.startswith("  q")]
+    assert set(failed) <= set(named)
+    assert len([q for q in named if q in flagged]) == REVIEW_LINES
+    more = len(flagged) - REVIEW_LINES
+    assert f"  … {more} more (report.md and review.html)" in lines
