@@ -412,6 +412,9 @@ def test_the_sample_report_carries_the_corrected_estimates(tmp_path: Path) -> No
     table = "\n".join(corrected_markdown_lines(result))
     row = f"| factual | 12 | 12 (16 labels) | {factual['judge_mean']:.2f} | {factual['estimate']:.2f} ["
     assert row in table
+    # report.md carries that table under the agreement with human labels.
+    report_md = (folder.path / "report.md").read_text(encoding="utf-8")
+    assert "### Corrected estimates" in report_md and row in report_md
 
 
 # --- assumptions -----------------------------------------------------------------------------
