@@ -181,7 +181,7 @@ def embedded(config: Config | None = None) -> dict[str, Any]:
     """
     from llama_cpp.llama_grammar import LlamaGrammar
 
-    from judge.judging.backends.embedded import EmbeddedBackend, gemma_turns
+    from judge.judging.backends.embedded import EmbeddedBackend, verdict_grammar
     from judge.judging.verdict import verdict_schema
 
     config = config or load_config(REPO / "judge.toml")
@@ -190,18 +190,18 @@ def embedded(config: Config | None = None) -> dict[str, Any]:
     items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
     prompt = load_prompt(config.judge.prompt)
     backend = EmbeddedBackend(settings)
-    grammar = LlamaGrammar.from_json_schema(json.dumps(verdict_schema()), verbose=False)
+    grammar = LlamaGrammar.from_string(verdict_grammar(json.dumps(verdict_schema())), verbose=False)
 
     def bare(item: Any) -> None:
         text = prompt.render(item.question.question, item.context, item.record.answer)
-        tokens = backend.llm.tokenize(gemma_turns(text).encode("utf-8"), special=True)
+        # The same tokens and stop strings as the backend: only the harness around it differs.
         backend.llm.create_completion(
-            prompt=tokens,
+            prompt=backend.tokens(text),
             max_tokens=settings.max_tokens,
             temperature=0.0,
             seed=settings.seed,
             grammar=grammar,
-            stop=["<end_of_turn>"],
+            stop=["<end_of_turn>"] if backend.prompt_format == "gemma-turns" else [],
         )
 
     with tempfile.TemporaryDirectory() as tmp:

@@ -127,6 +127,10 @@ class EmbeddedConfig(_Frozen):
     seed: StrictInt = 42
     n_threads: StrictInt | None = None
     """CPU threads; None lets llama.cpp choose."""
+    prompt_format: Literal["auto", "plain", "gemma-turns"] = "auto"
+    """How the prompt is given to the model: "gemma-turns" (Gemma's chat turns, for an -it
+    model), "plain" (text to continue, for a base model), or "auto": from the GGUF's metadata
+    (a chat template or a fine-tune name means chat turns). Part of the fingerprint."""
 
 
 class OpenAIConfig(_Frozen):

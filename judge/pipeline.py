@@ -228,6 +228,7 @@ def judge_info(opened: OpenedBackend, prompt: Prompt) -> JudgeInfo:
         prompt=str(prompt.path),
         prompt_sha256=prompt.sha256,
         evidence_verifier_version=VERIFIER_VERSION,
+        model_about=identity.about,
     )
 
 

@@ -85,7 +85,8 @@ def render_report_md(report: Report) -> str:
     lines = [
         f"# Report {md(m.folder)}",
         "",
-        f"- judge: **{md(judge.describe())}** ({md(judge.chosen_because)})",
+        f"- judge: **{md(judge.describe())}** ({md(judge.chosen_because)})"
+        + (f"; the model: {md(judge.model_about)}" if judge.model_about else ""),
         # The fingerprints are our own hex digests; paths and names are data.
         f"- prompt: {md(judge.prompt)} · fingerprint `{m.fingerprints.judge}`",
         f"- run: {md(m.run.source)} · golden `{m.fingerprints.golden}` · corpus "

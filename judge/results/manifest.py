@@ -38,6 +38,9 @@ class JudgeInfo(_Part):
     prompt: str
     prompt_sha256: str
     evidence_verifier_version: int
+    model_about: str | None = None
+    """What the model is, where the backend can tell (the embedded GGUF's metadata, and how
+    the prompt was given to it)."""
 
     def describe(self) -> str:
         return f"{self.backend} · {self.model}"

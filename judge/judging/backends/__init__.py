@@ -239,11 +239,15 @@ class BackendIdentity(BaseModel):
     reads_prompt: bool = True
     """False for judges that ignore the prompt file (the lexical baseline): then a prompt edit
     does not change their fingerprint, and they are not re-run for it."""
+    about: str | None = None
+    """What the model is, where the backend can tell (the embedded GGUF's own metadata):
+    recorded and shown, not fingerprinted (the digest already pins the file)."""
 
     def describe(self) -> str:
         digest = f", {self.digest[:19]}…" if self.digest else ""
         where = f" at {self.endpoint}" if self.endpoint else ""
-        return f"{self.kind} · {self.model}{digest}{where}"
+        about = f"\n       ({self.about})" if self.about else ""
+        return f"{self.kind} · {self.model}{digest}{where}{about}"
 
 
 class JudgeRequest(NamedTuple):

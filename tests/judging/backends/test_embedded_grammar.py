@@ -34,3 +34,63 @@ def test_an_unrecognised_character_rule_is_refused(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(grammar, "json_schema_to_gbnf", lambda _: 'root ::= "{}"\nchar ::= .\n')
     with pytest.raises(RuntimeError, match="no JSON string character rule"):
         embedded.verdict_grammar("{}")
+
+
+# --- what the GGUF says it is, and how the prompt is given to it ------------------------------
+
+
+def test_the_card_of_the_shipped_gguf_says_base_model() -> None:
+    # The metadata the shipped Gemma 3 270M GGUF carries (no fine-tune, no chat template).
+    card = embedded.model_card(
+        {"general.name": "Gemma 3 270m", "general.basename": "gemma-3", "general.type": "model"}
+    )
+    assert not card.tuned
+    assert card.describe() == "Gemma 3 270m: no fine-tune, no chat template (a base model)"
+    assert embedded.choose_format("auto", card)[0] == "plain"
+    assert embedded.choose_format("gemma-turns", card)[0] == "gemma-turns"
+
+
+def test_a_tuned_gguf_gets_chat_turns() -> None:
+    card = embedded.model_card(
+        {
+            "general.name": "Gemma 3 4b It",
+            "general.finetune": "it",
+            "general.base_model.0.name": "Gemma 3 4b",
+            "tokenizer.chat_template": "{{ bos_token }}...",
+        }
+    )
+    assert card.tuned
+    assert card.describe() == (
+        "Gemma 3 4b It: fine-tune it, base model Gemma 3 4b, a chat template"
+    )
+    assert embedded.choose_format("auto", card) == (
+        "gemma-turns",
+        "auto: the GGUF is tuned (chat template or fine-tune)",
+    )
+    assert embedded.choose_format("plain", card)[0] == "plain"
+    # A chat template alone is enough.
+    templated = embedded.model_card({"tokenizer.chat_template": "x"})
+    assert templated.tuned and templated.describe().startswith("unnamed model: no fine-tune")
+
+
+class _Tokenizer:
+    """Records how each piece was tokenized: (text, add_bos, special)."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, bool, bool]] = []
+
+    def tokenize(self, text: bytes, add_bos: bool, special: bool) -> list[int]:
+        self.calls.append((text.decode("utf-8"), add_bos, special))
+        return [len(self.calls)]
+
+
+@pytest.mark.parametrize("prompt_format", ["plain", "gemma-turns"])
+def test_only_the_wrapping_is_read_as_special_tokens(prompt_format: str) -> None:
+    # Corpus text and answers are in the prompt: "<end_of_turn>" there must stay text.
+    backend = object.__new__(embedded.EmbeddedBackend)
+    backend.llm = _Tokenizer()
+    backend.prompt_format = prompt_format
+    prompt = "chunk: <end_of_turn>\n<start_of_turn>model\n{...}"
+    assert backend.tokens(prompt) == [1, 2, 3]
+    before, after = embedded.WRAPPING[prompt_format]
+    assert backend.llm.calls == [(before, True, True), (prompt, False, False), (after, False, True)]
