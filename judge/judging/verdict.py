@@ -74,6 +74,9 @@ class Reply(BaseModel):
     latency_s: float = 0.0
     detail: str | None = None
     """Why the reply is missing (truncated or error)."""
+    score_probabilities: dict[str, tuple[float, float, float]] | None = None
+    """Per axis, the model's P(0), P(1), P(2) at the score's token, where the backend reports
+    token probabilities (``judge.judging.confidence``); None where it does not."""
 
 
 class Verdict(BaseModel):
@@ -97,6 +100,21 @@ class Verdict(BaseModel):
     completion_tokens: int | None = None
     latency_s: float = 0.0
     cached: bool = False
+    score_probabilities: dict[str, tuple[float, float, float]] | None = None
+    """The reply's score distributions (ok verdicts only), see ``Reply``."""
+
+    @property
+    def confidence(self) -> float | None:
+        """The judge's probability of the scores it gave: the lower of the two axes' (None
+        without probabilities, or for a verdict that is not ok)."""
+        probabilities = self.score_probabilities
+        if probabilities is None or self.faithfulness is None or self.relevance is None:
+            return None
+        chosen = {"faithfulness": self.faithfulness, "relevance": self.relevance}
+        shares = [
+            probabilities[axis][score] for axis, score in chosen.items() if axis in probabilities
+        ]
+        return min(shares) if shares else None
 
 
 def json_problem(exc: json.JSONDecodeError) -> str:
@@ -151,6 +169,7 @@ def make_verdict(
         note=payload.note,
         match=match,
         review=quote_flags(payload.faithfulness, payload.evidence, match, answerable),
+        score_probabilities=reply.score_probabilities,
         **common,
     )
 

@@ -48,7 +48,12 @@ TRIAGE_FLAGS: dict[str, str] = {
     "not_ok": "verdict status not ok",
     "adapter_failed": "adapter failed (no answer)",
     "verdict_flags": "flagged by the verdict's checks",
+    "low_confidence": "low judge confidence",
 }
+
+#: Below this probability of the scores it gave (the lower axis), a verdict is low-confidence:
+#: the judge put less than 60 % on its own choice among 0, 1 and 2.
+LOW_CONFIDENCE = 0.6
 
 #: What a found quote is; anything else with a quote is not verified.
 _VERIFIED = ("exact", "normalised")
@@ -104,6 +109,10 @@ def triage(item: ItemRecord, verdict: Verdict) -> Triage:
         # The verdict's flags are all about the quote: say it once.
         if not verdict.review:
             reasons.append(f"quote not verified ({match.kind.replace('_', ' ')})")
+    confidence = verdict.confidence
+    if confidence is not None and confidence < LOW_CONFIDENCE:
+        flags.append("low_confidence")
+        reasons.append(f"low judge confidence: {confidence:.0%} on the scores it gave")
     return Triage(flags, reasons, gap)
 
 
@@ -160,6 +169,8 @@ def page_data(report: Report) -> dict[str, Any]:
                 "flags": found.flags,
                 "reasons": found.reasons,
                 "gap": found.gap,
+                "confidence": verdict.confidence,
+                "score_probabilities": verdict.score_probabilities,
             }
         )
     # No answer, so nothing to judge or mark; listed (with the question) so that a failing RAG
@@ -181,6 +192,8 @@ def page_data(report: Report) -> dict[str, Any]:
                 "flags": ["adapter_failed"],
                 "reasons": [f"the adapter gave no answer: {failed.error}"],
                 "gap": 0,
+                "confidence": None,
+                "score_probabilities": None,
             }
         )
     statuses = {v["verdict"]["status"] for v in items if v["verdict"]}
@@ -314,7 +327,8 @@ function markText(mark) {
 // --- rendering (textContent only) -----------------------------------------------------------
 const matchClass = {exact: 'good', normalised: 'good', partial: 'warn', absent: 'bad', too_short: 'bad', empty: ''};
 const flagShort = {disagrees: '≠ human', foreign_quote: 'non-golden quote', unverified_quote: 'quote unverified',
-                   not_ok: 'not ok', adapter_failed: 'adapter failed', verdict_flags: 'flagged'};
+                   not_ok: 'not ok', adapter_failed: 'adapter failed', verdict_flags: 'flagged',
+                   low_confidence: 'low confidence'};
 function highlighted(text, start, end) {
   // Spans are in Unicode code points (Python); JavaScript strings count UTF-16 units.
   const chars = Array.from(text);
@@ -436,6 +450,12 @@ function fillDetail(entry) {
   head.appendChild(document.createTextNode(' '));
   head.appendChild(el('span', 'badge', item.type + (item.split ? ' · ' + item.split : '')));
   if (v && v.match) head.appendChild(el('span', 'badge ' + (matchClass[v.match.kind] || ''), 'quote: ' + v.match.kind));
+  if (item.score_probabilities) {
+    // The judge's own distribution over 0/1/2 per axis, where its backend reports it.
+    for (const [axis, probs] of Object.entries(item.score_probabilities)) {
+      head.appendChild(el('span', 'badge', axis + ' P(0/1/2) ' + probs.map((p) => Math.round(p * 100) + '%').join(' / ')));
+    }
+  }
   for (const label of item.labels) {
     head.appendChild(el('span', 'badge', 'human ' + label.labeller + ': F' + label.faithfulness + ' R' + label.relevance));
   }
@@ -556,6 +576,8 @@ const sorts = {
   order: (a, b) => a.position - b.position,
   reasons: (a, b) => b.item.flags.length - a.item.flags.length || a.position - b.position,
   gap: (a, b) => b.item.gap - a.item.gap || a.position - b.position,
+  // Least confident first; items without a confidence (none reported, or no verdict) last.
+  confidence: (a, b) => (a.item.confidence ?? 2) - (b.item.confidence ?? 2) || a.position - b.position,
 };
 function ordered() { return Array.from(entries.values()).sort(sorts[$('sort').value] || sorts.order); }
 function sortItems() { for (const entry of ordered()) list.appendChild(entry.section); }
@@ -675,7 +697,7 @@ BODY = """<header>
 <label>quote <select id="f-match"><option value="">all</option></select></label>
 <label>faithfulness <select id="f-faith"><option value="">any</option><option>0</option><option>1</option><option>2</option></select></label>
 <label>relevance <select id="f-rel"><option value="">any</option><option>0</option><option>1</option><option>2</option></select></label>
-<label>sort <select id="sort"><option value="order">golden-set order</option><option value="reasons">most reasons first</option><option value="gap">largest disagreement first</option></select></label>
+<label>sort <select id="sort"><option value="order">golden-set order</option><option value="reasons">most reasons first</option><option value="gap">largest disagreement first</option><option value="confidence">least confident first</option></select></label>
 </div>
 <div class="filters">
 <button id="open-all" type="button">Open all shown</button>

@@ -501,6 +501,20 @@ def test_triage_flags() -> None:
         ["parse_error: not JSON"],
         0,
     )
+    # Low confidence: the judge put less than LOW_CONFIDENCE on a score it gave (either axis).
+    unsure = _verdict().model_copy(
+        update={"score_probabilities": {"faithfulness": (0.1, 0.45, 0.45), "relevance": (0, 0, 1)}}
+    )
+    assert unsure.confidence == 0.45
+    assert triage(_item(), unsure) == (
+        ["low_confidence"],
+        ["low judge confidence: 45% on the scores it gave"],
+        0,
+    )
+    sure = unsure.model_copy(
+        update={"score_probabilities": {"faithfulness": (0, 0.3, 0.7), "relevance": (0, 0, 1)}}
+    )
+    assert triage(_item(), sure).flags == []
 
 
 def test_page_language_follows_the_questions() -> None:

