@@ -16,6 +16,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import batch_bench
 import gate_sim
 import judge_bench
 import retrieval_bench
@@ -58,6 +59,9 @@ def main() -> None:
     )
     results["gate"] = gate_sim.run()
     print("\n".join(gate_sim.describe(results["gate"])))
+    print("batch export and import, 100,000 items (targets: export < 30 s, import < 60 s)")
+    results["batch"] = b = batch_bench.run()
+    print("\n".join(batch_bench.describe(b)))
     if os.environ.get("BENCH_SKIP_EMBEDDED") != "1":
         print(
             "embedded Gemma 3 270M on the sample set: harness vs bare llama-cpp-python "

@@ -33,6 +33,9 @@ if TYPE_CHECKING:
     from judge.results.folder import ReportsDir
 
 DEFAULT_CONFIG = "judge.toml"
+#: judge.batch.DEFAULT_MAX_FILE_MB, as a literal so that 'judge --help' imports nothing
+#: (tests/test_batch.py checks they agree).
+DEFAULT_BATCH_FILE_MB = 100.0
 
 
 def _config(args: argparse.Namespace) -> Config:
@@ -500,6 +503,56 @@ class _Version(argparse.Action):
         parser.exit()
 
 
+def cmd_batch_export(args: argparse.Namespace) -> int:
+    from judge.batch import export_batch
+
+    config = _config(args)
+    result = export_batch(
+        config,
+        Path(args.out) if args.out else None,
+        max_file_mb=args.max_file_mb,
+        run_path=args.run,
+    )
+    _warn(result.warnings)
+    if result.manifest is None:
+        _say(
+            f"nothing to export: all {result.total} item(s) are in the cache for judge "
+            f"configuration {result.fingerprint} (judge.openai: {config.judge.openai.model})"
+        )
+        return 0
+    size = sum(f.bytes for f in result.files) / 1024 / 1024
+    _say(
+        f"wrote {result.pending} pending item(s) in {len(result.files)} file(s) ({size:.1f} MB) "
+        f"to {result.out_dir}; {result.cached} of {result.total} already in the cache; "
+        f"manifest {result.manifest}"
+    )
+    _say(
+        f"run them with a batch engine serving '{config.judge.openai.model}' (docs/batch.md), "
+        f"then: judge batch import {result.out_dir}/results-*.jsonl"
+    )
+    return 0
+
+
+def cmd_batch_import(args: argparse.Namespace) -> int:
+    from judge.batch import import_batch
+
+    config = _config(args)
+    result = import_batch(
+        config, [Path(f) for f in args.files], Path(args.manifest) if args.manifest else None
+    )
+    for problem in result.problems:
+        _say(f"error: {problem}", err=True, one_line=True)
+    _say(
+        f"imported {result.imported} replies into {config.judge.cache_path} from "
+        f"{result.lines} lines, {result.already} already there; {len(result.not_judged)} not "
+        f"judged by the engine; {len(result.problems)} problems; {result.still_pending} items "
+        f"of the export still without a reply"
+    )
+    if result.still_pending == 0 and not result.problems:
+        _say("every item is in the cache: 'judge run --backend openai' judges nothing again")
+    return EXIT_BAD_INPUT if result.problems else 0
+
+
 def _add_input_commands(commands: _Commands) -> None:
     commands.add("check", cmd_check, "validate the golden set, corpus, run and labels", _ANSWERS)
     retrieval = commands.add("retrieval", cmd_retrieval, "per-type retrieval metrics", _ANSWERS)
@@ -649,6 +702,34 @@ def _add_cache_commands(commands: _Commands) -> None:
     )
 
 
+def _add_batch_commands(commands: _Commands) -> None:
+    batch = _Commands(
+        commands.add("batch", None, "judge through a batch engine (vLLM, Ray Data, batch APIs)"),
+        "batch_command",
+    )
+    export = batch.add(
+        "export",
+        cmd_batch_export,
+        "write the items not yet in the cache for judge.openai as OpenAI Batch JSONL",
+    )
+    export.add_argument("--run", type=Path, help="a run file (overrides data.run / data.adapter)")
+    export.add_argument(
+        "--out", help="folder to write to (default reports/batch/<time>-<fingerprint>)"
+    )
+    export.add_argument(
+        "--max-file-mb",
+        type=float,
+        default=DEFAULT_BATCH_FILE_MB,
+        help=f"largest request file, in MB (default {DEFAULT_BATCH_FILE_MB:g}; "
+        "at most 50,000 requests a file)",
+    )
+    imp = batch.add("import", cmd_batch_import, "read a batch engine's output files into the cache")
+    imp.add_argument("files", nargs="+", metavar="FILE", help="the engine's output files (JSONL)")
+    imp.add_argument(
+        "--manifest", help="the export's manifest.json (default: the one beside the first FILE)"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge",
@@ -665,6 +746,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_folder_commands(commands)
     _add_audit_commands(commands)
     _add_cache_commands(commands)
+    _add_batch_commands(commands)
     return parser
 
 

@@ -1,4 +1,5 @@
-"""The verdict cache: SQLite (standard library), WAL, one transaction per verdict.
+"""The verdict cache: SQLite (standard library), WAL, one transaction per verdict (or per
+chunk of a bulk import).
 
 A row is the backend's ``Reply`` for one item under one judge fingerprint:
 
@@ -194,6 +195,45 @@ class VerdictCache:
                 "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
                 (fingerprint, item_key, question_id, reply.model_dump_json(), _now()),
             )
+
+    def put_many(self, fingerprint: str, rows: Iterable[tuple[str, str, Reply]]) -> int:
+        """Store many ``(item_key, question_id, reply)`` in one transaction; return how many
+        were new.
+
+        For bulk imports (``judge batch import``): one commit for the lot instead of one per
+        row. A reply already cached for the item is kept, not replaced, so importing the same
+        file twice changes nothing, and a crash leaves either the whole lot or none of it.
+        Like ``put``, only model replies are stored.
+        """
+        now = _now()
+        values = (
+            (fingerprint, key, question_id, reply.model_dump_json(), now)
+            for key, question_id, reply in rows
+            if reply.kind == "reply"
+        )
+        with self._errors():
+            # The connection commits each statement by itself (isolation_level=None): one
+            # explicit transaction, taking the write lock at once (IMMEDIATE) so that a
+            # concurrent writer makes this wait on the busy timeout rather than fail midway.
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                before = self.db.total_changes
+                self.db.executemany("INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?)", values)
+                added = self.db.total_changes - before
+                self.db.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                raise
+            return added
+
+    def cached_keys(self, fingerprint: str) -> set[str]:
+        """The item keys that have a reply under ``fingerprint`` (replies not read)."""
+        with self._errors():
+            rows = self.db.execute(
+                "SELECT item_key FROM replies WHERE fingerprint = ?", (fingerprint,)
+            )
+            return {key for (key,) in rows}
 
     def stats(self) -> list[FingerprintStats]:
         with self._errors():

@@ -6,7 +6,7 @@ import sqlite3
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -287,3 +287,37 @@ def test_a_cache_path_that_is_a_folder_says_what_to_fix(tmp_path: Path) -> None:
     (tmp_path / "c.sqlite3").mkdir()
     with pytest.raises(ConfigError, match=r"judge.cache_path must name a file in a folder"):
         VerdictCache(tmp_path / "c.sqlite3")
+
+
+def test_put_many_adds_only_new_model_replies_in_one_transaction(tmp_path: Path) -> None:
+    cache = VerdictCache(tmp_path / "c.sqlite3")
+    try:
+        cache.put("h1:fp", "k0", "q0", Reply(text="judged live"))
+        rows = [
+            ("k0", "q0", Reply(text="imported")),  # already there: kept as it was
+            ("k1", "q1", Reply(text="imported")),
+            ("k2", "q2", Reply(kind="truncated", detail="over the context")),  # never stored
+            ("k3", "q3", Reply(kind="error", detail="HTTP 500")),
+        ]
+        assert cache.put_many("h1:fp", rows) == 1
+        assert cache.put_many("h1:fp", rows) == 0  # idempotent
+        assert {
+            k: r.text for k, r in cache.get_many("h1:fp", ["k0", "k1", "k2", "k3"]).items()
+        } == {
+            "k0": "judged live",
+            "k1": "imported",
+        }
+        assert cache.cached_keys("h1:fp") == {"k0", "k1"} and cache.cached_keys("h1:x") == set()
+
+        def failing() -> Iterator[tuple[str, str, Reply]]:
+            yield ("k5", "q5", Reply(text="a"))
+            yield ("k6", "q6", Reply(text="b"))
+            raise KeyboardInterrupt  # a crash in the middle of the lot
+
+        with pytest.raises(KeyboardInterrupt):
+            cache.put_many("h1:fp", failing())
+        assert cache.cached_keys("h1:fp") == {"k0", "k1"}  # all of the lot or none of it
+        assert not cache.db.in_transaction
+        assert cache.put_many("h1:fp", [("k5", "q5", Reply(text="a"))]) == 1
+    finally:
+        cache.close()

@@ -1,11 +1,13 @@
 import json
+import random
+import string
 from pathlib import Path
 
 import pytest
 
 from judge.errors import PromptError
 from judge.judging.items import ContextChunk
-from judge.judging.prompts import load_prompt
+from judge.judging.prompts import CONTROL_MARKERS, load_prompt
 from tests.conftest import REPO
 
 
@@ -70,3 +72,58 @@ def test_chat_control_markers_in_the_inputs_stay_text(tmp_path: Path) -> None:
     for marker in ("<end_of_turn>", "<start_of_turn>", "<|im_start|>"):
         assert marker not in text
     assert json.loads(text.splitlines()[-1].removeprefix("A=")) == hostile
+
+
+def _reference(template: str, question: str, context: list[ContextChunk], answer: str) -> str:
+    """The rendering as first written: string.Template with each value json.dumps'd."""
+
+    def data(value: object, indent: int | None = None) -> str:
+        text = json.dumps(value, ensure_ascii=False, indent=indent)
+        for marker in CONTROL_MARKERS:
+            text = text.replace(marker, "\\u003c" + marker[1:])
+        return text
+
+    chunks = [{"chunk_id": c.chunk_id, "text": c.text} for c in context]
+    return string.Template(template).substitute(
+        question=data(question), context=data(chunks, indent=1), answer=data(answer)
+    )
+
+
+def test_rendering_is_byte_for_byte_the_json_dumps_rendering(tmp_path: Path) -> None:
+    # The fast rendering (C string encoder, template split once) on hostile text: quotes,
+    # backslashes, control characters, markers, "$", surrogates' neighbours, Japanese.
+    pieces = [
+        '"',
+        "\\",
+        "\n",
+        "\t",
+        "\x00",
+        "\x1f",
+        "\u2028",
+        "$x",
+        "${q}",
+        "<end_of_turn>",
+        "<|im_start|>",
+        "<",
+        "年額3,800円",
+        "🙂",
+        "</script>",
+        " ",
+        "a",
+    ]
+    rng = random.Random(7)
+    text = "# Judge $$5\nQ: $question\nC:\n${context}\nA: $answer\n$$"
+    path = tmp_path / "p.md"
+    path.write_text(text, encoding="utf-8")
+    prompt = load_prompt(path)
+    for _ in range(300):
+
+        def word() -> str:
+            return "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+
+        context = [
+            ContextChunk(rank, word() or "c", word()) for rank in range(1, rng.randint(1, 5))
+        ]
+        question, answer = word(), word()
+        rendered = prompt.render(question, context, answer)
+        assert rendered == _reference(text, question, context, answer)

