@@ -103,10 +103,41 @@ class RetrievalConfig(_Frozen):
         return (self.context_k, *rest)
 
 
+def _distinct(urls: list[str], key: str) -> None:
+    """Refuse an empty pool, and a server listed twice (its slots would count twice)."""
+    if not urls:
+        raise ValueError(f"endpoints is empty; list the servers, or remove it to use {key}")
+    seen: set[str] = set()
+    for url in urls:
+        url = url.rstrip("/")
+        if url in seen:
+            raise ValueError(f"endpoints lists {key} {url} twice; give each server once")
+        seen.add(url)
+
+
+class OllamaEndpoint(_Frozen):
+    """One Ollama server of a pool (``judge.ollama.endpoints``)."""
+
+    host: str = Field(min_length=1)
+    concurrency: StrictInt = Field(ge=1, le=256)
+    """Requests in flight on this server: its OLLAMA_NUM_PARALLEL."""
+
+
+class OpenAIEndpoint(_Frozen):
+    """One OpenAI-compatible server of a pool (``judge.openai.endpoints``)."""
+
+    base_url: str = Field(min_length=1)
+    concurrency: StrictInt = Field(ge=1, le=256)
+    """Requests in flight on this server (vLLM batches many: its --max-num-seqs or less)."""
+
+
 class OllamaConfig(_Frozen):
     """The production judge: a Gemma model served by Ollama."""
 
     host: str = "http://127.0.0.1:11434"
+    endpoints: tuple[OllamaEndpoint, ...] | None = None
+    """Several servers used together (a pool); when set, ``host`` and ``judge.concurrency``
+    are not used. Not in the fingerprint."""
     model: str = "gemma3:12b"
     num_ctx: StrictInt = Field(default=8192, ge=512)
     num_predict: StrictInt = Field(default=320, ge=16)
@@ -114,6 +145,12 @@ class OllamaConfig(_Frozen):
     keep_alive: str = "30m"
     timeout_s: StrictFloat = Field(default=600.0, gt=0)
     """Per request, including time queued in the server behind other requests."""
+
+    @model_validator(mode="after")
+    def _check(self) -> OllamaConfig:
+        if self.endpoints is not None:
+            _distinct([e.host for e in self.endpoints], "host")
+        return self
 
 
 class EmbeddedConfig(_Frozen):
@@ -137,6 +174,9 @@ class OpenAIConfig(_Frozen):
     """Any OpenAI-compatible chat completions server (vLLM, llama.cpp server, LM Studio)."""
 
     base_url: str = "http://127.0.0.1:8000/v1"
+    endpoints: tuple[OpenAIEndpoint, ...] | None = None
+    """Several servers used together (a pool); when set, ``base_url`` and
+    ``judge.concurrency`` are not used. Not in the fingerprint."""
     model: str = "gemma-3-12b-it"
     api_key_env: str = "OPENAI_API_KEY"
     """Environment variable holding the API key; unset means no key is sent."""
@@ -147,6 +187,12 @@ class OpenAIConfig(_Frozen):
     seed: StrictInt = 42
     timeout_s: StrictFloat = Field(default=600.0, gt=0)
 
+    @model_validator(mode="after")
+    def _check(self) -> OpenAIConfig:
+        if self.endpoints is not None:
+            _distinct([e.base_url for e in self.endpoints], "base_url")
+        return self
+
 
 class JudgeConfig(_Frozen):
     """The LLM judge."""
@@ -155,7 +201,8 @@ class JudgeConfig(_Frozen):
     """auto = Ollama when it answers, else embedded."""
     prompt: Path = Path("prompts/judge.v1.md")
     concurrency: StrictInt = Field(default=1, ge=1, le=256)
-    """Items judged at once. More than the server's parallel slots only adds queueing."""
+    """Items judged at once. More than the server's parallel slots only adds queueing. With
+    ``endpoints`` (a pool) the sum of their concurrencies is used instead."""
     max_attempts: StrictInt = Field(default=4, ge=1, le=20)
     """Attempts per item for transient backend errors (timeouts, 5xx)."""
     cache_path: Path = Path(".judge-cache/verdicts.sqlite3")

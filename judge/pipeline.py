@@ -15,21 +15,23 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from judge.config import Config
-from judge.errors import ConfigError, Interrupted
+from judge.errors import BackendUnavailable, ConfigError, Interrupted
 from judge.inputs.adapter import AdapterProgress, adapter_answers
 from judge.inputs.golden import GoldenSet, Leak, find_leaks, load_golden
 from judge.inputs.labels import Labels, load_labels_if_any
 from judge.inputs.runs import Run, load_run
 from judge.judging.backends import JudgeBackend, OpenedBackend, open_backend
+from judge.judging.backends.pool import PoolRefused, judging_concurrency
 from judge.judging.cache import VerdictCache
 from judge.judging.evidence import VERIFIER_VERSION
 from judge.judging.grading import (
     Fingerprint,
     JudgeProgress,
     cached_verdicts,
+    judge_fingerprint,
     judge_items,
 )
-from judge.judging.items import build_items
+from judge.judging.items import JudgeItem, build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.report.build import Judged, Measured, Report, build_report
 from judge.report.files import render_files
@@ -209,11 +211,37 @@ class Evaluation(NamedTuple):
         return pd.DataFrame(rows).set_index("question_id")
 
 
-def _open(config: Config, backend: JudgeBackend | None) -> tuple[OpenedBackend, bool]:
-    """The backend to judge with, and whether this evaluation owns (and so closes) it."""
-    if backend is None:
+def _open(
+    config: Config, backend: JudgeBackend | None, items: list[JudgeItem], prompt: Prompt
+) -> tuple[OpenedBackend, bool]:
+    """The backend to judge with, and whether this evaluation owns (and so closes) it.
+
+    The ``openai`` judge runs without a server when every reply is in the cache already
+    (imported from a batch engine by ``judge batch import``): there is nothing to ask it. A
+    pool that some servers answered (``PoolRefused``) is a configuration to fix, not this case.
+    """
+    if backend is not None:
+        return OpenedBackend(backend, "given by the caller"), False
+    try:
         return open_backend(config.judge), True
-    return OpenedBackend(backend, "given by the caller"), False
+    except PoolRefused:
+        raise
+    except BackendUnavailable as exc:
+        if config.judge.backend != "openai":
+            raise
+        from judge.judging.backends.openai import CachedOpenAI
+
+        offline = CachedOpenAI(config.judge.openai, str(exc))
+        cache = VerdictCache(config.judge.cache_path)
+        try:
+            fingerprint = judge_fingerprint(offline.identity, prompt).value
+            missing = {item.key for item in items} - cache.cached_keys(fingerprint)
+        finally:
+            cache.close()
+        if missing:
+            raise
+        reason = f"backend = openai: no server ({exc}), but every reply is in the cache"
+        return OpenedBackend(offline, reason), True
 
 
 def judge_info(opened: OpenedBackend, prompt: Prompt) -> JudgeInfo:
@@ -286,7 +314,8 @@ def _evaluate(
         )
         hooks.on_inputs(inputs)
         measured = measure_retrieval(config, inputs.golden, inputs.run, inputs.run_source)
-        opened, owned = _open(config, backend)
+        items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
+        opened, owned = _open(config, backend, items, prompt)
         try:
             hooks.on_judge_chosen(
                 JudgeChoice(
@@ -300,11 +329,11 @@ def _evaluate(
             cache = VerdictCache(config.judge.cache_path)
             try:
                 outcome = judge_items(
-                    build_items(inputs.golden, inputs.run, config.retrieval.context_k),
+                    items,
                     opened.backend,
                     prompt,
                     cache,
-                    concurrency=config.judge.concurrency,
+                    concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
                     max_attempts=config.judge.max_attempts,
                     on_progress=hooks.on_judging,
                     rejudge_failed=rejudge_failed,

@@ -14,6 +14,11 @@ the fault tests in ``tests/hostile/test_faults.py``:
 
 A misbehaving reply is bounded: it stops after ``max_bytes`` bytes or ``max_s`` seconds, when
 the client goes away, or when the server is stopped (``server.stop()``).
+
+For the endpoint pool (``tests/judging/backends/test_pool.py``): ``digest`` is the model digest
+it reports, ``fail_after`` makes it a server that crashes mid-run (every chat request after
+that many is answered by closing the connection, no reply), and ``peak_in_flight`` is the
+most chat requests it ever had at once.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ import contextlib
 import json
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -34,15 +40,32 @@ class Loopback(ThreadingHTTPServer):
     daemon_threads = True
     chat_requests = 0
     """How many chat requests arrived (each attempt of the judge is one)."""
+    in_flight = 0
+    peak_in_flight = 0
+    """The most chat requests being handled at once (arrived, not yet answered)."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.stopping = threading.Event()
         self._count_lock = threading.Lock()
 
-    def count_chat(self) -> None:
+    def count_chat(self) -> int:
+        """Count one more chat request; its number (1 for the first)."""
         with self._count_lock:
             self.chat_requests += 1
+            return self.chat_requests
+
+    @contextlib.contextmanager
+    def handling(self) -> Iterator[None]:
+        """Count a chat request in flight while it is handled."""
+        with self._count_lock:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+        try:
+            yield
+        finally:
+            with self._count_lock:
+                self.in_flight -= 1
 
     def stop(self) -> None:
         """Stop serving; replies being trickled end within ``trickle_s``."""
@@ -78,6 +101,8 @@ def start(
     trickle_s: float = 1.0,
     max_bytes: int = 60,
     max_s: float = 60.0,
+    digest: str = "d" * 64,
+    fail_after: int | None = None,
 ) -> Loopback:
     """Start the server in a daemon thread; ``server.server_address[1]`` is its port."""
     if fault is not None and fault not in FAULTS:
@@ -114,7 +139,7 @@ def start(
                             {
                                 "name": MODEL,
                                 "model": MODEL,
-                                "digest": "d" * 64,
+                                "digest": digest,
                                 "size": 1,
                                 "modified_at": "2026-01-01T00:00:00Z",
                             }
@@ -124,10 +149,17 @@ def start(
 
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
-            self.server.count_chat()
+            number = self.server.count_chat()
+            with self.server.handling():
+                self._answer(number)
+
+        def _answer(self, number: int) -> None:
             reply = _openai_reply() if self.path.startswith("/v1/") else _ollama_reply()
             if fault is not None:
                 self._misbehave(json.dumps(reply).encode())
+                return
+            if fail_after is not None and number > fail_after:
+                self.close_connection = True  # crashed: the connection closes, no reply
                 return
             with gate:
                 time.sleep(delay_s)

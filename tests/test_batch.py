@@ -618,3 +618,35 @@ def test_batch_commands_say_what_they_wrote_and_imported(
     assert "1 items of the export still without a reply" in said
     assert main(["--config", toml, "batch", "export", "--out", str(out_dir / "again")]) == 0
     assert "wrote 1 pending item(s)" in capsys.readouterr().out
+
+
+def test_after_an_import_a_run_needs_no_server_unless_a_reply_is_missing(
+    tiny: Tiny, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The batch engine was elsewhere: no OpenAI-compatible server answers here (port 9).
+    from judge.cli import main
+
+    config = openai_config(tiny, base_url="http://127.0.0.1:9/v1")
+    assert config.source is not None
+    text = config.source.read_text(encoding="utf-8")
+    config.source.write_text(
+        text + '\n[judge.openai]\nbase_url = "http://127.0.0.1:9/v1"\n', encoding="utf-8"
+    )
+    toml = str(config.source)
+    out_dir = config.reports.dir / "b"
+    assert main(["--config", toml, "batch", "export", "--out", str(out_dir)]) == 0
+    manifest = read_manifest(out_dir / MANIFEST_NAME)
+    export = BatchExport(out_dir, out_dir / MANIFEST_NAME, manifest.files, 4, 0, 4, "", [])
+    partial = engine(export, q4=lambda r: ENGINE_ERRORS["openai_400"][0](r["custom_id"]))
+    assert main(["--config", toml, "batch", "import", str(partial)]) == 2
+    capsys.readouterr()
+    # One reply missing: the server is needed, and it is not there.
+    assert main(["--config", toml, "run", "--backend", "openai"]) == 3
+    assert "127.0.0.1:9" in capsys.readouterr().err
+    # Every reply there: the run completes from the cache and says why no server was needed.
+    assert main(["--config", toml, "batch", "import", str(engine(export, "all.jsonl"))]) == 0
+    capsys.readouterr()
+    assert main(["--config", toml, "run", "--backend", "openai"]) == 0
+    out, err = capsys.readouterr()
+    assert "every reply is in the cache" in out + err
+    assert "(4 from the cache)" in out + err

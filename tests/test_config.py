@@ -173,3 +173,76 @@ def test_the_old_threshold_is_the_share_margin_with_a_warning(
     path.write_text(base + "regression_threshold = 0.08\nmargin_share = 0.05\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="regression_threshold is the old name of margin_share"):
         load_config(path)
+
+
+def test_endpoints_of_a_pool_are_checked(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        '[data]\nquestions = "q"\ncorpus = "c"\n'
+        "[[judge.ollama.endpoints]]\n"
+        'host = "http://gpu-a:11434"\nconcurrency = 4\n'
+        "[[judge.ollama.endpoints]]\n"
+        'host = "http://gpu-b:11434"\nconcurrency = 2\n'
+        "[judge.openai]\n"
+        'endpoints = [{base_url = "http://vllm-a:8000/v1", concurrency = 16}]\n',
+    )
+    config = load_config(path)
+    endpoints = config.judge.ollama.endpoints
+    assert endpoints is not None
+    assert [(e.host, e.concurrency) for e in endpoints] == [
+        ("http://gpu-a:11434", 4),
+        ("http://gpu-b:11434", 2),
+    ]
+    assert config.judge.openai.endpoints is not None
+    assert config.judge.openai.endpoints[0].concurrency == 16
+    # A recorded configuration survives its round trips (overrides, re-rendering).
+    assert config.with_overrides(judge={"concurrency": 2}).judge.ollama.endpoints == endpoints
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert (
+        load_config(_write(plain, '[data]\nquestions = "q"\ncorpus = "c"\n')).judge.ollama.endpoints
+        is None
+    )
+
+
+@pytest.mark.parametrize(
+    ("endpoints", "said"),
+    [
+        (
+            '[{host = "http://a:11434", concurrency = 2}, {host = "http://a:11434/", concurrency = 1}]',
+            "judge.ollama: endpoints lists host http://a:11434 twice; give each server once",
+        ),
+        (
+            '[{host = "http://a:11434", concurrency = 0}]',
+            "judge.ollama.endpoints.0.concurrency: Input should be greater than or equal to 1",
+        ),
+        ('[{host = "http://a:11434"}]', "field 'judge.ollama.endpoints.0.concurrency' missing"),
+        ('[{host = "http://a:11434", concurrency = "4"}]', "judge.ollama.endpoints.0.concurrency:"),
+        ("[]", "judge.ollama: endpoints is empty; list the servers, or remove it to use host"),
+        (
+            '[{host = "http://a:11434", concurrency = 1, slots = 2}]',
+            "unknown field 'judge.ollama.endpoints.0.slots'",
+        ),
+    ],
+)
+def test_bad_endpoints_are_errors_naming_them(tmp_path: Path, endpoints: str, said: str) -> None:
+    path = _write(
+        tmp_path,
+        f'[data]\nquestions = "q"\ncorpus = "c"\n[judge.ollama]\nendpoints = {endpoints}\n',
+    )
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert any(line.startswith(f"{path}: {said}") for line in str(caught.value).splitlines()), str(
+        caught.value
+    )
+
+
+def test_openai_endpoints_are_distinct_too(tmp_path: Path) -> None:
+    path = _write(
+        tmp_path,
+        '[data]\nquestions = "q"\ncorpus = "c"\n[judge.openai]\nendpoints = ['
+        '{base_url = "http://v:8000/v1", concurrency = 8}, '
+        '{base_url = "http://v:8000/v1", concurrency = 8}]\n',
+    )
+    with pytest.raises(ConfigError, match="endpoints lists base_url http://v:8000/v1 twice"):
+        load_config(path)

@@ -13,6 +13,7 @@ embedded judge is actually chosen.
 from __future__ import annotations
 
 import contextlib
+import functools
 import socket
 import threading
 import time
@@ -278,7 +279,26 @@ class JudgeBackend(Protocol):
 def _ollama(config: JudgeConfig) -> JudgeBackend:
     from judge.judging.backends.ollama import OllamaBackend
 
-    return OllamaBackend(config.ollama)
+    endpoints = config.ollama.endpoints
+    if endpoints is None:
+        return OllamaBackend(config.ollama)
+    from judge.judging.backends.pool import open_pool
+
+    # Each member is the configured backend on one host: everything else is the same.
+    return open_pool(
+        [
+            (
+                e.host,
+                functools.partial(
+                    OllamaBackend,
+                    config.ollama.model_copy(update={"host": e.host, "endpoints": None}),
+                ),
+                e.concurrency,
+            )
+            for e in endpoints
+        ],
+        "judge.ollama.endpoints",
+    )
 
 
 def _embedded(config: JudgeConfig) -> JudgeBackend:
@@ -290,7 +310,25 @@ def _embedded(config: JudgeConfig) -> JudgeBackend:
 def _openai(config: JudgeConfig) -> JudgeBackend:
     from judge.judging.backends.openai import OpenAIBackend
 
-    return OpenAIBackend(config.openai)
+    endpoints = config.openai.endpoints
+    if endpoints is None:
+        return OpenAIBackend(config.openai)
+    from judge.judging.backends.pool import open_pool
+
+    return open_pool(
+        [
+            (
+                e.base_url,
+                functools.partial(
+                    OpenAIBackend,
+                    config.openai.model_copy(update={"base_url": e.base_url, "endpoints": None}),
+                ),
+                e.concurrency,
+            )
+            for e in endpoints
+        ],
+        "judge.openai.endpoints",
+    )
 
 
 def _lexical(config: JudgeConfig) -> JudgeBackend:
@@ -314,11 +352,30 @@ class OpenedBackend(NamedTuple):
     reason: str
 
 
+def _pooled(reason: str, backend: JudgeBackend) -> str:
+    """The reason, with how a pool of servers will be used."""
+    from judge.judging.backends.pool import PooledBackend
+
+    if not isinstance(backend, PooledBackend):
+        return reason
+    return f"{reason} ({backend.setting}: {backend.capacity} requests at once)"
+
+
 def open_backend(config: JudgeConfig) -> OpenedBackend:
-    """Construct (and preflight) the configured backend; ``auto`` prefers Ollama."""
+    """Construct (and preflight) the configured backend; ``auto`` prefers Ollama.
+
+    With ``endpoints`` the ``ollama`` and ``openai`` backends are a pool
+    (``judge.judging.backends.pool``). ``auto`` falls back to the embedded model when no
+    Ollama endpoint answers, not when only some do (``PoolRefused``).
+    """
+    from judge.judging.backends.pool import PoolRefused
+
     if config.backend == "auto":
         try:
-            return OpenedBackend(_ollama(config), "auto: Ollama answered")
+            ollama = _ollama(config)
+            return OpenedBackend(ollama, _pooled("auto: Ollama answered", ollama))
+        except PoolRefused:
+            raise
         except BackendUnavailable as exc:
             try:
                 backend = _embedded(config)
@@ -332,4 +389,5 @@ def open_backend(config: JudgeConfig) -> OpenedBackend:
     factory = BACKENDS.get(config.backend)
     if factory is None:
         raise ConfigError(f"unknown backend '{config.backend}'; use one of {', '.join(BACKENDS)}")
-    return OpenedBackend(factory(config), f"backend = {config.backend}")
+    backend = factory(config)
+    return OpenedBackend(backend, _pooled(f"backend = {config.backend}", backend))
