@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from judge.errors import ConfigError
 from judge.jsonl import (
     DEFAULT_MAX_FILE_MB,
+    StrictBool,
     StrictFloat,
     StrictInt,
     describe_validation_error,
@@ -181,6 +182,9 @@ class OpenAIConfig(_Frozen):
     api_key_env: str = "OPENAI_API_KEY"
     """Environment variable holding the API key; unset means no key is sent."""
     max_tokens: StrictInt = Field(default=320, ge=16)
+    score_probabilities: StrictBool = True
+    """Ask for token log-probabilities (``logprobs``, ``top_logprobs`` 5) to read the judge's
+    probability of each score; turn off for a server that refuses them. In the fingerprint."""
     response_format: Literal["json_schema", "json_object"] = "json_schema"
     """How the schema is sent: json_schema (vLLM, LM Studio, OpenAI) or json_object with a
     schema (llama-cpp-python's server, which ignores json_schema)."""

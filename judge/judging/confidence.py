@@ -68,3 +68,26 @@ def score_probabilities(steps: Iterable[Step]) -> ScoreProbabilities | None:
                 if probabilities is not None:
                     found[axis] = probabilities
     return found or None
+
+
+def from_token_list(entries: object) -> ScoreProbabilities | None:
+    """Score distributions from a list of ``{token, logprob, top_logprobs: [{token,
+    logprob}]}``: Ollama's ``logprobs`` (0.12.11+) and an OpenAI-compatible server's
+    ``choices[0].logprobs.content`` have this shape. None when absent or not in that shape."""
+    if not isinstance(entries, list):
+        return None
+    steps, before = [], ""
+    for entry in entries:
+        if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
+            return None
+        token = entry["token"]
+        candidates = {
+            str(c["token"]): float(c["logprob"])
+            for c in entry.get("top_logprobs") or []
+            if isinstance(c, dict) and isinstance(c.get("logprob"), int | float) and "token" in c
+        }
+        if isinstance(entry.get("logprob"), int | float):
+            candidates.setdefault(token, float(entry["logprob"]))
+        steps.append(Step(before, token, candidates))
+        before += token
+    return score_probabilities(steps)

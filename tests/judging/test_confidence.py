@@ -55,3 +55,41 @@ def test_no_digit_among_the_candidates_gives_no_distribution() -> None:
 def test_a_reply_without_probabilities_or_scores_gives_none() -> None:
     assert score_probabilities([]) is None
     assert score_probabilities(_steps(['{"evidence": "2"}'], {})) is None
+
+
+def test_an_openai_completion_carries_the_score_distributions() -> None:
+    # choices[0].logprobs.content as OpenAI (and vLLM) return it with logprobs/top_logprobs.
+    from judge.config import OpenAIConfig
+    from judge.judging.backends.openai import completion_reply, request_body
+
+    assert request_body(OpenAIConfig(), "p", {})["top_logprobs"] == 5
+    assert "logprobs" not in request_body(OpenAIConfig(score_probabilities=False), "p", {})
+    text = '{"evidence": "", "faithfulness": 1, "relevance": 2, "note": ""}'
+    cut = [text[:33], text[33], text[34:49], text[49], text[50:]]
+    assert cut[1] == "1" and cut[3] == "2" and "".join(cut) == text
+    tops = {1: {"1": ln(0.7), "2": ln(0.2), "0": ln(0.1)}, 3: {"2": ln(0.99), "1": ln(0.01)}}
+    content = [
+        {
+            "token": token,
+            "logprob": tops.get(index, {}).get(token, -0.01),
+            "bytes": list(token.encode()),
+            "top_logprobs": [{"token": t, "logprob": lp} for t, lp in tops.get(index, {}).items()],
+        }
+        for index, token in enumerate(cut)
+    ]
+    body = {
+        "choices": [
+            {
+                "message": {"content": text},
+                "finish_reason": "stop",
+                "logprobs": {"content": content},
+            }
+        ]
+    }
+    reply = completion_reply(body)
+    assert reply.score_probabilities == {
+        "faithfulness": pytest.approx((0.1, 0.7, 0.2)),
+        "relevance": pytest.approx((0.0, 0.01, 0.99)),
+    }
+    without = completion_reply({"choices": [{"message": {"content": text}, "logprobs": None}]})
+    assert without.score_probabilities is None

@@ -32,7 +32,7 @@ from judge.judging.backends import (
     http_client,
     post_json,
 )
-from judge.judging.confidence import Step, score_probabilities
+from judge.judging.confidence import from_token_list
 from judge.judging.verdict import Reply
 
 #: The first Ollama release that accepts "truncate": false.
@@ -66,28 +66,6 @@ def _server_version(reply: object) -> str:
 def _one_line(exc: Exception) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
     return text if len(text) <= 200 else text[:199] + "…"
-
-
-def _score_probabilities(logprobs: object) -> dict[str, tuple[float, float, float]] | None:
-    """Score distributions from /api/chat's ``logprobs`` (a list of {token, logprob,
-    top_logprobs: [{token, logprob}]}); None when absent or not in that shape."""
-    if not isinstance(logprobs, list):
-        return None
-    steps, before = [], ""
-    for entry in logprobs:
-        if not isinstance(entry, dict) or not isinstance(entry.get("token"), str):
-            return None
-        token = entry["token"]
-        candidates = {
-            str(c["token"]): float(c["logprob"])
-            for c in entry.get("top_logprobs") or []
-            if isinstance(c, dict) and isinstance(c.get("logprob"), int | float) and "token" in c
-        }
-        if isinstance(entry.get("logprob"), int | float):
-            candidates.setdefault(token, float(entry["logprob"]))
-        steps.append(Step(before, token, candidates))
-        before += token
-    return score_probabilities(steps)
 
 
 class OllamaBackend:
@@ -196,7 +174,7 @@ class OllamaBackend:
             prompt_tokens=prompt_tokens,
             completion_tokens=reply_tokens,
             latency_s=latency,
-            score_probabilities=_score_probabilities(body.get("logprobs")),
+            score_probabilities=from_token_list(body.get("logprobs")),
         )
 
     def _raise_for(self, response: httpx.Response) -> None:

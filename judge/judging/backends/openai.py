@@ -33,6 +33,7 @@ from judge.judging.backends import (
     http_client,
     post_json,
 )
+from judge.judging.confidence import from_token_list
 from judge.judging.verdict import Reply
 
 PREFLIGHT_TIMEOUT_S = 5.0
@@ -40,6 +41,10 @@ PREFLIGHT_TIMEOUT_S = 5.0
 # llama-cpp-python ("exceed context window"), llama.cpp's server ("exceeds the available
 # context size", type exceed_context_size_error).
 _CONTEXT_WORDS = ("context length", "context window", "context size", "maximum context", "too long")
+
+
+#: Candidates per token asked for: enough to hold the three scores at a score's position.
+TOP_LOGPROBS = 5
 
 
 def openai_identity(config: OpenAIConfig, endpoint: str | None = None) -> BackendIdentity:
@@ -57,6 +62,7 @@ def openai_identity(config: OpenAIConfig, endpoint: str | None = None) -> Backen
             "seed": config.seed,
             "max_tokens": config.max_tokens,
             "response_format": config.response_format,
+            "score_probabilities": config.score_probabilities,
         },
         endpoint=endpoint,
     )
@@ -71,7 +77,7 @@ def request_body(config: OpenAIConfig, prompt: str, schema: dict[str, Any]) -> d
         }
     else:
         response_format = {"type": "json_object", "schema": schema}
-    return {
+    body: dict[str, Any] = {
         "model": config.model,
         "messages": [{"role": "user", "content": prompt}],
         "temperature": 0,
@@ -80,6 +86,10 @@ def request_body(config: OpenAIConfig, prompt: str, schema: dict[str, Any]) -> d
         "response_format": response_format,
         "stream": False,
     }
+    if config.score_probabilities:
+        body["logprobs"] = True
+        body["top_logprobs"] = TOP_LOGPROBS
+    return body
 
 
 def error_message(body: object) -> str:
@@ -129,12 +139,16 @@ def completion_reply(body: object, latency_s: float = 0.0) -> Reply:
     finish_reason = choice.get("finish_reason") if isinstance(choice, dict) else None
     usage = body.get("usage") if isinstance(body, dict) else None
     usage = usage if isinstance(usage, dict) else {}
+    logprobs = choice.get("logprobs") if isinstance(choice, dict) else None
     return Reply(
         text=text,
         finish_reason=finish_reason if isinstance(finish_reason, str) else None,
         prompt_tokens=_count(usage.get("prompt_tokens")),
         completion_tokens=_count(usage.get("completion_tokens")),
         latency_s=latency_s,
+        score_probabilities=from_token_list(
+            logprobs.get("content") if isinstance(logprobs, dict) else None
+        ),
     )
 
 
