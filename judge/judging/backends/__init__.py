@@ -17,7 +17,7 @@ import functools
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, NamedTuple, Protocol
 
 import httpx
@@ -276,28 +276,32 @@ class JudgeBackend(Protocol):
         ...
 
 
+def _on_each(
+    make: Callable[[Any], JudgeBackend],
+    settings: Any,
+    endpoints: Sequence[Any] | None,
+    address: str,
+    setting: str,
+) -> JudgeBackend:
+    """``make(settings)``, or with ``endpoints`` a pool of it: each member is the configured
+    backend on one server (``address``: the settings field naming it), all else the same."""
+    if endpoints is None:
+        return make(settings)
+    from judge.judging.backends.pool import open_pool
+
+    members = []
+    for endpoint in endpoints:
+        where = getattr(endpoint, address)
+        one = settings.model_copy(update={address: where, "endpoints": None})
+        members.append((where, functools.partial(make, one), endpoint.concurrency))
+    return open_pool(members, setting)
+
+
 def _ollama(config: JudgeConfig) -> JudgeBackend:
     from judge.judging.backends.ollama import OllamaBackend
 
-    endpoints = config.ollama.endpoints
-    if endpoints is None:
-        return OllamaBackend(config.ollama)
-    from judge.judging.backends.pool import open_pool
-
-    # Each member is the configured backend on one host: everything else is the same.
-    return open_pool(
-        [
-            (
-                e.host,
-                functools.partial(
-                    OllamaBackend,
-                    config.ollama.model_copy(update={"host": e.host, "endpoints": None}),
-                ),
-                e.concurrency,
-            )
-            for e in endpoints
-        ],
-        "judge.ollama.endpoints",
+    return _on_each(
+        OllamaBackend, config.ollama, config.ollama.endpoints, "host", "judge.ollama.endpoints"
     )
 
 
@@ -310,24 +314,8 @@ def _embedded(config: JudgeConfig) -> JudgeBackend:
 def _openai(config: JudgeConfig) -> JudgeBackend:
     from judge.judging.backends.openai import OpenAIBackend
 
-    endpoints = config.openai.endpoints
-    if endpoints is None:
-        return OpenAIBackend(config.openai)
-    from judge.judging.backends.pool import open_pool
-
-    return open_pool(
-        [
-            (
-                e.base_url,
-                functools.partial(
-                    OpenAIBackend,
-                    config.openai.model_copy(update={"base_url": e.base_url, "endpoints": None}),
-                ),
-                e.concurrency,
-            )
-            for e in endpoints
-        ],
-        "judge.openai.endpoints",
+    return _on_each(
+        OpenAIBackend, config.openai, config.openai.endpoints, "base_url", "judge.openai.endpoints"
     )
 
 
