@@ -107,12 +107,12 @@ def model_card(metadata: dict[str, str]) -> ModelCard:
 def choose_format(setting: str, card: ModelCard) -> tuple[PromptFormat, str]:
     """The prompt format to use and why (``setting``: "auto", "plain" or "gemma-turns")."""
     if setting == "plain":
-        return "plain", "judge.embedded.prompt_format"
+        return "plain", "set in judge.embedded.prompt_format"
     if setting == "gemma-turns":
-        return "gemma-turns", "judge.embedded.prompt_format"
+        return "gemma-turns", "set in judge.embedded.prompt_format"
     if card.tuned:
-        return "gemma-turns", "auto: the GGUF is tuned (chat template or fine-tune)"
-    return "plain", "auto: the GGUF is a base model (no chat template, no fine-tune)"
+        return "gemma-turns", "auto: a tuned model"
+    return "plain", "auto: a base model"
 
 
 @contextlib.contextmanager

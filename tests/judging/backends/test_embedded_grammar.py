@@ -65,7 +65,7 @@ def test_a_tuned_gguf_gets_chat_turns() -> None:
     )
     assert embedded.choose_format("auto", card) == (
         "gemma-turns",
-        "auto: the GGUF is tuned (chat template or fine-tune)",
+        "auto: a tuned model",
     )
     assert embedded.choose_format("plain", card)[0] == "plain"
     # A chat template alone is enough.
