@@ -16,6 +16,7 @@ import pandas as pd
 from judge.config import Config
 from judge.inputs.golden import GoldenSet
 from judge.judging.verdict import STATUSES, Verdict
+from judge.results.values import verdict_values
 from judge.retrieval import RetrievalScores, metric_names
 
 ALL = "all"
@@ -108,15 +109,14 @@ def judge_rows(golden: GoldenSet, verdicts: Iterable[Verdict]) -> pd.DataFrame:
     by_id = golden.by_id()
     rows: list[tuple[str, str, str, str, float]] = []
     for v in verdicts:
-        if v.status != "ok" or v.faithfulness is None or v.relevance is None:
+        if v.status != "ok":
             continue
         q = by_id[v.question_id]
         base = (v.question_id, q.type, q.split or "")
-        rows.append((*base, "faithfulness", float(v.faithfulness)))
-        rows.append((*base, "relevance", float(v.relevance)))
-        rows.append((*base, "full_marks", float(v.faithfulness == 2 and v.relevance == 2)))
-        if v.match is not None and v.match.kind != "empty":
-            rows.append((*base, "quote_verified", float(v.match.found)))
+        # The same per-question values the paired comparison uses (ok_share apart: the table
+        # counts non-ok verdicts in their own columns).
+        values = verdict_values(v)
+        rows += [(*base, metric, values[metric]) for metric in JUDGE_METRICS if metric in values]
     return pd.DataFrame(rows, columns=["question_id", "type", "split", "metric", "value"])
 
 
