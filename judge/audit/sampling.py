@@ -9,6 +9,7 @@ from collections import defaultdict
 from judge.audit.agreement import lexical_scores
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
+from judge.judging.confidence import LOW_CONFIDENCE
 from judge.judging.verdict import Verdict
 from judge.results.folder import ItemRecord
 
@@ -22,6 +23,8 @@ def uncertainty(item: ItemRecord, verdict: Verdict) -> list[str]:
         reasons.append(f"quote {verdict.match.kind}")
     if verdict.status == "ok" and lexical_scores(item) != (verdict.faithfulness, verdict.relevance):
         reasons.append("lexical baseline disagrees")
+    if verdict.confidence is not None and verdict.confidence < LOW_CONFIDENCE:
+        reasons.append(f"judge confidence {verdict.confidence:.0%}")
     return reasons
 
 

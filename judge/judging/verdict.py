@@ -104,6 +104,15 @@ class Verdict(BaseModel):
     """The reply's score distributions (ok verdicts only), see ``Reply``."""
 
     @property
+    def expected_scores(self) -> dict[str, float]:
+        """Per axis with probabilities, the expected score 0·P(0) + 1·P(1) + 2·P(2) (empty
+        without them; the integer score stays the most probable one)."""
+        return {
+            axis: probabilities[1] + 2 * probabilities[2]
+            for axis, probabilities in (self.score_probabilities or {}).items()
+        }
+
+    @property
     def confidence(self) -> float | None:
         """The judge's probability of the scores it gave: the lower of the two axes' (None
         without probabilities, or for a verdict that is not ok)."""

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from judge.audit.marks import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
 from judge.hashing import text_sha256
+from judge.judging.confidence import LOW_CONFIDENCE
 from judge.judging.verdict import Verdict, review_reasons
 from judge.results.folder import ItemRecord
 
@@ -51,9 +52,6 @@ TRIAGE_FLAGS: dict[str, str] = {
     "low_confidence": "low judge confidence",
 }
 
-#: Below this probability of the scores it gave (the lower axis), a verdict is low-confidence:
-#: the judge put less than 60 % on its own choice among 0, 1 and 2.
-LOW_CONFIDENCE = 0.6
 
 #: What a found quote is; anything else with a quote is not verified.
 _VERIFIED = ("exact", "normalised")

@@ -99,6 +99,9 @@ def per_type_table(
 
 #: Judge metrics, in display order; faithfulness is the primary one.
 JUDGE_METRICS = ["faithfulness", "relevance", "full_marks", "quote_verified"]
+#: The mean expected scores (from the judge's score probabilities), shown beside the scores
+#: when any verdict has probabilities.
+EXPECTED_METRICS = ["expected_faithfulness", "expected_relevance"]
 NOT_OK = [status for status in STATUSES if status != "ok"]
 
 
@@ -117,6 +120,7 @@ def judge_rows(golden: GoldenSet, verdicts: Iterable[Verdict]) -> pd.DataFrame:
         # counts non-ok verdicts in their own columns).
         values = verdict_values(v)
         rows += [(*base, metric, values[metric]) for metric in JUDGE_METRICS if metric in values]
+        rows += [(*base, f"expected_{axis}", e) for axis, e in v.expected_scores.items()]
     return pd.DataFrame(rows, columns=["question_id", "type", "split", "metric", "value"])
 
 
@@ -198,10 +202,11 @@ def judge_table(
     if split is not None:
         retrieval = retrieval[retrieval["split"] == split]
     rows = pd.concat([judge_rows(golden, verdicts), retrieval], ignore_index=True)
+    expected = EXPECTED_METRICS if any(v.score_probabilities for v in verdicts) else []
     return per_type_table(
         rows,
         config.data.question_types,
-        [*JUDGE_METRICS, *shown],
+        [*JUDGE_METRICS, *expected, *shown],
         counts=status_counts(golden, verdicts)
         | {ADAPTER_FAILED: failed_counts(golden, failed, split)},
     )

@@ -36,3 +36,46 @@ def test_per_type_retrieval_table(tiny: Tiny) -> None:
         "excluded": 1,
         **{m: None for m in table.metrics},
     }
+
+
+def test_expected_scores_sit_beside_the_scores_when_the_judge_gives_probabilities(
+    tiny: Tiny,
+) -> None:
+    from judge.judging.verdict import Verdict
+    from judge.results.tables import EXPECTED_METRICS, JUDGE_METRICS, judge_table
+
+    config = tiny()
+    golden = load_golden(config.data)
+    assert config.data.run is not None
+    scores = measure_retrieval(config, golden, load_run(config.data.run, golden), "run").scores
+
+    def verdict(
+        qid: str, f: int, probabilities: dict[str, tuple[float, float, float]] | None
+    ) -> Verdict:
+        return Verdict(
+            question_id=qid,
+            item_key=qid,
+            status="ok",
+            faithfulness=f,
+            relevance=2,
+            score_probabilities=probabilities,
+        )
+
+    plain = [verdict("q1", 2, None), verdict("q2", 1, None)]
+    table = judge_table(config, golden, scores, plain, failed=[])
+    assert not set(EXPECTED_METRICS) & set(table.metrics)  # no probabilities: no columns
+    with_probabilities = [
+        verdict("q1", 2, {"faithfulness": (0.1, 0.2, 0.7), "relevance": (0, 0, 1)}),
+        verdict("q2", 1, {"faithfulness": (0.2, 0.5, 0.3), "relevance": (0, 0.4, 0.6)}),
+        verdict("q3", 2, None),  # a verdict without them counts in the scores only
+    ]
+    assert with_probabilities[1].expected_scores == pytest.approx(
+        {"faithfulness": 1.1, "relevance": 1.6}
+    )
+    frame = judge_table(config, golden, scores, with_probabilities, failed=[]).frame
+    assert list(frame.columns[:2]) == ["n", "parse_error"]
+    metrics = [c for c in frame.columns if c in JUDGE_METRICS or c in EXPECTED_METRICS]
+    assert metrics == [*JUDGE_METRICS, *EXPECTED_METRICS]
+    assert frame.loc["factual", "expected_faithfulness"] == pytest.approx(1.6)  # q1
+    assert frame.loc["all", "expected_faithfulness"] == pytest.approx((1.6 + 1.1) / 2)
+    assert frame.loc["all", "faithfulness"] == pytest.approx(5 / 3)
