@@ -270,6 +270,10 @@ def test_against_a_real_llama_cpp_server(
         )
         if verdict.status == "ok":
             assert verdict.faithfulness in (0, 1, 2)
+            # The server returns logprobs.content: the score distributions are read from it.
+            probabilities = verdict.score_probabilities
+            assert probabilities is not None and set(probabilities) == {"faithfulness", "relevance"}
+            assert all(sum(p) == pytest.approx(1.0) for p in probabilities.values())
         # A context larger than the server's 2048 tokens is refused and recorded as truncated.
         inputs = load_inputs(sample_config)
         item = build_items(inputs.golden, inputs.run, 5)[0]
