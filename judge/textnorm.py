@@ -81,16 +81,47 @@ def original_span(text: str, offsets: list[int], start: int, end: int) -> tuple[
 
 _SENTENCE_END = re.compile(r"(?<=[。．！？!?])|(?<=[.])(?=\s)|\n+")
 _STEP_NUMBER = re.compile(r"\d{1,3}[.．]")
+#: Words whose period never ends an English sentence: titles and labels that a name or a
+#: number follows ("Dr. Smith", "No. 5", "Fig. 3").
+_TITLES = frozenset(
+    {"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "no", "nos", "fig", "vol", "pp"}
+)
+_WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
+
+
+def _ends_sentence(text: str, end: int) -> bool:
+    """Whether the period just before ``end`` (followed by whitespace) ends a sentence.
+
+    Not after a title ("Dr. Smith"), and not where the next word starts in lower case: an
+    abbreviation inside a sentence ("the U.S. office", "5 p.m. on Fridays", "e.g. now"). A
+    sentence that ends with an abbreviation before a capitalised word ("in the U.S. The
+    office") still ends there.
+    """
+    word = _WORD_BEFORE.search(text, max(0, end - 12), end)
+    if word and word.group(1).lower() in _TITLES:
+        return False
+    following = text[end:].lstrip()
+    return not (following[:1].isascii() and following[:1].islower())
 
 
 def split_sentences(text: str) -> list[str]:
     """Split Japanese or English text into sentences, keeping their end marks.
 
-    A bare step number ("1." of "1. 設定を開きます") is joined to the sentence it numbers.
+    A bare step number ("1." of "1. 設定を開きます") is joined to the sentence it numbers; an
+    English abbreviation's period ends no sentence (``_ends_sentence``).
     """
+    parts, start = [], 0
+    for boundary in _SENTENCE_END.finditer(text):
+        at = boundary.start()
+        after_period = not boundary.group() and text[at - 1 : at] == "."
+        if after_period and not _ends_sentence(text, at):
+            continue
+        parts.append(text[start:at])
+        start = boundary.end()
+    parts.append(text[start:])
     sentences: list[str] = []
     pending = ""
-    for part in (p.strip() for p in _SENTENCE_END.split(text)):
+    for part in (p.strip() for p in parts):
         if not part:
             continue
         if _STEP_NUMBER.fullmatch(part):

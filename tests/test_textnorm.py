@@ -32,6 +32,25 @@ def test_split_sentences_keeps_numbered_steps_whole() -> None:
     ]
 
 
+def test_english_abbreviations_end_no_sentence() -> None:
+    text = (
+        "The U.S. office closes at 5 p.m. on Fridays. Call Dr. Smith, e.g. by phone. "
+        "We ship to the U.S. The office is in Ohio. See Fig. 3 and No. 5."
+    )
+    assert split_sentences(text) == [
+        "The U.S. office closes at 5 p.m. on Fridays.",
+        "Call Dr. Smith, e.g. by phone.",
+        "We ship to the U.S.",
+        "The office is in Ohio.",
+        "See Fig. 3 and No. 5.",
+    ]
+    # Japanese is split at its own marks, whatever Latin text it holds.
+    assert split_sentences("U.S.版は未対応です。Dr. Smithに連絡してください。") == [
+        "U.S.版は未対応です。",
+        "Dr. Smithに連絡してください。",
+    ]
+
+
 def test_lexical_tokens_use_bigrams_for_japanese_and_words_for_latin() -> None:
     assert lexical_tokens("年額プラン is ¥3,800") == [
         "is",

@@ -30,7 +30,7 @@ from judge.judging.evidence import MIN_QUOTE_CHARS
 from judge.judging.verdict import EVIDENCE_MAX_CHARS, Reply
 from judge.textnorm import lexical_tokens, normalise, split_sentences
 
-VERSION = "lexical-v3"  # bump whenever the scoring changes: it is the cache key
+VERSION = "lexical-v4"  # bump whenever the scoring changes: it is the cache key
 #: A refusal is right when the context shares less than this with the question.
 REFUSAL_OVERLAP = 0.4
 REFUSAL_MARKERS = (
@@ -51,6 +51,18 @@ REFUSAL_MARKERS = (
     "no information",
     "does not say",
     "doesn't say",
+    "does not cover",
+    "doesn't cover",
+    "not covered",
+    "no mention",
+    "not described",
+    "not documented",
+    "not specified",
+    "unable to answer",
+    "cannot find",
+    "can't find",
+    "could not find",
+    "couldn't find",
 )
 
 

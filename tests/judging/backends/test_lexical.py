@@ -55,6 +55,24 @@ def test_english_works_too() -> None:
     assert (payload["faithfulness"], payload["relevance"]) == (2, 2)
 
 
+def test_an_english_refusal_is_a_refusal() -> None:
+    # Tried as a new user would: "the manual does not cover this" scored faithfulness 0.
+    context = ["The yearly plan costs 3,800 yen. Widgets do not support iPad."]
+    payload = judge_lexically(
+        "Can I export my notes to Evernote?", context, "The manual does not cover this."
+    )
+    assert (payload["faithfulness"], payload["relevance"], payload["evidence"]) == (2, 2, "")
+
+
+def test_an_abbreviation_does_not_cut_the_quoted_sentence() -> None:
+    # "U.S." and "a.m." used to end sentences: the quote was a fragment of the context sentence.
+    context = ["Our U.S. office is in Ohio and opens at 9 a.m. on weekdays."]
+    answer = "Our U.S. office is in Ohio. It opens at 9 a.m. on weekdays."
+    payload = judge_lexically("Where is the U.S. office?", context, answer)
+    assert payload["evidence"] == context[0]
+    assert payload["relevance"] == 2
+
+
 def test_backend_reply_goes_through_the_same_verdict_path() -> None:
     chunks = [ContextChunk(i + 1, f"c/{i}", text) for i, text in enumerate(CONTEXT)]
     request = JudgeRequest(
