@@ -86,21 +86,30 @@ _STEP_NUMBER = re.compile(r"\d{1,3}[.．]")
 _TITLES = frozenset(
     {"mr", "mrs", "ms", "dr", "prof", "st", "jr", "sr", "vs", "no", "nos", "fig", "vol", "pp"}
 )
+#: Words whose period introduces what follows, so never ends a sentence whatever comes next
+#: ("e.g. Best Buy", "approx. 5 ft", "i.e. 2.4 GHz").
+_INTRODUCERS = frozenset({"e.g", "i.e", "approx", "ca", "cf", "incl", "viz", "esp"})
+#: A time zone after "a.m."/"p.m." continues the sentence ("8 p.m. ET, and Saturday").
+_TIME_ZONE = re.compile(r"(?:[A-Z]{1,3}T|UTC|GMT)\b")
 _WORD_BEFORE = re.compile(r"([A-Za-z][A-Za-z.]*)\.$")
 
 
 def _ends_sentence(text: str, end: int) -> bool:
     """Whether the period just before ``end`` (followed by whitespace) ends a sentence.
 
-    Not after a title ("Dr. Smith"), and not where the next word starts in lower case: an
-    abbreviation inside a sentence ("the U.S. office", "5 p.m. on Fridays", "e.g. now"). A
-    sentence that ends with an abbreviation before a capitalised word ("in the U.S. The
-    office") still ends there.
+    Not after a title ("Dr. Smith") or a word that introduces an example ("e.g. Best Buy"), not
+    after "a.m."/"p.m." when a time zone follows ("8 p.m. ET"), and not where the next word
+    starts in lower case: an abbreviation inside a sentence ("the U.S. office", "5 p.m. on
+    Fridays"). A sentence that ends with an abbreviation before a capitalised word ("in the
+    U.S. The office") still ends there.
     """
     word = _WORD_BEFORE.search(text, max(0, end - 12), end)
-    if word and word.group(1).lower() in _TITLES:
+    before = word.group(1).lower() if word else ""
+    if before in _TITLES or before in _INTRODUCERS:
         return False
     following = text[end:].lstrip()
+    if before in ("a.m", "p.m") and _TIME_ZONE.match(following):
+        return False
     return not (following[:1].isascii() and following[:1].islower())
 
 

@@ -51,6 +51,24 @@ def test_english_abbreviations_end_no_sentence() -> None:
     ]
 
 
+def test_examples_and_time_zones_end_no_sentence() -> None:
+    # Found on the English sample set: "e.g." and "approx." before a capital or a digit, and
+    # "p.m." before a time zone, used to end sentences.
+    text = (
+        "Buy it from a retailer (e.g. Best Buy or Currys) within 30 days. A 1.5 m (approx. "
+        '5 ft) cable is included. Name a profile, e.g. "Sam", and save. Open 8 a.m. to 8 p.m. '
+        "ET, and Saturday, 9 a.m. to 5 p.m. ET. Call before 5 p.m. The office closes then."
+    )
+    assert split_sentences(text) == [
+        "Buy it from a retailer (e.g. Best Buy or Currys) within 30 days.",
+        "A 1.5 m (approx. 5 ft) cable is included.",
+        'Name a profile, e.g. "Sam", and save.',
+        "Open 8 a.m. to 8 p.m. ET, and Saturday, 9 a.m. to 5 p.m. ET.",
+        "Call before 5 p.m.",
+        "The office closes then.",
+    ]
+
+
 def test_lexical_tokens_use_bigrams_for_japanese_and_words_for_latin() -> None:
     assert lexical_tokens("年額プラン is ¥3,800") == [
         "is",
