@@ -324,3 +324,15 @@ def test_lexical_baseline_marks_a_refusal_of_an_answer_in_context_as_not_relevan
     payload = _lexical(config, golden, run, "q07")  # warranty/coverage is at rank 1
     assert (payload["faithfulness"], payload["relevance"]) == (2, 0), payload
     assert str(payload["evidence"]).startswith("Kestrel routers come with a 2-year limited")
+
+
+def test_two_labellers_label_every_current_answer(config: Config, golden: GoldenSet) -> None:
+    from judge.inputs.labels import load_labels_if_any
+
+    labels = load_labels_if_any(config.data.labels, golden.by_id())
+    assert labels.warning() is None
+    by_labeller: dict[str, set[str]] = {}
+    for label in labels.current:
+        by_labeller.setdefault(label.labeller, set()).add(label.question_id)
+    every = {q.id for q in golden.questions}
+    assert by_labeller == {"labeller-a": every, "labeller-b": every}
