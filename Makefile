@@ -37,13 +37,13 @@ test-fast: setup
 	$(PY) -m pytest -m "not slow"
 
 check: setup
-	$(VENV)/bin/ruff format --check judge tests bench
-	$(VENV)/bin/ruff check judge tests bench
+	$(VENV)/bin/ruff format --check judge tests bench examples
+	$(VENV)/bin/ruff check judge tests bench examples
 	$(VENV)/bin/mypy
 
 fmt: setup
-	$(VENV)/bin/ruff format judge tests bench
-	$(VENV)/bin/ruff check --fix judge tests bench
+	$(VENV)/bin/ruff format judge tests bench examples
+	$(VENV)/bin/ruff check --fix judge tests bench examples
 
 bench: setup
 	$(PY) bench/run.py

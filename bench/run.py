@@ -21,6 +21,7 @@ import gate_sim
 import judge_bench
 import retrieval_bench
 import startup_bench
+import sweep_sim
 
 
 def main() -> None:
@@ -59,6 +60,9 @@ def main() -> None:
     )
     results["gate"] = gate_sim.run()
     print("\n".join(gate_sim.describe(results["gate"])))
+    print("guarded sweep on synthetic golden sets: adoption under the null, detection of a gain")
+    results["sweep"] = sweep_sim.run()
+    print("\n".join(sweep_sim.describe(results["sweep"])))
     print("batch export and import, 100,000 items (targets: export < 30 s, import < 60 s)")
     results["batch"] = b = batch_bench.run()
     print("\n".join(batch_bench.describe(b)))

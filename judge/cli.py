@@ -252,6 +252,44 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     return code
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from contextlib import ExitStack
+
+    from judge.console import adapter_progress, judge_progress
+    from judge.pipeline import JudgeChoice, SweepHooks, SweepStep, sweep
+    from judge.sweep.report import decision_lines
+
+    config = _config(args)
+    if args.judge_top is not None and config.sweep is not None:
+        config = config.with_overrides(sweep={"judge_top": args.judge_top})
+    bars = ExitStack()
+    current: dict[str, Callable[..., None]] = {}
+
+    def step(event: SweepStep) -> None:
+        # A fresh bar per setting: each one is its own run of the adapter or the judge.
+        bars.close()
+        current["adapter"] = bars.enter_context(adapter_progress())
+        current["judge"] = bars.enter_context(judge_progress())
+        what = {"answers": "answers", "holdout": "holdout answers", "judge": "judging"}
+        _say(f"{what[event.stage]} {event.position + 1}/{event.total}: {event.label}", err=True)
+
+    def chosen(choice: JudgeChoice) -> None:
+        _say(f"judge: {choice.judge} ({choice.reason})", err=True)
+
+    hooks = SweepHooks(
+        on_step=step,
+        on_adapter=lambda e: current["adapter"](e),
+        on_judge_chosen=chosen,
+        on_judging=lambda e: current["judge"](e),
+    )
+    with bars:
+        outcome = sweep(config, judge=not args.no_judge, backend=args.backend, hooks=hooks)
+    for line in decision_lines(outcome):
+        _say(line)
+    _say(f"report: {outcome.folder / 'sweep.md'}")
+    return 0
+
+
 def cmd_baseline(args: argparse.Namespace) -> int:
     from judge.results.baseline import pin_baseline, ratchet_baseline
     from judge.results.values import folder_values
@@ -625,6 +663,29 @@ def _add_run_commands(commands: _Commands) -> None:
     )
 
 
+def _add_sweep_command(commands: _Commands) -> None:
+    sweep = commands.add(
+        "sweep",
+        cmd_sweep,
+        "try every setting of [sweep] on the tuning questions and recommend one only when the "
+        "guards allow (docs/sweep.md)",
+    )
+    sweep.add_argument(
+        "--backend",
+        choices=["auto", "ollama", "embedded", "openai", "lexical"],
+        help="the judge (overrides judge.backend)",
+    )
+    sweep.add_argument(
+        "--judge-top",
+        type=int,
+        metavar="N",
+        help="besides the default, judge the N best settings (overrides sweep.judge_top)",
+    )
+    sweep.add_argument(
+        "--no-judge", action="store_true", help="retrieval only: judge no setting's answers"
+    )
+
+
 def _add_folder_commands(commands: _Commands) -> None:
     show = commands.add("show", cmd_show, "one verdict with its chunks and the quote marked")
     show.add_argument("question_id", help="a golden question id")
@@ -743,6 +804,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = _Commands(parser, "command")
     _add_input_commands(commands)
     _add_run_commands(commands)
+    _add_sweep_command(commands)
     _add_folder_commands(commands)
     _add_audit_commands(commands)
     _add_cache_commands(commands)

@@ -188,8 +188,12 @@ def produce_run(
     on_progress: Callable[[AdapterProgress], None] = lambda _: None,
     search_dir: Path | None = None,
     timeout_s: float = DEFAULT_ADAPTER_TIMEOUT_S,
+    adapter: Adapter | None = None,
 ) -> Run:
     """Ask the adapter every golden question; a question it fails is recorded, the rest go on.
+
+    ``adapter``: the callable itself (the sweep builds one per setting); ``spec`` then only
+    names it in the run's metadata. Unset, ``spec`` is imported (``load_adapter``).
 
     At most ``concurrency`` questions are in flight, each for at most ``timeout_s`` seconds: a
     question that takes longer is failed ("timed out after N s") and no longer waited for (an
@@ -201,7 +205,8 @@ def produce_run(
     in one answer does not throw away the adapter's work. On Ctrl-C nothing more is waited for:
     ``AnswersInterrupted`` carries the answers given so far.
     """
-    adapter = load_adapter(spec, search_dir)
+    if adapter is None:
+        adapter = load_adapter(spec, search_dir)
     workers: Workers | None = None
     if _is_async(adapter):
         loop = adapter_loop()
@@ -306,18 +311,21 @@ def adapter_answers(
     on_progress: Callable[[AdapterProgress], None] = lambda _: None,
     search_dir: Path | None = None,
     timeout_s: float = DEFAULT_ADAPTER_TIMEOUT_S,
+    adapter: Adapter | None = None,
 ) -> Answers:
     """The newest valid saved answers of this adapter for this golden set and corpus, with the
     questions it failed asked again; or, with ``fresh`` or none saved, every question asked.
 
-    Each question may take ``timeout_s`` seconds (``produce_run``). On Ctrl-C the answers given
+    Each question may take ``timeout_s`` seconds (``produce_run``; ``adapter`` as there). On Ctrl-C the answers given
     so far are saved (the questions not answered count as failed, so the next command asks only
     those) and ``Interrupted`` says where.
     """
     saved = None if fresh else saved_run(runs_dir, spec, golden)
     if saved is None:
         try:
-            run = produce_run(spec, golden, concurrency, on_progress, search_dir, timeout_s)
+            run = produce_run(
+                spec, golden, concurrency, on_progress, search_dir, timeout_s, adapter
+            )
         except AnswersInterrupted as stop:
             raise _interrupted(stop.run, stop.run, runs_dir, spec, golden) from None
         return Answers(run, save_checked_run(run, runs_dir, spec, golden), False, 0)
@@ -328,7 +336,7 @@ def adapter_answers(
         questions=tuple(q for q in golden.questions if q.id in run.meta.failed)
     )
     try:
-        retry = produce_run(spec, missing, concurrency, on_progress, search_dir, timeout_s)
+        retry = produce_run(spec, missing, concurrency, on_progress, search_dir, timeout_s, adapter)
     except AnswersInterrupted as stop:
         raise _interrupted(
             _merged(run, stop.run, golden), stop.run, runs_dir, spec, golden

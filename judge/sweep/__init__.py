@@ -1,0 +1,1 @@
+"""The guarded parameter sweep: settings, runs, selection, report."""
