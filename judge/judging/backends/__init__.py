@@ -322,7 +322,7 @@ def _openai(config: JudgeConfig) -> JudgeBackend:
 def _lexical(config: JudgeConfig) -> JudgeBackend:
     from judge.judging.backends.lexical import LexicalBackend
 
-    return LexicalBackend()
+    return LexicalBackend(config.lexical.refusal_phrases)
 
 
 BACKENDS: dict[str, Callable[[JudgeConfig], JudgeBackend]] = {

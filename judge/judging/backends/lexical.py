@@ -9,7 +9,7 @@ model. Tokens are Latin words and, inside Japanese (CJK) runs, character bigrams
   at least 0.6, else 0;
 - relevance: the share of the question's content tokens (all-hiragana tokens, mostly particles,
   are left out) that the answer repeats; 2 from 0.3, 1 from 0.12;
-- a refusal (a stock phrase such as 「記載がありません」 or "I don't know") scores 2/2 when the
+- a refusal (a phrase of ``judge.lexical.refusal_phrases``, by default such as 「記載がありません」 or "I don't know") scores 2/2 when the
   context shares little with the question (under 0.4 of its content tokens), else
   faithfulness 2 and relevance 0 (it refused although the context looks like it has the
   answer);
@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from judge.judging.backends import BackendIdentity, JudgeRequest
@@ -76,7 +77,16 @@ def _share(part: list[str], whole: set[str]) -> float:
     return sum(1 for token in part if token in whole) / len(part) if part else 0.0
 
 
-def judge_lexically(question: str, context: list[str], answer: str) -> dict[str, Any]:
+def _folded(text: str) -> str:
+    return normalise(text).casefold()
+
+
+def judge_lexically(
+    question: str,
+    context: list[str],
+    answer: str,
+    refusal_phrases: Sequence[str] = REFUSAL_MARKERS,
+) -> dict[str, Any]:
     """The verdict payload for one item (see module docstring for the rules)."""
     context_tokens = {t for text in context for t in lexical_tokens(text)}
     question_tokens = _content(lexical_tokens(question))
@@ -90,8 +100,8 @@ def judge_lexically(question: str, context: list[str], answer: str) -> dict[str,
         key=lambda s: _share(lexical_tokens(s), answer_tokens),
         default="",
     )[:EVIDENCE_MAX_CHARS]
-    folded = answer.casefold()
-    if any(marker in folded for marker in REFUSAL_MARKERS):
+    folded = _folded(answer)
+    if any(_folded(phrase) in folded for phrase in refusal_phrases):
         overlap = _share(question_tokens, context_tokens)
         if overlap < REFUSAL_OVERLAP:
             return {
@@ -126,12 +136,30 @@ def judge_lexically(question: str, context: list[str], answer: str) -> dict[str,
     }
 
 
+#: Shown wherever the judge is named: what this judge is, and what its quotes are.
+ABOUT = (
+    "a model-free baseline scoring token overlap; its quote is the context sentence that "
+    "overlaps most with the answer, copied, so it is always found: a verified quote from it "
+    "says nothing about support"
+)
+
+
 class LexicalBackend:
     """Scores the raw inputs of each request; no model, no network, no prompt."""
 
-    identity = BackendIdentity(
-        kind="lexical", model=VERSION, digest=None, options={}, reads_prompt=False
-    )
+    def __init__(self, refusal_phrases: Sequence[str] | None = None) -> None:
+        self.refusal_phrases = tuple(refusal_phrases or REFUSAL_MARKERS)
+        # The built-in list is part of VERSION; a project's own list changes verdicts, so it
+        # is in the fingerprint (and caches made with the built-in list stay valid).
+        options = {} if refusal_phrases is None else {"refusal_phrases": list(refusal_phrases)}
+        self.identity = BackendIdentity(
+            kind="lexical",
+            model=VERSION,
+            digest=None,
+            options=options,
+            reads_prompt=False,
+            about=ABOUT,
+        )
 
     def close(self) -> None:
         pass  # nothing held
@@ -139,7 +167,7 @@ class LexicalBackend:
     def complete(self, request: JudgeRequest) -> Reply:
         start = time.perf_counter()
         context = [chunk.text for chunk in request.context]
-        payload = judge_lexically(request.question, context, request.answer)
+        payload = judge_lexically(request.question, context, request.answer, self.refusal_phrases)
         return Reply(
             text=json.dumps(payload, ensure_ascii=False),
             finish_reason="stop",

@@ -1,6 +1,11 @@
 import json
+from collections.abc import Callable
 
-from judge.judging.backends import JudgeRequest
+import pytest
+
+from judge.config import Config
+from judge.errors import ConfigError
+from judge.judging.backends import JudgeRequest, open_backend
 from judge.judging.backends.lexical import LexicalBackend, judge_lexically
 from judge.judging.items import ContextChunk
 from judge.judging.verdict import make_verdict
@@ -95,3 +100,27 @@ def test_a_long_evidence_sentence_is_cut_to_the_schema_bound() -> None:
     chunks = [ContextChunk(1, "c/1", sentence)]
     reply = LexicalBackend().complete(JudgeRequest("", {}, "How much?", chunks, sentence))
     assert make_verdict("q", "k", reply, chunks, True).status == "ok"
+
+
+def test_refusal_phrases_are_configurable_and_change_the_fingerprint(
+    tiny: Callable[..., Config],
+) -> None:
+    context = ["The router has two bands."]
+    answer = "Sorry, that's outside what the docs talk about."
+    default = judge_lexically("Does it work with Starlink?", context, answer)
+    assert not str(default["note"]).startswith("refusal")
+    own = ["ＯＵＴＳＩＤＥ what the docs"]  # matched after NFKC and case folding
+    payload = judge_lexically("Does it work with Starlink?", context, answer, own)
+    assert str(payload["note"]).startswith("refusal")
+    config = tiny(extra_toml='[judge.lexical]\nrefusal_phrases = ["outside what the docs"]\n')
+    backend = open_backend(config.with_overrides(judge={"backend": "lexical"}).judge).backend
+    assert backend.identity.options == {"refusal_phrases": ["outside what the docs"]}
+    assert LexicalBackend().identity.options == {}  # the built-in list: caches stay valid
+    with pytest.raises(ConfigError, match="empty phrase"):
+        tiny(extra_toml='[judge.lexical]\nrefusal_phrases = ["  "]\n')
+
+
+def test_the_baseline_says_what_its_quotes_are() -> None:
+    about = LexicalBackend().identity.about or ""
+    assert "copied, so it is always found" in about
+    assert about in LexicalBackend().identity.describe()
