@@ -193,7 +193,7 @@ def embedded(config: Config | None = None) -> dict[str, Any]:
     grammar = LlamaGrammar.from_string(verdict_grammar(json.dumps(verdict_schema())), verbose=False)
 
     def bare(item: Any) -> None:
-        text = prompt.render(item.question.question, item.context, item.record.answer)
+        text = prompt.render_item(item)
         # The same tokens and stop strings as the backend: only the harness around it differs.
         backend.llm.create_completion(
             prompt=backend.tokens(text),

@@ -208,7 +208,7 @@ def _request_lines(
     head, rest = template.split(json.dumps(key_mark))
     middle, tail = rest.split(json.dumps(text_mark))
     for item in items:
-        text = prompt.render(item.question.question, item.context, item.record.answer)
+        text = prompt.render_item(item)
         line = (
             head
             + json.dumps(item.key)

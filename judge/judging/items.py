@@ -1,6 +1,7 @@
 """What the judge is shown for each answer: the question, the top ``context_k`` chunks the
-generator saw (in rank order, never the rest of the corpus, never the golden chunks), and the
-answer, with a key that hashes exactly those.
+generator saw (in rank order, never the rest of the corpus, never the golden chunks), the
+answer, and the question's reference answer (for prompts that use ``$reference``), with a key
+that hashes exactly those.
 """
 
 from __future__ import annotations
@@ -42,12 +43,25 @@ class JudgeItem(NamedTuple):
     record: RunRecord
     context: list[ContextChunk]
     key: str
-    """Hash of question text, context chunks (ids and text, in order) and answer."""
+    """Hash of question text, context chunks (ids and text, in order), answer and reference."""
 
 
-def item_key(question: str, context: Sequence[ContextChunk], answer: str) -> str:
+def item_key(
+    question: str, context: Sequence[ContextChunk], answer: str, reference: str | None = None
+) -> str:
+    """The cache key of one item: it changes exactly when what a prompt can show changes.
+
+    The reference answer is hashed whenever there is one, whether or not the prompt uses
+    ``$reference``: the key cannot see the prompt, and a cached verdict given under one reference
+    must never be served for another. An absent and an empty reference render the same (``""``)
+    and leave the key as it was before references were hashed, so questions without one keep
+    their cached verdicts.
+    """
     chunks = [[chunk.chunk_id, chunk.text] for chunk in context]
-    return tagged_hash({"question": question, "context": chunks, "answer": answer}, 32)
+    shown: dict[str, object] = {"question": question, "context": chunks, "answer": answer}
+    if reference:
+        shown["reference"] = reference
+    return tagged_hash(shown, 32)
 
 
 def build_items(golden: GoldenSet, run: Run, context_k: int) -> list[JudgeItem]:
@@ -58,9 +72,6 @@ def build_items(golden: GoldenSet, run: Run, context_k: int) -> list[JudgeItem]:
         if record is None:
             continue  # the adapter failed for it; reported with the run
         context = context_for(record, golden.corpus, context_k)
-        items.append(
-            JudgeItem(
-                question, record, context, item_key(question.question, context, record.answer)
-            )
-        )
+        key = item_key(question.question, context, record.answer, question.reference_answer)
+        items.append(JudgeItem(question, record, context, key))
     return items

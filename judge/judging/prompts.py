@@ -1,10 +1,16 @@
 """Judge prompt files: versioned Markdown in ``prompts/`` with ``$placeholders``.
 
-A prompt names exactly the placeholders ``$question``, ``$context`` and ``$answer`` (``$$`` is a
-literal dollar sign). Each is replaced by the JSON encoding of its value, so the inputs reach the
-model as data: an answer that says "ignore the instructions above" is a JSON string inside the
-input, not a line of the instructions. A missing or unknown placeholder is an error naming it,
-raised when the prompt loads, before any judging.
+A prompt names the placeholders ``$question``, ``$context`` and ``$answer``, and may name
+``$reference`` (the golden question's ``reference_answer``; ``""`` when it has none, so a prompt
+can say that an empty reference means there is none). ``$$`` is a literal dollar sign. Each is
+replaced by the JSON encoding of its value, so the inputs reach the model as data: an answer that
+says "ignore the instructions above" is a JSON string inside the input, not a line of the
+instructions. A missing or unknown placeholder is an error naming it, raised when the prompt
+loads, before any judging.
+
+The reference is part of the item key (``judge.judging.items.item_key``), not only of the
+rendered text: two items that differ only in their reference answer never share a cached
+verdict, whatever the prompt.
 """
 
 from __future__ import annotations
@@ -18,9 +24,11 @@ from typing import NamedTuple
 
 from judge.errors import PromptError
 from judge.hashing import text_sha256
-from judge.judging.items import ContextChunk
+from judge.judging.items import ContextChunk, JudgeItem
 
-PLACEHOLDERS = frozenset({"question", "context", "answer"})
+REQUIRED_PLACEHOLDERS = ("question", "context", "answer")
+OPTIONAL_PLACEHOLDERS = ("reference",)
+PLACEHOLDERS = frozenset(REQUIRED_PLACEHOLDERS + OPTIONAL_PLACEHOLDERS)
 # Chat-format control markers (Gemma's, and ChatML's for other models). Inside the inputs they
 # would become real control tokens (end the user turn, start a model turn); written with a JSON
 # escape for "<" they stay text, and the JSON still decodes to the original.
@@ -87,8 +95,19 @@ class Prompt(NamedTuple):
     def name(self) -> str:
         return self.path.name
 
-    def render(self, question: str, context: Sequence[ContextChunk], answer: str) -> str:
-        """The prompt with the inputs JSON-encoded into it."""
+    @property
+    def uses_reference(self) -> bool:
+        """Whether the reference answer reaches the judge (``$reference`` is in the text)."""
+        return any(part == ("reference",) for part in _template_parts(self.text))
+
+    def render(
+        self,
+        question: str,
+        context: Sequence[ContextChunk],
+        answer: str,
+        reference: str | None = None,
+    ) -> str:
+        """The prompt with the inputs JSON-encoded into it (no reference renders as ``""``)."""
         # Rank is the list order; a bare number field only gives a small model something to
         # copy into its evidence.
         # The same text as string.Template(...).substitute with each value json.dumps'd
@@ -97,10 +116,20 @@ class Prompt(NamedTuple):
             "question": _string(question),
             "context": _chunks(context),
             "answer": _string(answer),
+            "reference": _string(reference or ""),
         }
         return "".join(
             part if isinstance(part, str) else values[part[0]]
             for part in _template_parts(self.text)
+        )
+
+    def render_item(self, item: JudgeItem) -> str:
+        """The prompt for one item: every caller renders the same fields, the reference too."""
+        return self.render(
+            item.question.question,
+            item.context,
+            item.record.answer,
+            item.question.reference_answer,
         )
 
 
@@ -123,13 +152,13 @@ def load_prompt(path: Path) -> Prompt:
         )
     found = set(template.get_identifiers())
     problems = []
-    if missing := sorted(PLACEHOLDERS - found):
+    if missing := sorted(set(REQUIRED_PLACEHOLDERS) - found):
         problems.append("missing placeholder " + ", ".join(f"${name}" for name in missing))
     if unknown := sorted(found - PLACEHOLDERS):
         problems.append(
             "unknown placeholder "
             + ", ".join(f"${name}" for name in unknown)
-            + " (allowed: $question, $context, $answer)"
+            + " (allowed: $question, $context, $answer, and optionally $reference)"
         )
     if problems:
         raise PromptError(f"{path}: " + "; ".join(problems))

@@ -3,13 +3,20 @@
 import copy
 import hashlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
+
+from tenacity import wait_none
 
 from judge.config import Config
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
+from judge.judging.cache import VerdictCache
+from judge.judging.grading import judge_items
 from judge.judging.items import ContextChunk, build_items, context_for, item_key
-from tests.conftest import RUN
+from judge.judging.prompts import load_prompt
+from tests.conftest import QUESTIONS, REPO, RUN
+from tests.fakes import ScriptedBackend
 
 Tiny = Callable[..., Config]
 
@@ -56,6 +63,56 @@ def test_item_key_changes_with_the_answer_or_a_chunk_text_and_only_then() -> Non
     assert item_key("何時？", context, "午前3時です。") != key
 
 
+def test_the_reference_answer_is_in_the_key_when_there_is_one() -> None:
+    context = [ContextChunk(1, "pricing/plans", "年額3,800円です。")]
+    without = item_key("年額は？", context, "3,800円です。")
+    # No reference and an empty one render the same ("") and keep the key they always had.
+    assert item_key("年額は？", context, "3,800円です。", None) == without
+    assert item_key("年額は？", context, "3,800円です。", "") == without
+    with_reference = item_key("年額は？", context, "3,800円です。", "年額は3,800円です。")
+    assert with_reference != without
+    assert item_key("年額は？", context, "3,800円です。", "年額は4,800円です。") != with_reference
+    assert item_key("年額は？", context, "3,800円です。", " ") not in (without, with_reference)
+    canonical = (
+        '{"answer":"はい","context":[["c/1","本文"]],"question":"質問","reference":"はい。"}'
+    )
+    expected = "h1:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:32]
+    assert item_key("質問", [ContextChunk(1, "c/1", "本文")], "はい", "はい。") == expected
+
+
+def test_items_differing_only_in_the_reference_never_share_a_cached_verdict(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    # The shipped prompt shows the reference, so a verdict given under one reference must not
+    # be served for another: the edited question is judged again, the others come from the cache.
+    backend, cache_path = ScriptedBackend(), tmp_path / "c.sqlite3"
+    prompt = load_prompt(REPO / "prompts" / "judge.v1.md")
+    assert prompt.uses_reference
+
+    def judged(reference: str | None) -> list[str]:
+        questions = copy.deepcopy(QUESTIONS)
+        questions[0]["reference_answer"] = reference
+        config = tiny(questions=questions)
+        golden = load_golden(config.data)
+        assert config.data.run is not None
+        items = build_items(golden, load_run(config.data.run, golden), 5)
+        before = len(backend.calls)
+        cache = VerdictCache(cache_path)
+        try:
+            outcome = judge_items(items, backend, prompt, cache, retry_wait=wait_none())
+        finally:
+            cache.close()
+        assert len(outcome.verdicts) == len(items)
+        return [call.question for call in backend.calls[before:]]
+
+    first = judged("年額プランは3,800円です。")
+    assert len(first) == len(QUESTIONS)
+    assert judged("年額プランは3,800円です。") == []
+    assert judged("年額プランは4,800円です。") == [QUESTIONS[0]["question"]]
+    assert judged(None) == [QUESTIONS[0]["question"]]
+    assert judged("") == []  # renders as no reference does: the same item
+
+
 def test_a_chunk_below_context_k_does_not_change_the_key(tiny: Tiny) -> None:
     # q2 ranks backup/auto, widgets/sizes, backup/restore: with context_k = 2 the judge never
     # sees backup/restore, so a new text for it must not re-judge q2; one for widgets/sizes must.
@@ -90,5 +147,7 @@ def test_build_items_skips_questions_the_run_has_no_record_for(tiny: Tiny) -> No
     q2 = items[1]
     assert q2.record.answer == RUN[2]["answer"]
     assert [c.chunk_id for c in q2.context] == ["backup/auto", "widgets/sizes", "backup/restore"]
-    assert q2.key == item_key(q2.question.question, q2.context, q2.record.answer)
+    assert q2.key == item_key(
+        q2.question.question, q2.context, q2.record.answer, q2.question.reference_answer
+    )
     assert [c.chunk_id for c in items[2].context] == ["pricing/plans"]  # fewer than context_k

@@ -101,7 +101,7 @@ def test_close_during_a_call_stops_it_and_frees_the_model_only_after(
     item = build_items(inputs.golden, inputs.run, 5)[0]
     prompt = load_prompt(REPO / "prompts" / "judge.v1.md")
     request = JudgeRequest(
-        prompt.render(item.question.question, item.context, item.record.answer),
+        prompt.render_item(item),
         verdict_schema(),
         item.question.question,
         item.context,
