@@ -290,6 +290,30 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_stability(args: argparse.Namespace) -> int:
+    from judge.console import judge_progress
+    from judge.judging.stability import stability_lines
+    from judge.pipeline import JudgeChoice, judge_stability
+
+    def chosen(choice: JudgeChoice) -> None:
+        _say(f"judge: {choice.judge} ({choice.reason})", err=True)
+
+    with judge_progress() as on_judging:
+        report, path = judge_stability(
+            _config(args),
+            sample=args.sample,
+            seed=args.seed,
+            backend=args.backend,
+            run_path=args.run,
+            on_judge_chosen=chosen,
+            on_judging=on_judging,
+        )
+    for line in stability_lines(report):
+        _say(line)
+    _say(f"report: {path}")
+    return 0
+
+
 def cmd_baseline(args: argparse.Namespace) -> int:
     from judge.results.baseline import pin_baseline, ratchet_baseline
     from judge.results.values import folder_values
@@ -686,6 +710,23 @@ def _add_sweep_command(commands: _Commands) -> None:
     )
 
 
+def _add_stability_command(commands: _Commands) -> None:
+    stability = commands.add(
+        "stability",
+        cmd_stability,
+        "re-judge a sample with the chunks reordered and a prompt injection appended to the "
+        "answer: how often the judge's verdicts change (docs/judge.md)",
+    )
+    stability.add_argument("--sample", type=int, default=20, help="answers to re-judge (20)")
+    stability.add_argument("--seed", type=int, default=0, help="which sample and shuffle (0)")
+    stability.add_argument(
+        "--backend",
+        choices=["auto", "ollama", "embedded", "openai", "lexical"],
+        help="the judge (overrides judge.backend)",
+    )
+    stability.add_argument("--run", type=Path, help="a run file (overrides data.run)")
+
+
 def _add_folder_commands(commands: _Commands) -> None:
     show = commands.add("show", cmd_show, "one verdict with its chunks and the quote marked")
     show.add_argument("question_id", help="a golden question id")
@@ -805,6 +846,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_input_commands(commands)
     _add_run_commands(commands)
     _add_sweep_command(commands)
+    _add_stability_command(commands)
     _add_folder_commands(commands)
     _add_audit_commands(commands)
     _add_cache_commands(commands)

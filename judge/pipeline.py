@@ -45,6 +45,7 @@ from judge.retrieval import score_run
 if TYPE_CHECKING:
     import pandas as pd
 
+    from judge.judging.stability import StabilityReport
     from judge.sweep.measure import JudgeMeans, SettingScores
     from judge.sweep.report import SweepOutcome
     from judge.sweep.settings import Setting
@@ -676,3 +677,67 @@ def _judge_settings(
         if owned:
             opened.backend.close()
     return judged, opened.backend.identity.describe()
+
+
+# --- the judge's own stability ------------------------------------------------------------------
+
+
+def judge_stability(
+    config: Config,
+    *,
+    sample: int = 20,
+    seed: int = 0,
+    backend: JudgeBackend | str | None = None,
+    run_path: Path | None = None,
+    on_judge_chosen: Callable[[JudgeChoice], None] = _ignore,
+    on_judging: Callable[[JudgeProgress], None] = _ignore,
+) -> tuple[StabilityReport, Path]:
+    """Re-judge a seeded sample with its chunks reversed and shuffled and with an English and
+    a Japanese prompt injection appended to the answer (``judge.judging.stability``); write
+    the result as ``reports/stability/<time>.md`` and return it with that path. Everything
+    judged goes through the verdict cache, so a second check costs nothing.
+    """
+    from judge.jsonl import write_atomic
+    from judge.judging.stability import check_stability, stability_markdown
+
+    if isinstance(backend, str):
+        config = config.with_overrides(judge={"backend": backend})
+        backend = None
+    started_at = datetime.now(UTC)
+    prompt = load_prompt(config.judge.prompt)
+    inputs = load_inputs(config, run_path, with_labels=False)
+    items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
+    opened, owned = _open(config, backend, items, prompt)
+    try:
+        on_judge_chosen(
+            JudgeChoice(
+                opened.backend.identity.describe(),
+                opened.reason,
+                prompt.path,
+                inputs.run_source,
+                config.retrieval.context_k,
+            )
+        )
+        cache = VerdictCache(config.judge.cache_path)
+        try:
+            report = check_stability(
+                items,
+                opened.backend,
+                prompt,
+                cache,
+                sample=sample,
+                seed=seed,
+                concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
+                max_attempts=config.judge.max_attempts,
+                on_progress=on_judging,
+            )
+        finally:
+            cache.close()
+    finally:
+        if owned:
+            opened.backend.close()
+    folder = Path(config.reports.dir) / "stability"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{started_at.strftime('%Y%m%dT%H%M%SZ')}.md"
+    write_atomic(path, "\n".join(stability_markdown(report)) + "\n")
+    return report, path

@@ -34,7 +34,9 @@ VERIFIER_VERSION = 1
 PARTIAL_MIN_COVERAGE = 0.9
 MIN_QUOTE_CHARS = 8
 
-MatchKind = Literal["exact", "normalised", "partial", "absent", "too_short", "empty"]
+MatchKind = Literal["exact", "normalised", "partial", "absent", "too_short", "empty", "cited"]
+"""``cited``: not a quote but a context sentence the judge pointed at by its number (the
+``cited`` and ``sentences`` prompt modes): real by construction, so never "found"."""
 
 
 class EvidenceMatch(BaseModel):
@@ -53,6 +55,11 @@ class EvidenceMatch(BaseModel):
     def found(self) -> bool:
         """True when the quote is verifiably in the context (exact or normalised)."""
         return self.kind in ("exact", "normalised")
+
+    @property
+    def cited(self) -> bool:
+        """True for a context sentence cited by number rather than quoted."""
+        return self.kind == "cited"
 
 
 def verify_quote(quote: str, context: Sequence[ContextChunk]) -> EvidenceMatch:

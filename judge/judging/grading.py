@@ -78,7 +78,13 @@ class JudgeOutcome(NamedTuple):
 def verdict_for(item: JudgeItem, reply: Reply, cached: bool) -> Verdict:
     """The verdict of one reply, derived anew (a parser or verifier fix applies to old replies)."""
     return make_verdict(
-        item.question.id, item.key, reply, item.context, item.question.answerable, cached
+        item.question.id,
+        item.key,
+        reply,
+        item.context,
+        item.question.answerable,
+        cached,
+        answer=item.record.answer,
     )
 
 
@@ -104,7 +110,7 @@ def _ask(
 ) -> Reply:
     """Render, send, retry transient failures; always returns a Reply unless the server is gone."""
     request = JudgeRequest(
-        prompt=prompt.render(item.question.question, item.context, item.record.answer),
+        prompt=prompt.render_item(item),
         schema=verdict_schema(),
         question=item.question.question,
         context=item.context,

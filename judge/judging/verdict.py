@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from judge.judging.evidence import EvidenceMatch, verify_quote
+from judge.judging.injection import instruction_flags
 from judge.judging.items import ContextChunk
 
 #: Bump when VerdictPayload changes (it is in the judge fingerprint through the schema too).
@@ -79,6 +80,29 @@ class Reply(BaseModel):
     token probabilities (``judge.judging.confidence``); None where it does not."""
 
 
+#: How a prompt asks for evidence: ``quote`` (copy a sentence; the harness verifies it),
+#: ``cited`` (the number of a numbered context sentence), ``sentences`` (a verdict and a cited
+#: context sentence for every answer sentence). Chosen by the prompt file's placeholders.
+Mode = Literal["quote", "cited", "sentences"]
+
+
+class SentenceCheck(BaseModel):
+    """The judge's verdict on one answer sentence (``sentences`` mode)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    n: int
+    """1-based, as the prompt numbered it."""
+    text: str
+    start: int
+    """The sentence's span ``[start, end)`` in the answer text."""
+    end: int
+    verdict: Literal["supported", "unsupported", "no_claim"]
+    evidence: EvidenceMatch | None = None
+    """The context sentence it cites (kind ``cited``), None when it cites none."""
+    evidence_text: str = ""
+
+
 class Verdict(BaseModel):
     """The judgement of one answer."""
 
@@ -102,6 +126,9 @@ class Verdict(BaseModel):
     cached: bool = False
     score_probabilities: dict[str, tuple[float, float, float]] | None = None
     """The reply's score distributions (ok verdicts only), see ``Reply``."""
+    mode: Mode = "quote"
+    sentences: tuple[SentenceCheck, ...] | None = None
+    """Per answer sentence, in ``sentences`` mode only."""
 
     @property
     def expected_scores(self) -> dict[str, float]:
@@ -140,8 +167,16 @@ def make_verdict(
     context: list[ContextChunk],
     answerable: bool,
     cached: bool = False,
+    *,
+    answer: str | None = None,
 ) -> Verdict:
-    """Parse and check a reply; anything short of a valid, complete reply is a non-ok status."""
+    """Parse and check a reply; anything short of a valid, complete reply is a non-ok status.
+
+    An ok verdict is also flagged when the item's ``answer`` (when given) or one of its chunks
+    holds a judge-directed instruction (``judge.judging.injection``): the score may be the
+    instruction's, not the judge's. Derived here, like the quote's flags, so a detector fix
+    applies to cached replies.
+    """
     common: dict[str, Any] = {
         "question_id": question_id,
         "item_key": item_key,
@@ -177,7 +212,8 @@ def make_verdict(
         evidence=payload.evidence,
         note=payload.note,
         match=match,
-        review=quote_flags(payload.faithfulness, payload.evidence, match, answerable),
+        review=quote_flags(payload.faithfulness, payload.evidence, match, answerable)
+        + instruction_flags(answer, context),
         score_probabilities=reply.score_probabilities,
         **common,
     )
