@@ -638,15 +638,24 @@ def _add_input_commands(commands: _Commands) -> None:
     export.add_argument("--trec-out", help="TREC run output path (default reports/trec/run.txt)")
 
 
+#: ``judge.config.BackendName``'s values, spelled out: importing the config (pydantic) would
+#: triple the time ``judge --help`` takes (tests/test_cli.py checks the two agree).
+BACKENDS = ("auto", "ollama", "embedded", "openai", "lexical")
+
+
+def _backend_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        help="the judge (overrides judge.backend)",
+    )
+
+
 def _add_run_commands(commands: _Commands) -> None:
     run = commands.add(
         "run", cmd_run, "retrieval metrics, then judge every answer", _ANSWERS, _CI_OUTPUT
     )
-    run.add_argument(
-        "--backend",
-        choices=["auto", "ollama", "embedded", "openai", "lexical"],
-        help="the judge (overrides judge.backend)",
-    )
+    _backend_option(run)
     run.add_argument("--prompt", type=Path, help="a prompt file (overrides judge.prompt)")
     run.add_argument("--concurrency", type=int, help="items judged at once (judge.concurrency)")
     run.add_argument(
@@ -694,11 +703,7 @@ def _add_sweep_command(commands: _Commands) -> None:
         "try every setting of [sweep] on the tuning questions and recommend one only when the "
         "guards allow (docs/sweep.md)",
     )
-    sweep.add_argument(
-        "--backend",
-        choices=["auto", "ollama", "embedded", "openai", "lexical"],
-        help="the judge (overrides judge.backend)",
-    )
+    _backend_option(sweep)
     sweep.add_argument(
         "--judge-top",
         type=int,
@@ -719,11 +724,7 @@ def _add_stability_command(commands: _Commands) -> None:
     )
     stability.add_argument("--sample", type=int, default=20, help="answers to re-judge (20)")
     stability.add_argument("--seed", type=int, default=0, help="which sample and shuffle (0)")
-    stability.add_argument(
-        "--backend",
-        choices=["auto", "ollama", "embedded", "openai", "lexical"],
-        help="the judge (overrides judge.backend)",
-    )
+    _backend_option(stability)
     stability.add_argument("--run", type=Path, help="a run file (overrides data.run)")
 
 

@@ -9,7 +9,8 @@ the report and the gate. ``rerender`` rebuilds a folder's report through the sam
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -249,6 +250,38 @@ def _open(
         return OpenedBackend(offline, reason), True
 
 
+@contextmanager
+def _judging(
+    config: Config,
+    backend: JudgeBackend | None,
+    items: list[JudgeItem],
+    prompt: Prompt,
+    run_source: str,
+    on_judge_chosen: Callable[[JudgeChoice], None],
+) -> Iterator[tuple[OpenedBackend, VerdictCache]]:
+    """The backend (opened, announced, closed if this opened it) and the verdict cache, for
+    as long as a command judges: ``evaluate``, ``sweep`` and ``judge_stability`` alike."""
+    opened, owned = _open(config, backend, items, prompt)
+    try:
+        on_judge_chosen(
+            JudgeChoice(
+                opened.backend.identity.describe(),
+                opened.reason,
+                prompt.path,
+                run_source,
+                config.retrieval.context_k,
+            )
+        )
+        cache = VerdictCache(config.judge.cache_path)
+        try:
+            yield opened, cache
+        finally:
+            cache.close()
+    finally:
+        if owned:
+            opened.backend.close()
+
+
 def judge_info(opened: OpenedBackend, prompt: Prompt) -> JudgeInfo:
     identity = opened.backend.identity
     return JudgeInfo(
@@ -320,34 +353,20 @@ def _evaluate(
         hooks.on_inputs(inputs)
         measured = measure_retrieval(config, inputs.golden, inputs.run, inputs.run_source)
         items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
-        opened, owned = _open(config, backend, items, prompt)
-        try:
-            hooks.on_judge_chosen(
-                JudgeChoice(
-                    opened.backend.identity.describe(),
-                    opened.reason,
-                    prompt.path,
-                    inputs.run_source,
-                    config.retrieval.context_k,
-                )
+        with _judging(config, backend, items, prompt, inputs.run_source, hooks.on_judge_chosen) as (
+            opened,
+            cache,
+        ):
+            outcome = judge_items(
+                items,
+                opened.backend,
+                prompt,
+                cache,
+                concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
+                max_attempts=config.judge.max_attempts,
+                on_progress=hooks.on_judging,
+                rejudge_failed=rejudge_failed,
             )
-            cache = VerdictCache(config.judge.cache_path)
-            try:
-                outcome = judge_items(
-                    items,
-                    opened.backend,
-                    prompt,
-                    cache,
-                    concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
-                    max_attempts=config.judge.max_attempts,
-                    on_progress=hooks.on_judging,
-                    rejudge_failed=rejudge_failed,
-                )
-            finally:
-                cache.close()
-        finally:
-            if owned:
-                opened.backend.close()
         if outcome.interrupted:
             # The same command resumes: the verdicts are cached, and an adapter's answers are
             # saved and reused (no need to point --run at them).
@@ -641,41 +660,26 @@ def _judge_settings(
         for key, (golden, scores) in runs_by_key.items()
     }
     every_item = [item for items in item_sets.values() for item in items]
-    opened, owned = _open(config, backend, every_item, prompt)
     judged: dict[tuple[str, str], JudgeMeans] = {}
-    try:
-        hooks.on_judge_chosen(
-            JudgeChoice(
-                opened.backend.identity.describe(),
-                opened.reason,
-                prompt.path,
-                f"{len(runs)} sweep run(s)",
-                config.retrieval.context_k,
+    with _judging(
+        config, backend, every_item, prompt, f"{len(runs)} sweep run(s)", hooks.on_judge_chosen
+    ) as (opened, cache):
+        for index, (setting, split, golden, _) in enumerate(runs):
+            hooks.on_step(SweepStep("judge", index, len(runs), f"{setting.label} ({split})"))
+            outcome = judge_items(
+                item_sets[(setting.key, split)],
+                opened.backend,
+                prompt,
+                cache,
+                concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
+                max_attempts=config.judge.max_attempts,
+                on_progress=hooks.on_judging,
             )
-        )
-        cache = VerdictCache(config.judge.cache_path)
-        try:
-            for index, (setting, split, golden, _) in enumerate(runs):
-                hooks.on_step(SweepStep("judge", index, len(runs), f"{setting.label} ({split})"))
-                outcome = judge_items(
-                    item_sets[(setting.key, split)],
-                    opened.backend,
-                    prompt,
-                    cache,
-                    concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
-                    max_attempts=config.judge.max_attempts,
-                    on_progress=hooks.on_judging,
-                )
-                if outcome.interrupted:
-                    raise KeyboardInterrupt
-                judged[(setting.key, split)] = judge_means(
-                    golden, outcome.verdicts, config.data.question_types
-                )
-        finally:
-            cache.close()
-    finally:
-        if owned:
-            opened.backend.close()
+            if outcome.interrupted:
+                raise KeyboardInterrupt
+            judged[(setting.key, split)] = judge_means(
+                golden, outcome.verdicts, config.data.question_types
+            )
     return judged, opened.backend.identity.describe()
 
 
@@ -707,35 +711,21 @@ def judge_stability(
     prompt = load_prompt(config.judge.prompt)
     inputs = load_inputs(config, run_path, with_labels=False)
     items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
-    opened, owned = _open(config, backend, items, prompt)
-    try:
-        on_judge_chosen(
-            JudgeChoice(
-                opened.backend.identity.describe(),
-                opened.reason,
-                prompt.path,
-                inputs.run_source,
-                config.retrieval.context_k,
-            )
+    with _judging(config, backend, items, prompt, inputs.run_source, on_judge_chosen) as (
+        opened,
+        cache,
+    ):
+        report = check_stability(
+            items,
+            opened.backend,
+            prompt,
+            cache,
+            sample=sample,
+            seed=seed,
+            concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
+            max_attempts=config.judge.max_attempts,
+            on_progress=on_judging,
         )
-        cache = VerdictCache(config.judge.cache_path)
-        try:
-            report = check_stability(
-                items,
-                opened.backend,
-                prompt,
-                cache,
-                sample=sample,
-                seed=seed,
-                concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
-                max_attempts=config.judge.max_attempts,
-                on_progress=on_judging,
-            )
-        finally:
-            cache.close()
-    finally:
-        if owned:
-            opened.backend.close()
     folder = Path(config.reports.dir) / "stability"
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{started_at.strftime('%Y%m%dT%H%M%SZ')}.md"

@@ -340,3 +340,12 @@ def test_stability_rejudges_a_sample_and_writes_its_report(
     assert main(args) == 0
     header = capsys.readouterr().out.splitlines()[0]
     assert "12 verdicts, 12 from the cache" in header, header
+
+
+def test_the_backend_choices_are_the_configs() -> None:
+    from typing import get_args
+
+    from judge.cli import BACKENDS
+    from judge.config import BackendName
+
+    assert BACKENDS == get_args(BackendName)
