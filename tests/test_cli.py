@@ -348,4 +348,4 @@ def test_the_backend_choices_are_the_configs() -> None:
     from judge.cli import BACKENDS
     from judge.config import BackendName
 
-    assert BACKENDS == get_args(BackendName)
+    assert get_args(BackendName) == BACKENDS
