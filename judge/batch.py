@@ -192,15 +192,25 @@ def _request_lines(
     The line is the same for every item but for the key and the prompt: it is encoded once with
     placeholders, and each item's two strings are encoded into it (JSON encodes a value the
     same wherever it stands). Encoding the whole body, schema included, for every line took
-    about as long as rendering the prompt.
+    about as long as rendering the prompt. In ``sentences`` mode the schema depends on the
+    answer (its sentence count), so each line is encoded whole.
     """
+    if prompt.mode == "sentences":
+        for item in items:
+            body = request_body(
+                config.judge.openai, prompt.render_item(item), prompt.request_schema(item)
+            )
+            request = {"custom_id": item.key, "method": "POST", "url": REQUEST_URL, "body": body}
+            line = json.dumps(request, ensure_ascii=False, separators=(",", ":")) + "\n"
+            yield item, line.encode()
+        return
     key_mark, text_mark = "\x00custom_id\x00", "\x00prompt\x00"
     template = json.dumps(
         {
             "custom_id": key_mark,
             "method": "POST",
             "url": REQUEST_URL,
-            "body": request_body(config.judge.openai, text_mark, verdict_schema()),
+            "body": request_body(config.judge.openai, text_mark, verdict_schema(prompt.mode)),
         },
         ensure_ascii=False,
         separators=(",", ":"),

@@ -31,6 +31,7 @@ from judge.judging.items import build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.verdict import Reply
 from judge.pipeline import evaluate, load_inputs
+from tests.conftest import REPO
 from tests.judging.backends.test_openai import completion
 
 Tiny = Callable[..., Config]
@@ -650,3 +651,19 @@ def test_after_an_import_a_run_needs_no_server_unless_a_reply_is_missing(
     out, err = capsys.readouterr()
     assert "every reply is in the cache" in out + err
     assert "(4 from the cache)" in out + err
+
+
+@pytest.mark.parametrize("prompt", ["judge.cited.v1.md", "judge.sentences.v1.md"])
+def test_export_in_the_other_modes_sends_what_the_live_backend_sends(
+    tiny: Tiny, prompt: str
+) -> None:
+    # In sentences mode the schema depends on each answer (its sentence count): the bodies are
+    # still the live backend's, byte for byte.
+    config = openai_config(tiny).with_overrides(judge={"prompt": REPO / "prompts" / prompt})
+    export = export_batch(config)
+    requests = requests_of(export)
+    chats: list[Line] = []
+    evaluate(config, backend=live_backend(config, chats))
+    assert [r["body"] for r in requests] == chats
+    schemas = [r["body"]["response_format"]["json_schema"]["schema"] for r in requests]
+    assert all("evidence" not in s["properties"] for s in schemas)

@@ -8,6 +8,10 @@ is the judge's confidence in it; a distribution close to flat marks a verdict wo
 Backends give the steps of their reply (``Step``: the text before the token, the token, and
 the log-probabilities of the candidate tokens there, as far as they report them);
 ``score_probabilities`` finds the score tokens in that stream. Nothing here calls a model.
+
+Only scores the judge writes have a token: in the ``sentences`` prompt mode the reply has no
+faithfulness (it follows from the per-sentence verdicts, ``judge.judging.verdict``), so only
+relevance gets a distribution there; nothing is ever filled in for an axis without one.
 """
 
 from __future__ import annotations

@@ -16,18 +16,34 @@ The quote is searched chunk by chunk, in rank order, and the first rule that mat
 
 For every match the chunk id and the character span ``[start, end)`` in the *original* chunk
 text are recorded, so a reviewer's page can highlight exactly what was matched.
+
+Evidence by number (the ``cited`` and ``sentences`` prompt modes) needs no search: the prompt
+shows the chunks as numbered sentences (``context_sentences``: ``textnorm.split_sentences`` per
+chunk, numbered 1, 2, ... across all chunks in rank order, each with its span in its chunk), the
+judge answers with a number, and ``cite`` turns the number back into that sentence's chunk id
+and span (kind ``cited``). A cited sentence is in the context by construction, so it is never
+"found" (``EvidenceMatch.found``): whether it supports the verdict is still the reviewer's call.
+Answers are numbered the same way (``answer_sentences``).
 """
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
 from judge.judging.items import ContextChunk
-from judge.textnorm import is_mark, normalise, normalise_with_offsets, original_span
+from judge.textnorm import (
+    is_mark,
+    normalise,
+    normalise_with_offsets,
+    original_span,
+    split_sentences,
+)
 
 #: Bump when the rules change; recorded in every report.
 VERIFIER_VERSION = 1
@@ -109,3 +125,72 @@ def verify_quote(quote: str, context: Sequence[ContextChunk]) -> EvidenceMatch:
             coverage=round(coverage, 4),
         )
     return EvidenceMatch(kind="absent", coverage=round(coverage, 4))
+
+
+# --- evidence by sentence number -------------------------------------------------------------
+
+
+class Sentence(NamedTuple):
+    """One sentence of a text, numbered, with its span ``[start, end)`` in that text.
+
+    ``text`` is ``split_sentences``' text: the span's text except that a step number joined to
+    its sentence ("1." and "設定を開きます" on two lines) is joined by one space.
+    """
+
+    n: int
+    """1-based, as the prompt shows it."""
+    text: str
+    start: int
+    end: int
+    chunk_id: str | None = None
+    """The chunk it comes from (context sentences); None for an answer's sentences."""
+
+
+@functools.lru_cache(maxsize=4096)
+def sentence_spans(text: str) -> tuple[tuple[str, int, int], ...]:
+    """``split_sentences(text)``, each with its span in ``text``.
+
+    Each sentence is looked for from the end of the previous one, its words in order with any
+    whitespace between them (``split_sentences`` strips each sentence and joins a bare step
+    number to the next line with one space). Cached: the same chunk is numbered for every
+    prompt and every verdict that shows it.
+    """
+    spans: list[tuple[str, int, int]] = []
+    position = 0
+    for sentence in split_sentences(text):
+        pattern = r"\s*".join(re.escape(word) for word in sentence.split())
+        found = re.compile(pattern).search(text, position)
+        if found is None:  # cannot happen for split_sentences' own output; never a wrong span
+            raise ValueError(f"sentence {sentence!r} not found in its text after {position}")
+        spans.append((sentence, found.start(), found.end()))
+        position = found.end()
+    return tuple(spans)
+
+
+def answer_sentences(answer: str) -> list[Sentence]:
+    """The answer's sentences, numbered from 1 (what ``$answer_sentences`` shows)."""
+    return [
+        Sentence(n, text, start, end)
+        for n, (text, start, end) in enumerate(sentence_spans(answer), start=1)
+    ]
+
+
+def context_sentences(context: Sequence[ContextChunk]) -> list[Sentence]:
+    """The chunks' sentences, numbered from 1 across all chunks in rank (list) order (what
+    ``$context_sentences`` shows, and what a cited number refers to)."""
+    numbered: list[Sentence] = []
+    for chunk in context:
+        for text, start, end in sentence_spans(chunk.text):
+            numbered.append(Sentence(len(numbered) + 1, text, start, end, chunk.chunk_id))
+    return numbered
+
+
+def cite(sentence: Sentence) -> EvidenceMatch:
+    """The evidence of a cited context sentence: its chunk and span, kind ``cited``."""
+    return EvidenceMatch(
+        kind="cited",
+        chunk_id=sentence.chunk_id,
+        start=sentence.start,
+        end=sentence.end,
+        coverage=1.0,
+    )

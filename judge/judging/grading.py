@@ -33,7 +33,15 @@ from judge.judging.backends import BackendIdentity, JudgeBackend, JudgeRequest
 from judge.judging.cache import VerdictCache
 from judge.judging.items import JudgeItem
 from judge.judging.prompts import Prompt
-from judge.judging.verdict import SCHEMA_VERSION, Reply, Verdict, make_verdict, verdict_schema
+from judge.judging.verdict import (
+    MODES,
+    SCHEMA_VERSION,
+    Mode,
+    Reply,
+    Verdict,
+    make_verdict,
+    verdict_schema,
+)
 from judge.signals import Workers
 
 DEFAULT_RETRY_WAIT: WaitBaseT = wait_exponential_jitter(initial=1, max=30)
@@ -45,7 +53,12 @@ class Fingerprint(NamedTuple):
 
 
 def judge_fingerprint(identity: BackendIdentity, prompt: Prompt) -> Fingerprint:
-    """Hash of everything that changes the judge's output (and nothing that does not)."""
+    """Hash of everything that changes the judge's output (and nothing that does not).
+
+    The prompt's mode is in it, with its schema, even for a judge that ignores the prompt's
+    text (the lexical baseline answers in the mode asked): the replies of two modes have
+    different shapes and must never be served for each other.
+    """
     parts = {
         "backend": identity.kind,
         "model": identity.model,
@@ -53,9 +66,20 @@ def judge_fingerprint(identity: BackendIdentity, prompt: Prompt) -> Fingerprint:
         "options": identity.options,
         "prompt_sha256": prompt.sha256 if identity.reads_prompt else None,
         "schema_version": SCHEMA_VERSION,
-        "schema": verdict_schema(),
+        "mode": prompt.mode,
+        "schema": verdict_schema(prompt.mode),
     }
     return Fingerprint(tagged_hash(parts, 16), parts)
+
+
+def fingerprint_mode(parts: dict[str, Any]) -> Mode:
+    """The prompt mode a fingerprint's replies were given in (``quote`` for fingerprints made
+    before there were modes): what re-deriving their verdicts must parse them as."""
+    mode = parts.get("mode", "quote")
+    for known in MODES:
+        if mode == known:
+            return known
+    raise ValueError(f"unknown prompt mode {mode!r} in a judge fingerprint")
 
 
 class JudgeProgress(NamedTuple):
@@ -75,8 +99,11 @@ class JudgeOutcome(NamedTuple):
     elapsed_s: float
 
 
-def verdict_for(item: JudgeItem, reply: Reply, cached: bool) -> Verdict:
-    """The verdict of one reply, derived anew (a parser or verifier fix applies to old replies)."""
+def verdict_for(item: JudgeItem, reply: Reply, cached: bool, mode: Mode = "quote") -> Verdict:
+    """The verdict of one reply, derived anew (a parser or verifier fix applies to old replies).
+
+    ``mode``: the prompt's (``Prompt.mode``), which says what shape the reply has.
+    """
     return make_verdict(
         item.question.id,
         item.key,
@@ -85,19 +112,35 @@ def verdict_for(item: JudgeItem, reply: Reply, cached: bool) -> Verdict:
         item.question.answerable,
         cached,
         answer=item.record.answer,
+        mode=mode,
     )
 
 
 def cached_verdicts(
-    items: Sequence[JudgeItem], fingerprint: str, cache: VerdictCache
+    items: Sequence[JudgeItem],
+    fingerprint: str,
+    cache: VerdictCache,
+    mode: Mode | None = None,
 ) -> dict[str, Verdict]:
-    """Verdicts of the items whose replies are in the cache for ``fingerprint`` (no judging)."""
+    """Verdicts of the items whose replies are in the cache for ``fingerprint`` (no judging),
+    parsed in the fingerprint's prompt ``mode``: as given (``fingerprint_mode`` of the
+    fingerprint's parts), else as the cache registered it with the fingerprint."""
+    if mode is None:
+        mode = _registered_mode(cache, fingerprint)
     replies = cache.get_many(fingerprint, (item.key for item in items))
     return {
-        item.question.id: verdict_for(item, replies[item.key], cached=True)
+        item.question.id: verdict_for(item, replies[item.key], cached=True, mode=mode)
         for item in items
         if item.key in replies
     }
+
+
+def _registered_mode(cache: VerdictCache, fingerprint: str) -> Mode:
+    """The prompt mode recorded with ``fingerprint`` in the cache (``quote`` if unrecorded)."""
+    for stats in cache.stats():
+        if stats.fingerprint == fingerprint:
+            return fingerprint_mode(stats.parts)
+    return "quote"
 
 
 def _ask(
@@ -111,10 +154,11 @@ def _ask(
     """Render, send, retry transient failures; always returns a Reply unless the server is gone."""
     request = JudgeRequest(
         prompt=prompt.render_item(item),
-        schema=verdict_schema(),
+        schema=prompt.request_schema(item),
         question=item.question.question,
         context=item.context,
         answer=item.record.answer,
+        mode=prompt.mode,
     )
     retrying = Retrying(
         retry=retry_if_exception_type(TransientBackendError),
@@ -162,6 +206,7 @@ def judge_items(
     """
     start = time.perf_counter()
     fingerprint = judge_fingerprint(backend.identity, prompt)
+    mode = prompt.mode
     label = f"{backend.identity.kind} {backend.identity.model} · {prompt.name}"
     cache.register(fingerprint.value, fingerprint.parts, label)
     verdicts: dict[str, Verdict] = {}
@@ -170,7 +215,7 @@ def judge_items(
 
     def record(item: JudgeItem, reply: Reply, cached: bool) -> None:
         nonlocal progress
-        verdict = verdicts[item.question.id] = verdict_for(item, reply, cached)
+        verdict = verdicts[item.question.id] = verdict_for(item, reply, cached, mode)
         progress = JudgeProgress(
             progress.done + 1,
             progress.total,
@@ -183,7 +228,7 @@ def judge_items(
     for item in items:
         reply = cached_replies.get(item.key)
         if reply is not None and not (
-            rejudge_failed and verdict_for(item, reply, cached=True).status != "ok"
+            rejudge_failed and verdict_for(item, reply, cached=True, mode=mode).status != "ok"
         ):
             record(item, reply, cached=True)
         else:

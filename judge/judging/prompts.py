@@ -11,6 +11,21 @@ loads, before any judging.
 The reference is part of the item key (``judge.judging.items.item_key``), not only of the
 rendered text: two items that differ only in their reference answer never share a cached
 verdict, whatever the prompt.
+
+The placeholders also choose how the judge gives its evidence (``Prompt.mode``; the reply
+shapes are ``judge.judging.verdict``'s):
+
+- ``quote``: ``$context`` (the chunks as JSON); the judge copies a sentence, the harness
+  verifies it;
+- ``cited``: ``$context_sentences`` instead: the chunks as numbered sentences, one a line,
+  ``[3] (chunk "pricing/yearly") "年額プランは3,800円です。"`` (numbered across all chunks in rank
+  order; ids and sentences JSON-encoded like every input); the judge answers with a number;
+- ``sentences``: ``$answer_sentences`` as well (the answer as numbered sentences, ``[1]
+  "..."``), with ``$context_sentences``: the judge gives a verdict and a cited context
+  sentence for every answer sentence.
+
+``$context`` and ``$context_sentences`` together, or ``$answer_sentences`` without
+``$context_sentences``, is refused when the prompt loads.
 """
 
 from __future__ import annotations
@@ -20,15 +35,24 @@ import string
 from collections.abc import Sequence
 from json.encoder import encode_basestring
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from judge.errors import PromptError
 from judge.hashing import text_sha256
+from judge.judging.evidence import Sentence, answer_sentences, context_sentences
 from judge.judging.items import ContextChunk, JudgeItem
+from judge.judging.verdict import Mode, request_schema
 
 REQUIRED_PLACEHOLDERS = ("question", "context", "answer")
 OPTIONAL_PLACEHOLDERS = ("reference",)
-PLACEHOLDERS = frozenset(REQUIRED_PLACEHOLDERS + OPTIONAL_PLACEHOLDERS)
+#: The sentence forms, each standing in for a required placeholder (``context_sentences`` for
+#: ``context``; ``answer_sentences`` beside or instead of ``answer``).
+SENTENCE_PLACEHOLDERS = {"context_sentences": "context", "answer_sentences": "answer"}
+PLACEHOLDERS = frozenset(REQUIRED_PLACEHOLDERS + OPTIONAL_PLACEHOLDERS) | set(SENTENCE_PLACEHOLDERS)
+ALLOWED = (
+    "$question, $context or $context_sentences, $answer and/or $answer_sentences, and "
+    "optionally $reference"
+)
 # Chat-format control markers (Gemma's, and ChatML's for other models). Inside the inputs they
 # would become real control tokens (end the user turn, start a model turn); written with a JSON
 # escape for "<" they stay text, and the JSON still decodes to the original.
@@ -68,6 +92,30 @@ def _chunks(context: Sequence[ContextChunk]) -> str:
     return _safe(f"[\n{entries}\n]")
 
 
+def _sentence_lines(sentences: Sequence[Sentence], empty: str) -> str:
+    """One numbered sentence a line, ``[n] (chunk "id") "text"`` (no chunk for an answer's),
+    every id and text JSON-encoded, marker-safe: a sentence cannot start a line of its own
+    (JSON escapes line breaks) or forge a number outside its string."""
+    if not sentences:
+        return empty
+    return "\n".join(
+        f"[{s.n}] (chunk {_string(s.chunk_id)}) {_string(s.text)}"
+        if s.chunk_id is not None
+        else f"[{s.n}] {_string(s.text)}"
+        for s in sentences
+    )
+
+
+def render_context_sentences(context: Sequence[ContextChunk]) -> str:
+    """What ``$context_sentences`` shows: the chunks' sentences, numbered across all chunks."""
+    return _sentence_lines(context_sentences(context), "(no passages)")
+
+
+def render_answer_sentences(answer: str) -> str:
+    """What ``$answer_sentences`` shows: the answer's sentences, numbered from 1."""
+    return _sentence_lines(answer_sentences(answer), "(empty answer)")
+
+
 @functools.lru_cache(maxsize=16)
 def _template_parts(text: str) -> tuple[str | tuple[str], ...]:
     """The template split once: literal text, and ``(name,)`` where a placeholder goes."""
@@ -100,6 +148,15 @@ class Prompt(NamedTuple):
         """Whether the reference answer reaches the judge (``$reference`` is in the text)."""
         return any(part == ("reference",) for part in _template_parts(self.text))
 
+    @property
+    def mode(self) -> Mode:
+        """How the judge gives its evidence, from the placeholders (module docstring)."""
+        return _mode(frozenset(p[0] for p in _template_parts(self.text) if isinstance(p, tuple)))
+
+    def request_schema(self, item: JudgeItem) -> dict[str, Any]:
+        """The reply schema sent with this item's request (``verdict.request_schema``)."""
+        return request_schema(self.mode, item.record.answer)
+
     def render(
         self,
         question: str,
@@ -113,13 +170,15 @@ class Prompt(NamedTuple):
         # The same text as string.Template(...).substitute with each value json.dumps'd
         # (tests/judging/test_prompts.py checks), built faster: it runs for every item.
         values = {
-            "question": _string(question),
-            "context": _chunks(context),
-            "answer": _string(answer),
-            "reference": _string(reference or ""),
+            "question": lambda: _string(question),
+            "context": lambda: _chunks(context),
+            "answer": lambda: _string(answer),
+            "reference": lambda: _string(reference or ""),
+            "context_sentences": lambda: render_context_sentences(context),
+            "answer_sentences": lambda: render_answer_sentences(answer),
         }
         return "".join(
-            part if isinstance(part, str) else values[part[0]]
+            part if isinstance(part, str) else values[part[0]]()
             for part in _template_parts(self.text)
         )
 
@@ -152,14 +211,33 @@ def load_prompt(path: Path) -> Prompt:
         )
     found = set(template.get_identifiers())
     problems = []
-    if missing := sorted(set(REQUIRED_PLACEHOLDERS) - found):
+    stands_for = {SENTENCE_PLACEHOLDERS.get(name, name) for name in found}
+    if missing := sorted(set(REQUIRED_PLACEHOLDERS) - stands_for):
         problems.append("missing placeholder " + ", ".join(f"${name}" for name in missing))
     if unknown := sorted(found - PLACEHOLDERS):
         problems.append(
             "unknown placeholder "
             + ", ".join(f"${name}" for name in unknown)
-            + " (allowed: $question, $context, $answer, and optionally $reference)"
+            + f" (allowed: {ALLOWED})"
+        )
+    if {"context", "context_sentences"} <= found:
+        problems.append(
+            "$context and $context_sentences together; use one (the chunks as JSON for quoted "
+            "evidence, or as numbered sentences for evidence by number)"
+        )
+    if "answer_sentences" in found and "context_sentences" not in found:
+        problems.append(
+            "$answer_sentences needs $context_sentences (each answer sentence cites a numbered "
+            "context sentence)"
         )
     if problems:
         raise PromptError(f"{path}: " + "; ".join(problems))
     return Prompt(path, text, text_sha256(text))
+
+
+def _mode(placeholders: frozenset[str]) -> Mode:
+    if "answer_sentences" in placeholders:
+        return "sentences"
+    if "context_sentences" in placeholders:
+        return "cited"
+    return "quote"

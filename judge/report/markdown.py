@@ -5,17 +5,25 @@ people.
 Every piece of data (ids, types, folder and model names, notes, quotes, errors, labellers)
 enters the Markdown through ``md`` (``judge.formatting.markdown_text``), so that it renders as
 the text it is: no HTML, link or table cell can come out of it.
+
+How a verdict's evidence is described (``evidence_origin``) and how an answer is cut at its
+judged sentences (``sentence_segments``) live here too: ``judge show`` and ``review.html`` say
+the same thing in the same words.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TypeVar
 
 from judge.audit.agreement import AuditResult
 from judge.audit.render import corrected_markdown_lines
 from judge.formatting import FEW_ITEMS, fmt_number, fmt_share
 from judge.formatting import markdown_text as md
-from judge.judging.verdict import Verdict, review_reasons
+from judge.judging.evidence import EvidenceMatch, context_sentences
+from judge.judging.items import ContextChunk
+from judge.judging.verdict import SentenceCheck, Verdict, review_reasons
 from judge.report.build import Report
 from judge.report.text_tables import render_markdown
 from judge.results.compare import GateRule, SectionComparison, moved_list
@@ -92,6 +100,11 @@ def render_report_md(report: Report) -> str:
         f"- run: {md(m.run.source)} · golden `{m.fingerprints.golden}` · corpus "
         f"`{m.fingerprints.corpus}`",
         "- verdicts: " + ", ".join(f"{md(k)} {v}" for k, v in m.status_counts.items()),
+    ]
+    evidence = evidence_summary(report.verdicts)
+    if evidence is not None:
+        lines.append(f"- evidence: {md(evidence)}")
+    lines += [
         "",
         "## Per question type",
         "",
@@ -139,14 +152,51 @@ def render_report_md(report: Report) -> str:
         corrected = corrected_markdown_lines(report.audit)
         if corrected:
             lines += ["### Corrected estimates", "", *corrected, ""]
-    review = [(v, review_reasons(v)) for v in report.verdicts if review_reasons(v)]
-    lines += ["## Needs review", ""]
-    if not review:
-        lines.append("Nothing flagged.")
-    for verdict, reasons in review:
-        lines.append(f"- **{md(verdict.question_id)}**: {md('; '.join(reasons))}")
+    contexts = {item.question_id: item.context for item in report.items}
+    lines += ["## Needs review", "", *needs_review_lines(report.verdicts, contexts)]
+    unsupported_section = unsupported_lines(report.verdicts)
+    if unsupported_section:
+        lines += ["", "## Unsupported answer sentences", "", *unsupported_section]
     lines += ["", "Open `review.html` to see each quote inside the chunk it came from.", ""]
     return "\n".join(lines)
+
+
+def needs_review_lines(
+    verdicts: Sequence[Verdict], contexts: dict[str, list[ContextChunk]] | None = None
+) -> list[str]:
+    """One line per verdict to look at, with its reasons: the same verdicts report.json and
+    the console count as needing review.
+
+    A cited sentence's line says what it is (``evidence_origin``): it points at real text, and
+    that is all it proves. Quote-mode lines are the reasons alone, which say what the quote is.
+    """
+    lines = []
+    for verdict in verdicts:
+        said = review_reasons(verdict)
+        if not said:
+            continue
+        if verdict.status == "ok" and verdict.mode == "cited":
+            context = (contexts or {}).get(verdict.question_id)
+            said.append(f"evidence: {evidence_origin(verdict, context)}")
+        lines.append(f"- **{md(verdict.question_id)}**: {md('; '.join(said))}")
+    return lines or ["Nothing flagged."]
+
+
+def unsupported_lines(verdicts: Sequence[Verdict]) -> list[str]:
+    """Sentence mode: each verdict with unsupported answer sentences, and those sentences by
+    number. Not "needs review": an unsupported sentence is the judge's finding (it lowers
+    faithfulness), not a doubt about the verdict."""
+    lines = []
+    for verdict in verdicts:
+        bad = unsupported(verdict)
+        if not bad:
+            continue
+        total = len(verdict.sentences or ())
+        lines.append(
+            f"- **{md(verdict.question_id)}**: {len(bad)} of {total} answer sentences unsupported"
+        )
+        lines += [f"  - ✗ sentence {check.n}: {md(check.text) or '—'}" for check in bad]
+    return lines
 
 
 def failed_lines(report: Report) -> list[str]:
@@ -206,3 +256,180 @@ def _cell(text: str) -> str:
     """A quote shortened for a table cell (cut before escaping, so no escape is cut in half)."""
     text = re.sub("[ \t\n]+", " ", text).strip(" ")  # not split(): it would eat a raw CR
     return md(text[:60] + "…" if len(text) > 60 else text) or "—"
+
+
+# --- what the evidence is, and the answer sentence by sentence ------------------------------
+
+#: Said wherever a cited sentence is shown: the judge picked it by number from the context the
+#: prompt numbered, so its text is real; nothing checks that it backs the score.
+CITED_CAVEAT = "real by construction; whether it supports the verdict is the reviewer's call"
+SENTENCES_CAVEAT = (
+    "real by construction; whether each supports its answer sentence is the reviewer's call"
+)
+
+#: An answer sentence's verdict in words, with the sign the terminal and the page use.
+SENTENCE_WORDS = {
+    "supported": "✓ supported",
+    "unsupported": "✗ unsupported",
+    "no_claim": "· no claim",
+}
+
+Tag = TypeVar("Tag")
+
+
+def evidence_origin(verdict: Verdict, context: Sequence[ContextChunk] | None = None) -> str:
+    """Which mode produced the verdict's evidence and what that proves ("" when not ok).
+
+    A quote is text the judge wrote, searched for in the chunks afterwards: "verified" means it
+    was found (exact or normalised), and only that. A cited sentence is one the judge picked by
+    number, so its text is real whatever the judge meant, and finding it proves nothing about
+    support: the words say so instead of calling it verified. With the ``context`` the judge saw,
+    a cited sentence is named by its number as the prompt showed it. A lexical-baseline quote
+    says what it is in the judge line.
+    """
+    if verdict.status != "ok":
+        return ""
+    if verdict.mode == "sentences":
+        checks = verdict.sentences or ()
+        if not checks:
+            return "sentence by sentence: no answer sentence with a claim to check"
+        cited = sum(1 for s in checks if s.evidence is not None and s.evidence.cited)
+        return (
+            f"sentence by sentence: {cited} of {len(checks)} answer sentences cite a context "
+            f"sentence ({SENTENCES_CAVEAT})"
+        )
+    match = verdict.match
+    if match is not None and match.cited:
+        return f"{cited_name(match, context)} ({CITED_CAVEAT})"
+    if verdict.mode == "cited":
+        kind = match.kind.replace("_", " ") if match else "none"
+        return "no sentence cited" if kind in ("empty", "none") else f"no sentence cited ({kind})"
+    if match is None:
+        return "quote (not checked)"
+    if match.kind == "empty":
+        return "no quote"
+    if match.found:
+        return f"quote (verified: {match.kind})"
+    if match.kind == "partial":
+        return f"quote (not verified: partly found, {match.coverage:.0%})"
+    return f"quote (not verified: {match.kind.replace('_', ' ')})"
+
+
+def cited_number(match: EvidenceMatch, context: Sequence[ContextChunk] | None) -> int | None:
+    """The number the prompt showed a cited context sentence under (None without the context
+    or when no sentence of it has that chunk and span: another numbering, or not a citation)."""
+    if context is None or not match.cited:
+        return None
+    return next(
+        (
+            s.n
+            for s in context_sentences(context)
+            if (s.chunk_id, s.start, s.end) == (match.chunk_id, match.start, match.end)
+        ),
+        None,
+    )
+
+
+def cited_name(match: EvidenceMatch, context: Sequence[ContextChunk] | None = None) -> str:
+    """A cited context sentence by its number and chunk ("cited sentence 7 in backup/restore"),
+    or by chunk and character span when the number cannot be told."""
+    number = cited_number(match, context)
+    where = f" in {match.chunk_id}" if match.chunk_id else ""
+    if number is not None:
+        return f"cited sentence {number}{where}"
+    span = (
+        f", characters {match.start}–{match.end}"
+        if match.start is not None and match.end is not None
+        else ""
+    )
+    return f"cited sentence{where}{span}"
+
+
+def evidence_summary(verdicts: Sequence[Verdict]) -> str | None:
+    """One line on how the run's evidence was produced, per mode (None without ok verdicts)."""
+    ok = [v for v in verdicts if v.status == "ok"]
+    parts = []
+    quotes = [v for v in ok if v.mode == "quote"]
+    if quotes:
+        found = sum(1 for v in quotes if v.match is not None and v.match.found)
+        parts.append(
+            f"quotes written by the judge and searched for in the chunks: {found} of "
+            f"{len(quotes)} verified (found exact or normalised)"
+        )
+    cited = [v for v in ok if v.mode == "cited"]
+    if cited:
+        pointing = sum(1 for v in cited if v.match is not None and v.match.cited)
+        parts.append(
+            f"sentences cited by number: {pointing} of {len(cited)} verdicts cite a context "
+            f"sentence ({CITED_CAVEAT})"
+        )
+    by_sentence = [v for v in ok if v.mode == "sentences"]
+    if by_sentence:
+        checks = [s for v in by_sentence for s in v.sentences or ()]
+        bad = sum(1 for s in checks if s.verdict == "unsupported")
+        verdicts_word = "verdict" if len(by_sentence) == 1 else "verdicts"
+        parts.append(
+            f"sentence by sentence: {bad} of {len(checks)} answer sentences unsupported in "
+            f"{len(by_sentence)} {verdicts_word}; supported ones cite a context sentence "
+            f"({SENTENCES_CAVEAT})"
+        )
+    return "; ".join(parts) if parts else None
+
+
+def unsupported(verdict: Verdict) -> list[SentenceCheck]:
+    """The answer sentences the judge found unsupported (none outside sentence mode)."""
+    return [s for s in verdict.sentences or () if s.verdict == "unsupported"]
+
+
+def unsupported_marker(check: SentenceCheck) -> str:
+    """The textual mark of an unsupported sentence, readable without colour: ``[✗2 unsupported]``."""
+    return f"[✗{check.n} unsupported]"
+
+
+def cut_at_spans(text: str, spans: Sequence[tuple[int, int, Tag]]) -> list[tuple[str, Tag | None]]:
+    """``text`` in pieces: each span's text with its tag, the text between spans untagged.
+
+    Spans come from the judge's reply, so they are not trusted to fit: taken in order of their
+    start, one that overlaps an earlier one, is empty or lies outside the text is left out (its
+    text stays plain). The pieces always join back to exactly ``text``: a bad span can lose a
+    marking, never a character.
+    """
+    pieces: list[tuple[str, Tag | None]] = []
+    at = 0
+    for start, end, tag in sorted(spans, key=lambda span: (span[0], span[1])):
+        if start < at or end <= start or end > len(text):
+            continue
+        if start > at:
+            pieces.append((text[at:start], None))
+        pieces.append((text[start:end], tag))
+        at = end
+    if at < len(text):
+        pieces.append((text[at:], None))
+    return pieces
+
+
+def answer_pieces(
+    answer: str, sentences: Sequence[SentenceCheck]
+) -> list[tuple[str, SentenceCheck | None]]:
+    """The answer cut at its judged sentences' spans, the text between them kept."""
+    return cut_at_spans(answer, [(s.start, s.end, s) for s in sentences])
+
+
+def cited_pieces(
+    chunk: ContextChunk, sentences: Sequence[SentenceCheck]
+) -> list[tuple[str, tuple[int, ...] | None]]:
+    """A chunk's text cut at the context sentences that supported answer sentences cite, each
+    with the numbers of the answer sentences citing it (two may cite the same one)."""
+    citing: dict[tuple[int, int], list[int]] = {}
+    for check in sentences:
+        match = check.evidence
+        if (
+            check.verdict == "supported"
+            and match is not None
+            and match.cited
+            and match.chunk_id == chunk.chunk_id
+            and match.start is not None
+            and match.end is not None
+        ):
+            citing.setdefault((match.start, match.end), []).append(check.n)
+    return cut_at_spans(chunk.text, [(a, b, tuple(ns)) for (a, b), ns in citing.items()])

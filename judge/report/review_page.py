@@ -32,7 +32,16 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from judge.audit.marks import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
 from judge.hashing import text_sha256
 from judge.judging.confidence import LOW_CONFIDENCE
+from judge.judging.items import ContextChunk
 from judge.judging.verdict import Verdict, review_reasons
+from judge.report.markdown import (
+    SENTENCE_WORDS,
+    answer_pieces,
+    cited_number,
+    cited_pieces,
+    evidence_origin,
+    unsupported,
+)
 from judge.results.folder import ItemRecord
 
 if TYPE_CHECKING:
@@ -50,6 +59,7 @@ TRIAGE_FLAGS: dict[str, str] = {
     "adapter_failed": "adapter failed (no answer)",
     "verdict_flags": "flagged by the verdict's checks",
     "low_confidence": "low judge confidence",
+    "unsupported_sentences": "unsupported sentence(s)",
 }
 
 
@@ -74,6 +84,14 @@ def triage(item: ItemRecord, verdict: Verdict) -> Triage:
         return Triage(["not_ok"], reasons, 0)
     if verdict.review:
         flags.append("verdict_flags")
+    bad = unsupported(verdict)
+    if bad:
+        flags.append("unsupported_sentences")
+        numbers = ", ".join(str(check.n) for check in bad)
+        reasons.append(
+            f"unsupported sentence{'s' if len(bad) > 1 else ''} {numbers} "
+            f"(of {len(verdict.sentences or ())})"
+        )
     judge_f, judge_r = verdict.faithfulness, verdict.relevance
     differing = [
         label
@@ -96,13 +114,21 @@ def triage(item: ItemRecord, verdict: Verdict) -> Triage:
     # out-of-scope one says nothing about where the evidence should come from.
     if judge_f == 2 and match and match.chunk_id and golden and match.chunk_id not in golden:
         flags.append("foreign_quote")
+        what = "cited sentence" if match.cited else "quote"
         reasons.append(
-            f"faithful, but the quote comes from {match.chunk_id}, not a golden chunk "
+            f"faithful, but the {what} comes from {match.chunk_id}, not a golden chunk "
             f"({', '.join(golden)})"
         )
     # An empty quote is legitimate (a refusal, or nothing to quote for a 0) unless the
-    # verdict's own checks flagged it.
-    if match and match.kind not in _VERIFIED and (match.kind != "empty" or verdict.review):
+    # verdict's own checks flagged it. Only quotes are verified: a sentence cited by number is
+    # context text by construction (whether it supports the verdict is what the reviewer reads;
+    # a missing citation is among the verdict's own flags).
+    if (
+        verdict.mode == "quote"
+        and match
+        and match.kind not in _VERIFIED
+        and (match.kind != "empty" or verdict.review)
+    ):
         flags.append("unverified_quote")
         # The verdict's flags are all about the quote: say it once.
         if not verdict.review:
@@ -130,7 +156,21 @@ def page_language(texts: Iterable[str]) -> str:
     return counts.most_common(1)[0][0] if counts else "en"
 
 
-def _verdict_json(verdict: Verdict) -> dict[str, Any]:
+def _verdict_json(verdict: Verdict, context: list[ContextChunk]) -> dict[str, Any]:
+    sentences = None
+    if verdict.status == "ok" and verdict.sentences is not None:
+        sentences = [
+            {
+                "n": check.n,
+                "text": check.text,
+                "verdict": check.verdict,
+                "cited": bool(check.evidence and check.evidence.cited),
+                "cited_n": cited_number(check.evidence, context) if check.evidence else None,
+                "chunk_id": check.evidence.chunk_id if check.evidence else None,
+                "evidence_text": check.evidence_text,
+            }
+            for check in verdict.sentences
+        ]
     return {
         "status": verdict.status,
         "faithfulness": verdict.faithfulness,
@@ -139,6 +179,31 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
         "note": verdict.note,
         "error": verdict.error,
         "match": verdict.match.model_dump(mode="json") if verdict.match else None,
+        "mode": verdict.mode,
+        "origin": evidence_origin(verdict, context),
+        "sentences": sentences,
+    }
+
+
+def _sentence_view(item: ItemRecord, verdict: Verdict) -> dict[str, Any]:
+    """In sentence mode, the answer and every chunk already cut into pieces (here, where the
+    spans are code points as in Python, not UTF-16 units as in the page's strings): the answer
+    at its sentences, each chunk at the context sentences that supported sentences cite."""
+    checks = verdict.sentences if verdict.status == "ok" else None
+    if checks is None:
+        return {"answer_pieces": None, "chunk_pieces": None}
+    return {
+        "answer_pieces": [
+            {"text": text, "n": check.n if check else None}
+            for text, check in answer_pieces(item.answer, checks)
+        ],
+        "chunk_pieces": [
+            [
+                {"text": text, "citing": list(citing) if citing else None}
+                for text, citing in cited_pieces(chunk, checks)
+            ]
+            for chunk in item.context
+        ],
     }
 
 
@@ -162,13 +227,14 @@ def page_data(report: Report) -> dict[str, Any]:
                 ],
                 "relevant_chunks": item.relevant_chunks,
                 "labels": [label.model_dump(mode="json") for label in item.labels],
-                "verdict": _verdict_json(verdict),
+                "verdict": _verdict_json(verdict, item.context),
                 "adapter_error": None,
                 "flags": found.flags,
                 "reasons": found.reasons,
                 "gap": found.gap,
                 "confidence": verdict.confidence,
                 "score_probabilities": verdict.score_probabilities,
+                **_sentence_view(item, verdict),
             }
         )
     # No answer, so nothing to judge or mark; listed (with the question) so that a failing RAG
@@ -192,6 +258,8 @@ def page_data(report: Report) -> dict[str, Any]:
                 "gap": 0,
                 "confidence": None,
                 "score_probabilities": None,
+                "answer_pieces": None,
+                "chunk_pieces": None,
             }
         )
     statuses = {v["verdict"]["status"] for v in items if v["verdict"]}
@@ -207,6 +275,7 @@ def page_data(report: Report) -> dict[str, Any]:
         "statuses": sorted(statuses) + (["adapter_failed"] if report.adapter_failed else []),
         "match_kinds": sorted(kinds),
         "triage": TRIAGE_FLAGS,
+        "sentence_words": SENTENCE_WORDS,
         "items": items,
     }
 
@@ -243,6 +312,18 @@ mark{background:#ffe066;padding:0 1px}
 .markbox textarea{width:100%;box-sizing:border-box;min-height:3em;font:inherit;margin:6px 0}
 .stale-note{color:#5b2a86;margin:4px 0}
 .mark-state{color:#1c3f8c}
+.sent.unsupported{text-decoration:underline wavy #c00;text-decoration-skip-ink:none;text-underline-offset:3px;background:#fff0f0}
+.sent.no_claim{color:#888}
+.sent-badge{font-size:11px;border-radius:8px;padding:0 5px;margin:0 3px;background:#fde2e2;color:#a00;white-space:nowrap}
+.cite-link{font:inherit;font-size:11px;line-height:1.2;border:0;border-radius:8px;padding:0 5px;margin:0 2px;background:#def7e5;color:#14632c;cursor:pointer;vertical-align:super}
+.cite-link:focus-visible{outline:2px solid #3a6fd8}
+mark.cite{background:#c9ecd3}
+mark.cite.flash{outline:2px solid #3a6fd8}
+.origin{font-size:12px;color:#555;margin:2px 0}
+ol.sentences{margin:2px 0;padding-left:24px;font-size:13px}
+ol.sentences li.unsupported{color:#a00}
+ol.sentences li.no_claim{color:#888}
+ol.sentences .cites{color:#555;font-size:12px}
 """
 
 SCRIPT = r"""
@@ -323,10 +404,11 @@ function markText(mark) {
 }
 
 // --- rendering (textContent only) -----------------------------------------------------------
-const matchClass = {exact: 'good', normalised: 'good', partial: 'warn', absent: 'bad', too_short: 'bad', empty: ''};
+const matchClass = {exact: 'good', normalised: 'good', partial: 'warn', absent: 'bad', too_short: 'bad', empty: '', cited: ''};
 const flagShort = {disagrees: '≠ human', foreign_quote: 'non-golden quote', unverified_quote: 'quote unverified',
                    not_ok: 'not ok', adapter_failed: 'adapter failed', verdict_flags: 'flagged',
-                   low_confidence: 'low confidence'};
+                   low_confidence: 'low confidence', unsupported_sentences: 'unsupported sentence'};
+const unsupportedCount = (v) => (v && v.sentences ? v.sentences.filter((s) => s.verdict === 'unsupported').length : 0);
 function highlighted(text, start, end) {
   // Spans are in Unicode code points (Python); JavaScript strings count UTF-16 units.
   const chars = Array.from(text);
@@ -334,6 +416,72 @@ function highlighted(text, start, end) {
   box.appendChild(document.createTextNode(chars.slice(0, start).join('')));
   box.appendChild(el('mark', null, chars.slice(start, end).join('')));
   box.appendChild(document.createTextNode(chars.slice(end).join('')));
+  return box;
+}
+// --- sentence mode: the answer sentence by sentence, each cited sentence in its chunk ---------
+// The pieces were cut in Python (spans are code points there); here they are only shown.
+function citedWhere(check) {
+  return (check.cited_n === null ? 'a sentence' : 'sentence ' + check.cited_n) + ' in ' + check.chunk_id;
+}
+function citeLink(check, citeMarks) {
+  const link = el('button', 'cite-link', '↗' + check.n);
+  link.type = 'button';
+  link.title = 'sentence ' + check.n + ' cites ' + citedWhere(check) + ': “' + check.evidence_text + '”';
+  link.setAttribute('aria-label', 'show the context sentence that sentence ' + check.n + ' cites');
+  link.addEventListener('click', () => {
+    const mark = citeMarks.get(check.n);
+    if (!mark) return;
+    for (const other of citeMarks.values()) other.classList.remove('flash');
+    mark.classList.add('flash');
+    mark.scrollIntoView({block: 'center'});
+  });
+  return link;
+}
+function sentenceAnswer(item, citeMarks) {
+  const box = el('div', 'text answer');
+  const checks = new Map(item.verdict.sentences.map((check) => [check.n, check]));
+  for (const piece of item.answer_pieces) {
+    const check = piece.n === null ? undefined : checks.get(piece.n);
+    if (!check) {
+      box.appendChild(document.createTextNode(piece.text));
+      continue;
+    }
+    const span = el('span', 'sent ' + check.verdict, piece.text);
+    span.dataset.n = String(check.n);
+    span.dataset.verdict = check.verdict;
+    span.title = 'sentence ' + check.n + ': ' + data.sentence_words[check.verdict];
+    box.appendChild(span);
+    if (check.verdict === 'unsupported') box.appendChild(el('span', 'sent-badge', '✗' + check.n + ' unsupported'));
+    else if (check.verdict === 'supported' && check.cited) box.appendChild(citeLink(check, citeMarks));
+  }
+  return box;
+}
+function sentenceList(sentences) {
+  const list = el('ol', 'sentences');
+  for (const check of sentences) {
+    const entry = el('li', check.verdict);
+    entry.value = check.n;
+    entry.dataset.n = String(check.n);
+    entry.appendChild(el('span', 'sent-verdict', data.sentence_words[check.verdict] + ': '));
+    entry.appendChild(el('span', null, check.text));
+    if (check.cited) entry.appendChild(el('div', 'cites', 'cites ' + citedWhere(check) + ': “' + check.evidence_text + '”'));
+    list.appendChild(entry);
+  }
+  return list;
+}
+function citedText(pieces, citeMarks) {
+  const box = el('div', 'text');
+  for (const piece of pieces) {
+    if (!piece.citing) {
+      box.appendChild(document.createTextNode(piece.text));
+      continue;
+    }
+    const mark = el('mark', 'cite', piece.text);
+    mark.dataset.citedBy = piece.citing.join(' ');
+    mark.title = 'cited by answer sentence' + (piece.citing.length > 1 ? 's ' : ' ') + piece.citing.join(', ');
+    for (const n of piece.citing) citeMarks.set(n, mark);
+    box.appendChild(mark);
+  }
   return box;
 }
 const entries = new Map();  // question id → {item, section, row, detail, position}
@@ -348,7 +496,8 @@ function fillRow(entry) {
   else if (v.status === 'ok') row.appendChild(el('span', 'badge scores', 'F' + v.faithfulness + ' R' + v.relevance));
   else row.appendChild(el('span', 'badge bad', v.status));
   for (const flag of item.flags) {
-    if (flag !== 'not_ok' && flag !== 'adapter_failed') row.appendChild(el('span', 'badge warn flag', flagShort[flag]));
+    if (flag === 'unsupported_sentences') row.appendChild(el('span', 'badge bad flag', '✗ ' + unsupportedCount(v) + ' unsupported'));
+    else if (flag !== 'not_ok' && flag !== 'adapter_failed') row.appendChild(el('span', 'badge warn flag', flagShort[flag]));
   }
   const mark = currentMark(item);
   const stale = mark ? null : staleMark(item);
@@ -447,7 +596,11 @@ function fillDetail(entry) {
   head.appendChild(link);
   head.appendChild(document.createTextNode(' '));
   head.appendChild(el('span', 'badge', item.type + (item.split ? ' · ' + item.split : '')));
-  if (v && v.match) head.appendChild(el('span', 'badge ' + (matchClass[v.match.kind] || ''), 'quote: ' + v.match.kind));
+  if (v && v.match && !v.sentences) head.appendChild(el('span', 'badge ' + (matchClass[v.match.kind] || ''), v.match.kind === 'cited' ? 'cited sentence' : 'quote: ' + v.match.kind));
+  if (v && v.sentences) {
+    const bad = unsupportedCount(v);
+    head.appendChild(el('span', 'badge ' + (bad ? 'bad' : 'good'), 'sentences: ' + bad + ' of ' + v.sentences.length + ' unsupported'));
+  }
   if (item.score_probabilities) {
     // The judge's own distribution over 0/1/2 per axis, where its backend reports it.
     for (const [axis, probs] of Object.entries(item.score_probabilities)) {
@@ -467,26 +620,35 @@ function fillDetail(entry) {
     detail.appendChild(el('div', 'label', 'Question'));
     detail.appendChild(el('div', 'text question', item.question));
   }
+  const citeMarks = new Map();  // answer sentence number → the <mark> of the sentence it cites
+  const bySentence = Boolean(v && v.sentences && item.answer_pieces);
   if (item.answer !== null) {
     detail.appendChild(el('div', 'label', 'Answer'));
-    detail.appendChild(el('div', 'text answer', item.answer));
+    detail.appendChild(bySentence ? sentenceAnswer(item, citeMarks) : el('div', 'text answer', item.answer));
   }
   if (v) {
     detail.appendChild(el('div', 'label', 'Judge'));
-    const absent = v.match && ['absent', 'too_short', 'partial'].includes(v.match.kind);
-    detail.appendChild(el('div', 'text quote' + (absent ? ' absent' : ''), v.evidence ? '“' + v.evidence + '”' : '(no quote)'));
+    if (bySentence) detail.appendChild(sentenceList(v.sentences));
+    else {
+      const absent = v.match && ['absent', 'too_short', 'partial'].includes(v.match.kind);
+      detail.appendChild(el('div', 'text quote' + (absent ? ' absent' : ''), v.evidence ? '“' + v.evidence + '”' : '(no quote)'));
+    }
+    if (v.origin) detail.appendChild(el('div', 'origin', 'evidence: ' + v.origin));
     if (v.note) detail.appendChild(el('div', 'text', v.note));
   }
   if (item.context.length) detail.appendChild(el('div', 'label', 'Chunks the judge saw (rank order)'));
-  for (const chunk of item.context) {
-    const cited = v && v.match && v.match.chunk_id === chunk.chunk_id && v.match.start !== null;
+  item.context.forEach((chunk, index) => {
+    const pieces = bySentence ? item.chunk_pieces[index] : null;
+    const cited = pieces ? pieces.some((piece) => piece.citing)
+      : Boolean(v && v.match && v.match.chunk_id === chunk.chunk_id && v.match.start !== null);
     const box = el('div', 'chunk' + (cited ? ' cited' : ''));
     box.dataset.chunk = chunk.chunk_id;
     const golden = (item.relevant_chunks || []).includes(chunk.chunk_id) ? ' · golden' : '';
     box.appendChild(el('div', 'cid', '#' + chunk.rank + ' ' + chunk.chunk_id + golden));
-    box.appendChild(cited ? highlighted(chunk.text, v.match.start, v.match.end) : el('div', 'text', chunk.text));
+    if (pieces) box.appendChild(citedText(pieces, citeMarks));
+    else box.appendChild(cited ? highlighted(chunk.text, v.match.start, v.match.end) : el('div', 'text', chunk.text));
     detail.appendChild(box);
-  }
+  });
   detail.appendChild(markBox(entry));
 }
 function setOpen(entry, open) {

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from judge.errors import ConfigError
 from judge.formatting import terminal_text
-from judge.judging.verdict import review_reasons
+from judge.judging.items import ContextChunk
+from judge.judging.verdict import SentenceCheck, Verdict, review_reasons
+from judge.report.markdown import (
+    SENTENCE_WORDS,
+    answer_pieces,
+    cited_number,
+    cited_pieces,
+    evidence_origin,
+    unsupported_marker,
+)
 from judge.results.compare import (
     SECTIONS,
     GateRule,
@@ -16,6 +27,7 @@ from judge.results.folder import ReportFolder
 from judge.results.values import folder_values
 
 BOLD, YELLOW, RED, DIM, RESET = "\033[1m", "\033[43m\033[30m", "\033[31m", "\033[2m", "\033[0m"
+UNDERLINED_RED = "\033[4m\033[31m"
 
 # Data is made safe to print field by field, before our colours go around it: an id or a name
 # stays on its line (``_word``), an answer or a chunk keeps its lines (``_block``).
@@ -30,10 +42,13 @@ def _block(text: object) -> str:
 
 
 def show_item(folder: ReportFolder, question_id: str, color: bool) -> str:
-    """Question, answer, scores, and the judged chunks with the quote marked at its span.
+    """Question, answer, scores, and the judged chunks with the evidence marked at its span.
 
-    With ``color`` the quote is highlighted; without, it is wrapped in ⟦ ⟧ so that plain
-    logs and pipes still show where it is.
+    With ``color`` the evidence is highlighted; without, it is wrapped in ⟦ ⟧ so that plain
+    logs and pipes still show where it is. In sentence mode the answer shows its unsupported
+    sentences (underlined in red, and ``[✗2 unsupported]`` after each, which needs no colour),
+    then every sentence's verdict with the context sentence it cites; the cited sentences are
+    marked in their chunks with the numbers of the answer sentences citing them.
     """
     items = folder.items()
     verdicts = folder.verdicts()
@@ -48,17 +63,26 @@ def show_item(folder: ReportFolder, question_id: str, color: bool) -> str:
         f"faithfulness {v.faithfulness} · relevance {v.relevance}" if v.status == "ok" else v.status
     )
     split = f" · {_word(item.split)}" if item.split else ""
+    checks = v.sentences if v.status == "ok" and v.sentences is not None else None
     lines = [
         style(BOLD, f"{_word(item.question_id)} · {_word(item.type)}{split} · {scores}"),
         f"run {_word(folder.name)}",
         "",
         style(BOLD, "question") + f"  {_block(item.question)}",
-        style(BOLD, "answer") + f"    {_block(item.answer)}",
-        style(BOLD, "quote")
-        + f"     {_block(v.evidence) or '(none)'}"
-        + (f"  [{v.match.kind}]" if v.match else ""),
-        style(BOLD, "note") + f"      {_block(v.note)}",
+        style(BOLD, "answer")
+        + f"    {_block(item.answer) if checks is None else _answer(item.answer, checks, style)}",
     ]
+    if checks is None:
+        lines.append(
+            style(BOLD, "cited" if v.mode == "cited" else "quote")
+            + f"     {_block(v.evidence) or '(none)'}"
+            + (f"  [{v.match.kind}]" if v.match else "")
+        )
+    else:
+        lines += _sentence_lines(checks, item.context, style)
+    if v.status == "ok":
+        lines.append(style(BOLD, "evidence") + f"  {_word(evidence_origin(v, item.context))}")
+    lines.append(style(BOLD, "note") + f"      {_block(v.note)}")
     for label in item.labels:
         lines.append(
             style(BOLD, "human")
@@ -71,23 +95,84 @@ def show_item(folder: ReportFolder, question_id: str, color: bool) -> str:
         lines.append(style(RED, f"review    {_block(reason)}"))
     lines.append("")
     for chunk in item.context:
-        text = chunk.text
         golden = " · golden" if chunk.chunk_id in (item.relevant_chunks or ()) else ""
         lines.append(style(DIM, f"#{chunk.rank} {_word(chunk.chunk_id)}{golden}"))
-        match = v.match
-        if (
-            match is not None
-            and match.chunk_id == chunk.chunk_id
-            and match.start is not None
-            and match.end is not None
-        ):
-            quote = _block(text[match.start : match.end])
-            marked = style(YELLOW, quote) if color else f"⟦{quote}⟧"
-            lines.append(_block(text[: match.start]) + marked + _block(text[match.end :]))
+        if checks is not None:
+            lines.append(_cited_chunk(cited_pieces(chunk, checks), style, color))
         else:
-            lines.append(_block(text))
+            lines.append(_quoted_chunk(chunk.chunk_id, chunk.text, v, style, color))
         lines.append("")
     return "\n".join(lines).rstrip()
+
+
+Style = Callable[[str, str], str]
+
+
+def _answer(answer: str, checks: tuple[SentenceCheck, ...], style: Style) -> str:
+    """The answer with each unsupported sentence underlined and followed by its marker, and
+    the sentences without a claim dimmed."""
+    out = []
+    for text, check in answer_pieces(answer, checks):
+        shown = _block(text)
+        if check is not None and check.verdict == "unsupported":
+            shown = style(UNDERLINED_RED, shown) + style(RED, unsupported_marker(check))
+        elif check is not None and check.verdict == "no_claim":
+            shown = style(DIM, shown)
+        out.append(shown)
+    return "".join(out)
+
+
+def _sentence_lines(
+    checks: tuple[SentenceCheck, ...], context: list[ContextChunk], style: Style
+) -> list[str]:
+    """Every answer sentence with its verdict, and below it the context sentence it cites (by
+    its number as the prompt showed it, and its chunk's rank and id)."""
+    ranks = {chunk.chunk_id: chunk.rank for chunk in context}
+    lines = [style(BOLD, "sentences")]
+    for check in checks:
+        word = SENTENCE_WORDS[check.verdict]
+        line = f"  {check.n} {word:<13}  {_word(check.text)}"
+        lines.append(style(RED, line) if check.verdict == "unsupported" else line)
+        match = check.evidence
+        if match is not None and match.cited:
+            rank = ranks.get(match.chunk_id or "")
+            where = f"#{rank} " if rank is not None else ""
+            number = cited_number(match, context)
+            which = f"sentence {number} " if number is not None else ""
+            lines.append(
+                f"  {'':<{len(str(check.n))}} {'':<13}  cites {which}({where}"
+                f"{_word(match.chunk_id)}): {_word(check.evidence_text)}"
+            )
+    return lines
+
+
+def _cited_chunk(
+    pieces: list[tuple[str, tuple[int, ...] | None]], style: Style, color: bool
+) -> str:
+    out = []
+    for text, citing in pieces:
+        shown = _block(text)
+        if citing is None:
+            out.append(shown)
+            continue
+        numbers = ", ".join(map(str, citing))
+        which = f"[sentence{'s' if len(citing) > 1 else ''} {numbers}]"
+        out.append((style(YELLOW, shown) if color else f"⟦{shown}⟧") + style(DIM, which))
+    return "".join(out)
+
+
+def _quoted_chunk(chunk_id: str, text: str, v: Verdict, style: Style, color: bool) -> str:
+    match = v.match
+    if (
+        match is not None
+        and match.chunk_id == chunk_id
+        and match.start is not None
+        and match.end is not None
+    ):
+        quote = _block(text[match.start : match.end])
+        marked = style(YELLOW, quote) if color else f"⟦{quote}⟧"
+        return _block(text[: match.start]) + marked + _block(text[match.end :])
+    return _block(text)
 
 
 def diff_runs(folder_a: ReportFolder, folder_b: ReportFolder, rule: GateRule) -> str:

@@ -8,10 +8,13 @@ Per question:
 
 - retrieval: every metric at every k (none for a question without relevant chunks);
 - judge: ``faithfulness`` and ``relevance`` (0-2), ``full_marks`` (1 when both are 2) and
-  ``quote_verified`` (1 when the quote was found; only for verdicts that quoted something),
-  all for ok verdicts only, as in the judge table (``judge.results.tables.judge_rows``); and
-  ``ok_share``: 1 for an ok verdict, 0 for any other, so its mean is the table's share of ok
-  verdicts among the judged answers.
+  ``quote_verified`` (1 when the quote was found; only for verdicts that quoted something: not
+  for an empty quote, and not for a context sentence cited by number, which is real by
+  construction and so verifies nothing), all for ok verdicts only, as in the judge table
+  (``judge.results.tables.judge_rows``); ``sentences_supported`` (``sentences`` mode only: the
+  share of the answer's sentences that claim something which the judge found supported; none
+  for an answer that claims nothing); and ``ok_share``: 1 for an ok verdict, 0 for any other,
+  so its mean is the table's share of ok verdicts among the judged answers.
 """
 
 from __future__ import annotations
@@ -24,7 +27,14 @@ from judge.results.compare import MetricValues, QuestionValues
 from judge.results.folder import ItemRecord, ReportFolder, ReportsDir
 
 #: The judge metrics of a question, in display order.
-JUDGE_VALUES = ("faithfulness", "relevance", "full_marks", "quote_verified", "ok_share")
+JUDGE_VALUES = (
+    "faithfulness",
+    "relevance",
+    "full_marks",
+    "quote_verified",
+    "sentences_supported",
+    "ok_share",
+)
 
 
 def verdict_values(verdict: Verdict) -> dict[str, float]:
@@ -37,8 +47,11 @@ def verdict_values(verdict: Verdict) -> dict[str, float]:
         "relevance": float(v.relevance),
         "full_marks": float(v.faithfulness == 2 and v.relevance == 2),
     }
-    if v.match is not None and v.match.kind != "empty":
+    if v.match is not None and v.match.kind not in ("empty", "cited"):
         values["quote_verified"] = float(v.match.found)
+    checkable = [s.verdict for s in v.sentences or () if s.verdict != "no_claim"]
+    if checkable:
+        values["sentences_supported"] = checkable.count("supported") / len(checkable)
     values["ok_share"] = 1.0
     return values
 

@@ -589,7 +589,10 @@ CASES = [
     Case(
         "prompt-unknown-placeholder",
         prompt_file(b"$question $context $answer\nUse $rubric.\n"),
-        ("bad.md: unknown placeholder $rubric", "allowed: $question, $context, $answer"),
+        (
+            "bad.md: unknown placeholder $rubric",
+            "allowed: $question, $context or $context_sentences, $answer",
+        ),
     ),
     Case(
         "prompt-lone-dollar",

@@ -24,8 +24,13 @@ def test_every_shipped_prompt_loads_and_renders() -> None:
     assert prompts
     for path in prompts:
         prompt = load_prompt(path)
-        rendered = prompt.render("質問", [ContextChunk(1, "a/b", "本文")], "回答", "参考回答")
-        assert '"質問"' in rendered and '"回答"' in rendered and '"chunk_id": "a/b"' in rendered
+        rendered = prompt.render("質問", [ContextChunk(1, "a/b", "本文。")], "回答。", "参考回答")
+        assert '"質問"' in rendered
+        # The chunks as JSON (quote mode) or as numbered sentences (cited, sentences).
+        chunks = '"chunk_id": "a/b"' if prompt.mode == "quote" else '[1] (chunk "a/b") "本文。"'
+        assert chunks in rendered
+        answer = '[1] "回答。"' if prompt.mode == "sentences" else '"回答。"'
+        assert answer in rendered
         assert ('"参考回答"' in rendered) == prompt.uses_reference
 
 
@@ -135,7 +140,8 @@ def test_missing_and_unknown_placeholders_are_named(tmp_path: Path) -> None:
         load_prompt(path)
     assert str(caught.value) == (
         f"{path}: missing placeholder $answer, $context; unknown placeholder $contexts "
-        "(allowed: $question, $context, $answer, and optionally $reference)"
+        "(allowed: $question, $context or $context_sentences, $answer and/or "
+        "$answer_sentences, and optionally $reference)"
     )
 
 

@@ -21,10 +21,17 @@ from judge.inputs.golden import load_golden
 from judge.inputs.labels import LabelScores, load_labels
 from judge.judging.evidence import EvidenceMatch
 from judge.judging.items import ContextChunk
-from judge.judging.verdict import Verdict
-from judge.report.review_page import SCRIPT, page_language, triage
+from judge.judging.verdict import SentenceCheck, Verdict
+from judge.report.review_page import SCRIPT, _sentence_view, page_language, triage
 from judge.results.folder import ItemRecord, ReportFolder
 from tests.conftest import CORPUS, QUESTIONS, RUN, write_jsonl
+from tests.report.test_build import (
+    CITED_BY_1,
+    CITED_FOR_Q2,
+    SENTENCE_ANSWER,
+    SENTENCES,
+    sentence_mode_report,
+)
 
 Tiny = Callable[..., Config]
 HOSTILE_ANSWER = (
@@ -524,3 +531,193 @@ def test_page_language_follows_the_questions() -> None:
     assert page_language(["年度计划多少钱？"]) == "zh"
     assert page_language(["How much?", "Wie viel?", "年額は？"]) == "en"
     assert page_language([]) == "en"
+
+
+# --- sentence mode: unsupported sentences marked inside the answer -------------------------------
+
+
+def test_sentence_mode_marks_unsupported_sentences(browser: Any, tiny: Tiny) -> None:
+    result = sentence_mode_report(tiny)
+    context = browser.new_context()
+    page, problems = _open(context, result.folder.path)
+
+    # The list: q1 says how many of its sentences are unsupported; the triage filter finds it.
+    assert "✗ 1 unsupported" in page.inner_text('section[data-qid="q1"] .row')
+    option = page.locator('#f-triage option[value="unsupported_sentences"]')
+    assert option.inner_text() == "unsupported sentence(s) (1)"
+    page.select_option("#f-triage", "unsupported_sentences")
+    assert _visible(page) == ["q1"]
+    page.select_option("#f-triage", "any")
+    assert "q1" in _visible(page)
+    page.select_option("#f-triage", "")
+
+    # Sentence 2 of 3 is marked inside the answer: class, attribute, wavy underline and badge.
+    page.click('section[data-qid="q1"] .row')
+    answer = page.locator('section[data-qid="q1"] .answer')
+    second = answer.locator('.sent[data-n="2"]')
+    assert second.get_attribute("data-verdict") == "unsupported"
+    assert "unsupported" in (second.get_attribute("class") or "").split()
+    assert second.inner_text() == SENTENCES[1]
+    assert second.evaluate("e => getComputedStyle(e).textDecorationStyle") == "wavy"
+    badges = answer.locator(".sent-badge")
+    assert badges.count() == 1 and badges.first.is_visible()
+    assert badges.first.inner_text() == "✗2 unsupported"
+    assert badges.first.evaluate("e => e.previousSibling.dataset.n") == "2"
+    verdicts = {
+        n: answer.locator(f'.sent[data-n="{n}"]').get_attribute("data-verdict") for n in (1, 3)
+    }
+    assert verdicts == {1: "supported", 3: "no_claim"}
+    # The answer is all there, as text, in order (the markers are our own elements).
+    shown = answer.evaluate(
+        "e => Array.from(e.childNodes).filter(n => !(n.classList && "
+        "(n.classList.contains('sent-badge') || n.classList.contains('cite-link'))))"
+        ".map(n => n.textContent).join('')"
+    )
+    assert shown == SENTENCE_ANSWER
+    assert answer.locator("img").count() == 0 and page.evaluate("window.__pwned") is None
+
+    # Every sentence's verdict under "Judge", and what the evidence is.
+    listed = page.locator('section[data-qid="q1"] ol.sentences li[data-n="2"]')
+    assert "unsupported" in (listed.get_attribute("class") or "").split()
+    assert listed.inner_text().startswith("✗ unsupported: 年額プランは3か月分")
+    origin = page.inner_text('section[data-qid="q1"] .origin')
+    assert origin.startswith("evidence: sentence by sentence: 1 of 3 answer sentences cite")
+    assert "real by construction" in origin and "reviewer's call" in origin
+
+    # Supported sentence 1 links to the context sentence it cites, highlighted in its chunk.
+    link = answer.locator(".cite-link")
+    assert link.count() == 1 and link.inner_text() == "↗1"
+    assert link.get_attribute("title") == (
+        f"sentence 1 cites sentence 1 in pricing/plans: “{CITED_BY_1}”"
+    )
+    assert page.inner_text('section[data-qid="q1"] ol.sentences li[data-n="1"] .cites') == (
+        f"cites sentence 1 in pricing/plans: “{CITED_BY_1}”"
+    )
+    cited = page.locator('section[data-qid="q1"] .chunk.cited')
+    assert cited.count() == 1 and cited.get_attribute("data-chunk") == "pricing/plans"
+    mark = cited.locator("mark.cite")
+    assert mark.inner_text() == CITED_BY_1 and mark.get_attribute("data-cited-by") == "1"
+    assert "flash" not in (mark.get_attribute("class") or "")
+    link.focus()
+    page.keyboard.press("Enter")
+    assert "flash" in (mark.get_attribute("class") or "").split()
+
+    # Cited mode (q2): the sentence is highlighted in its chunk and called what it is.
+    page.click('section[data-qid="q2"] .row')
+    q2 = page.locator('section[data-qid="q2"]')
+    assert q2.locator(".chunk.cited mark").inner_text() == CITED_FOR_Q2
+    assert "cited sentence" in q2.locator(".head").inner_text()
+    assert q2.locator(".origin").inner_text() == (
+        "evidence: cited sentence 7 in backup/restore (real by construction; whether it "
+        "supports the verdict is the reviewer's call)"
+    )
+    assert "quote unverified" not in q2.locator(".row").inner_text()
+
+    # Quote mode (q3) as before: the answer as one text, the quote verified and said so.
+    page.click('section[data-qid="q3"] .row')
+    q3 = page.locator('section[data-qid="q3"]')
+    assert q3.locator(".answer").inner_text() == RUN[3]["answer"]
+    assert q3.locator(".answer .sent, .answer .sent-badge, ol.sentences").count() == 0
+    assert q3.locator(".origin").inner_text() == "evidence: quote (verified: exact)"
+    assert q3.locator(".chunk.cited mark").count() == 1
+
+    # Keyboard navigation as before, also from a focused citation link.
+    page.click("#close-all")
+    page.click('section[data-qid="q1"] .row')
+    page.locator('section[data-qid="q1"] .cite-link').focus()
+    page.keyboard.press("j")
+    assert _open_ids(page) == ["q2"]
+    page.keyboard.press("k")
+    assert _open_ids(page) == ["q1"]
+    assert problems == []
+    context.close()
+
+
+def _checks(*verdicts: str) -> tuple[SentenceCheck, ...]:
+    cites = EvidenceMatch(kind="cited", chunk_id="pricing/plans", start=0, end=5, coverage=1)
+    return tuple(
+        SentenceCheck(
+            n=n,
+            text=f"s{n}",
+            start=3 * (n - 1),
+            end=3 * n - 1,
+            verdict=verdict,  # type: ignore[arg-type]
+            evidence=cites if verdict == "supported" else None,
+            evidence_text="プレミアム" if verdict == "supported" else "",
+        )
+        for n, verdict in enumerate(verdicts, start=1)
+    )
+
+
+def test_triage_of_sentences_and_cited_sentences() -> None:
+    some = _verdict(
+        1, 2, mode="sentences", match=None, sentences=_checks("supported", "unsupported")
+    )
+    assert triage(_item(), some) == (
+        ["unsupported_sentences"],
+        ["unsupported sentence 2 (of 2)"],
+        0,
+    )
+    many = some.model_copy(update={"sentences": _checks("unsupported", "no_claim", "unsupported")})
+    assert triage(_item(), many).reasons == ["unsupported sentences 1, 3 (of 3)"]
+    fine = some.model_copy(update={"sentences": _checks("supported", "no_claim")})
+    assert triage(_item(), fine).flags == []
+    # A cited sentence is real context text: never "quote not verified".
+    cited = _verdict(
+        mode="cited",
+        match=EvidenceMatch(kind="cited", chunk_id="pricing/plans", start=0, end=5, coverage=1),
+    )
+    assert triage(_item(), cited).flags == []
+    # ... though faithful on a cited sentence outside the golden chunks is still worth a look.
+    elsewhere = cited.model_copy(
+        update={"match": EvidenceMatch(kind="cited", chunk_id="pricing/trial", start=0, end=5)}
+    )
+    found = triage(_item(), elsewhere)
+    assert found.flags == ["foreign_quote"]
+    assert found.reasons == [
+        "faithful, but the cited sentence comes from pricing/trial, not a golden chunk "
+        "(pricing/plans)"
+    ]
+    # No citation, or nothing to check: the verdict's own flags say so, not "quote unverified".
+    uncited = cited.model_copy(
+        update={"match": EvidenceMatch(kind="empty"), "review": ("faithful, but cites no …",)}
+    )
+    assert triage(_item(), uncited).flags == ["verdict_flags"]
+    claimless = some.model_copy(
+        update={
+            "sentences": _checks("no_claim"),
+            "match": EvidenceMatch(kind="empty"),
+            "review": ("no checkable sentence (…)",),
+        }
+    )
+    assert triage(_item(), claimless).flags == ["verdict_flags"]
+
+
+def test_page_data_cuts_the_answer_and_chunks_at_the_sentences() -> None:
+    item = _item(answer="ab。cd。ef。")
+    checks = (
+        SentenceCheck(
+            n=1,
+            text="ab。",
+            start=0,
+            end=3,
+            verdict="supported",
+            evidence=EvidenceMatch(kind="cited", chunk_id="pricing/plans", start=0, end=5),
+            evidence_text="プレミアム",
+        ),
+        SentenceCheck(n=2, text="cd。", start=3, end=6, verdict="unsupported"),
+        # A span that overlaps the one before it: shown as plain text, never lost or doubled.
+        SentenceCheck(n=3, text="ef。", start=5, end=9, verdict="no_claim"),
+    )
+    view = _sentence_view(item, _verdict(1, 2, mode="sentences", match=None, sentences=checks))
+    assert view["answer_pieces"] == [
+        {"text": "ab。", "n": 1},
+        {"text": "cd。", "n": 2},
+        {"text": "ef。", "n": None},
+    ]
+    plans, trial = view["chunk_pieces"]
+    assert plans[0] == {"text": "プレミアム", "citing": [1]}
+    assert "".join(p["text"] for p in plans) == item.context[0].text
+    assert trial == [{"text": item.context[1].text, "citing": None}]
+    # Outside sentence mode there is nothing to cut.
+    assert _sentence_view(item, _verdict()) == {"answer_pieces": None, "chunk_pieces": None}

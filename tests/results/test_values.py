@@ -57,3 +57,45 @@ def test_values_average_to_the_tables_and_read_back_the_same(tiny: Tiny) -> None
     read = earlier_values(ReportsDir(result.folder.path.parent))
     assert read(result.folder.name) == values
     assert read("20991231T000000Z-gone") is None
+
+
+def test_a_cited_sentence_is_not_a_verified_quote_and_sentences_give_a_supported_share() -> None:
+    from judge.judging.evidence import EvidenceMatch
+    from judge.judging.verdict import SentenceCheck, Verdict
+    from judge.results.values import verdict_values
+
+    base = Verdict(question_id="q", item_key="k", status="ok", faithfulness=2, relevance=2)
+    quoted = base.model_copy(update={"match": EvidenceMatch(kind="exact", coverage=1.0)})
+    cited = base.model_copy(
+        update={"match": EvidenceMatch(kind="cited", coverage=1.0), "mode": "cited"}
+    )
+    assert verdict_values(quoted)["quote_verified"] == 1.0
+    assert "quote_verified" not in verdict_values(cited)
+    assert "sentences_supported" not in verdict_values(cited)
+
+    def check(n: int, verdict: str) -> SentenceCheck:
+        return SentenceCheck(n=n, text="s", start=0, end=1, verdict=verdict)  # type: ignore[arg-type]
+
+    checks = (
+        check(1, "supported"),
+        check(2, "unsupported"),
+        check(3, "no_claim"),
+        check(4, "supported"),
+    )
+    by_sentence = base.model_copy(
+        update={
+            "mode": "sentences",
+            "faithfulness": 1,
+            "sentences": checks,
+            "match": EvidenceMatch(kind="empty"),
+        }
+    )
+    values = verdict_values(by_sentence)
+    assert values["sentences_supported"] == pytest.approx(2 / 3)  # no_claim is not checkable
+    assert "quote_verified" not in values
+    # An answer that claims nothing has no share (never a 0, never NaN).
+    nothing = by_sentence.model_copy(
+        update={"faithfulness": 2, "sentences": (check(1, "no_claim"),)}
+    )
+    assert "sentences_supported" not in verdict_values(nothing)
+    assert verdict_values(nothing)["faithfulness"] == 2.0

@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict
 from judge.config import JudgeConfig
 from judge.errors import BackendUnavailable, ConfigError, ConnectionLost
 from judge.judging.items import ContextChunk
-from judge.judging.verdict import Reply
+from judge.judging.verdict import Mode, Reply
 
 
 def error_text(response: httpx.Response) -> str:
@@ -253,13 +253,15 @@ class BackendIdentity(BaseModel):
 
 class JudgeRequest(NamedTuple):
     """One item to judge: the rendered prompt and schema, and the inputs it was rendered from
-    (the model-free baseline reads those instead of the prompt)."""
+    (the model-free baseline reads those instead of the prompt, and answers in ``mode``)."""
 
     prompt: str
     schema: dict[str, Any]
     question: str
     context: list[ContextChunk]
     answer: str
+    mode: Mode = "quote"
+    """The prompt's mode (``judge.judging.prompts``): the reply shape ``schema`` describes."""
 
 
 class JudgeBackend(Protocol):

@@ -16,6 +16,18 @@ model. Tokens are Latin words and, inside Japanese (CJK) runs, character bigrams
 - evidence: the context sentence sharing most tokens with the answer, quoted verbatim (cut
   to the schema's 200 characters; the cut quote is still an exact match).
 
+It answers in the mode the prompt asks (``JudgeRequest.mode``, ``judge.judging.prompts``):
+
+- ``quote``: as above;
+- ``cited``: the same scores, and instead of the quote the number of that same sentence among
+  the numbered context sentences (``judge.judging.evidence.context_sentences``; 0 where the
+  quote would be empty);
+- ``sentences``: per answer sentence, ``no_claim`` if it holds a refusal phrase or has no
+  token, else ``supported`` when at least ``SENTENCE_SUPPORT`` (0.6) of its tokens are in the
+  context, citing the context sentence that holds the largest share of its tokens, else
+  ``unsupported`` (citing none); relevance as above (faithfulness follows from the sentences,
+  in ``judge.judging.verdict``).
+
 The backend ignores the prompt file: it reads the same inputs the prompt carries.
 """
 
@@ -23,15 +35,19 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from judge.judging.backends import BackendIdentity, JudgeRequest
-from judge.judging.evidence import MIN_QUOTE_CHARS
+from judge.judging.evidence import MIN_QUOTE_CHARS, answer_sentences, context_sentences
+from judge.judging.items import ContextChunk
 from judge.judging.verdict import EVIDENCE_MAX_CHARS, Reply
 from judge.textnorm import lexical_tokens, normalise, split_sentences
 
-VERSION = "lexical-v4"  # bump whenever the scoring changes: it is the cache key
+VERSION = "lexical-v5"  # bump whenever the scoring changes: it is the cache key
+#: An answer sentence is supported (``sentences`` mode) when this share of its tokens is in the
+#: context: the per-sentence floor of the holistic rule's faithfulness 2.
+SENTENCE_SUPPORT = 0.6
 #: A refusal is right when the context shares less than this with the question.
 REFUSAL_OVERLAP = 0.4
 REFUSAL_MARKERS = (
@@ -100,8 +116,7 @@ def judge_lexically(
         key=lambda s: _share(lexical_tokens(s), answer_tokens),
         default="",
     )[:EVIDENCE_MAX_CHARS]
-    folded = _folded(answer)
-    if any(_folded(phrase) in folded for phrase in refusal_phrases):
+    if _refuses(answer, refusal_phrases):
         overlap = _share(question_tokens, context_tokens)
         if overlap < REFUSAL_OVERLAP:
             return {
@@ -136,6 +151,84 @@ def judge_lexically(
     }
 
 
+def _refuses(text: str, refusal_phrases: Sequence[str]) -> bool:
+    folded = _folded(text)
+    return any(_folded(phrase) in folded for phrase in refusal_phrases)
+
+
+def _best_sentence(overlap: Callable[[list[str]], float], context: Sequence[ContextChunk]) -> int:
+    """The number of the context sentence with the highest ``overlap`` (of its tokens; the
+    first of equals; only sentences long enough to be evidence), 0 when there is none."""
+    best, number = 0.0, 0
+    for sentence in context_sentences(context):
+        if len(normalise(sentence.text)) < MIN_QUOTE_CHARS:
+            continue
+        share = overlap(lexical_tokens(sentence.text))
+        if number == 0 or share > best:
+            best, number = share, sentence.n
+    return number
+
+
+def _holding(tokens: list[str]) -> Callable[[list[str]], float]:
+    """The share of ``tokens`` that a context sentence's tokens hold."""
+    return lambda found: _share(tokens, set(found))
+
+
+def judge_cited(
+    question: str,
+    context: Sequence[ContextChunk],
+    answer: str,
+    refusal_phrases: Sequence[str] = REFUSAL_MARKERS,
+) -> dict[str, Any]:
+    """The ``cited`` payload: ``judge_lexically``'s scores and note, and the number of the
+    sentence it would quote (0 where it quotes nothing)."""
+    payload = judge_lexically(question, [c.text for c in context], answer, refusal_phrases)
+    answer_tokens = set(lexical_tokens(answer))
+    # The quote's own choice: the share of the context sentence's tokens that the answer has.
+    cited = (
+        _best_sentence(lambda tokens: _share(tokens, answer_tokens), context)
+        if payload["evidence"]
+        else 0
+    )
+    return {
+        "evidence_sentence": cited,
+        "faithfulness": payload["faithfulness"],
+        "relevance": payload["relevance"],
+        "note": payload["note"],
+    }
+
+
+def judge_sentences(
+    question: str,
+    context: Sequence[ContextChunk],
+    answer: str,
+    refusal_phrases: Sequence[str] = REFUSAL_MARKERS,
+) -> dict[str, Any]:
+    """The ``sentences`` payload (see module docstring for the rules)."""
+    context_tokens = {t for chunk in context for t in lexical_tokens(chunk.text)}
+    entries: list[dict[str, Any]] = []
+    for sentence in answer_sentences(answer):
+        tokens = lexical_tokens(sentence.text)
+        if not tokens or _refuses(sentence.text, refusal_phrases):
+            verdict, cited = "no_claim", 0
+        elif _share(tokens, context_tokens) >= SENTENCE_SUPPORT:
+            # The context sentence that holds most of this sentence's tokens.
+            verdict = "supported"
+            cited = _best_sentence(_holding(tokens), context)
+        else:
+            verdict, cited = "unsupported", 0
+        entries.append({"n": sentence.n, "verdict": verdict, "evidence_sentence": cited})
+    holistic = judge_lexically(question, [c.text for c in context], answer, refusal_phrases)
+    supported = sum(entry["verdict"] == "supported" for entry in entries)
+    checkable = sum(entry["verdict"] != "no_claim" for entry in entries)
+    return {
+        "sentences": entries,
+        "relevance": holistic["relevance"],
+        "note": f"{supported} of {checkable} checkable sentences share "
+        f">= {SENTENCE_SUPPORT:g} of their tokens with the context",
+    }
+
+
 #: Shown wherever the judge is named: what this judge is, and what its quotes are.
 ABOUT = (
     "a model-free baseline scoring token overlap; its quote is the context sentence that "
@@ -166,8 +259,19 @@ class LexicalBackend:
 
     def complete(self, request: JudgeRequest) -> Reply:
         start = time.perf_counter()
-        context = [chunk.text for chunk in request.context]
-        payload = judge_lexically(request.question, context, request.answer, self.refusal_phrases)
+        if request.mode == "cited":
+            payload = judge_cited(
+                request.question, request.context, request.answer, self.refusal_phrases
+            )
+        elif request.mode == "sentences":
+            payload = judge_sentences(
+                request.question, request.context, request.answer, self.refusal_phrases
+            )
+        else:
+            context = [chunk.text for chunk in request.context]
+            payload = judge_lexically(
+                request.question, context, request.answer, self.refusal_phrases
+            )
         return Reply(
             text=json.dumps(payload, ensure_ascii=False),
             finish_reason="stop",

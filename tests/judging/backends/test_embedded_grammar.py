@@ -94,3 +94,33 @@ def test_only_the_wrapping_is_read_as_special_tokens(prompt_format: str) -> None
     assert backend.tokens(prompt) == [1, 2, 3]
     before, after = embedded.WRAPPING[prompt_format]
     assert backend.llm.calls == [(before, True, True), (prompt, False, False), (after, False, True)]
+
+
+# --- the cited and sentences modes' schemas ---------------------------------------------------
+
+
+def test_the_mode_schemas_become_grammars_with_enums_and_a_bounded_array() -> None:
+    from llama_cpp.llama_grammar import LlamaGrammar
+
+    from judge.judging.verdict import request_schema
+
+    cited = embedded.verdict_grammar(json.dumps(verdict_schema("cited"))).splitlines()
+    assert any(r.startswith('root ::= "{" space evidence-sentence-kv') for r in cited)
+    answer = "年額は3,800円です。月額は400円です。ご不明点はお問い合わせください。"
+    rules = embedded.verdict_grammar(json.dumps(request_schema("sentences", answer)))
+    lines = rules.splitlines()
+    # Strings stay free of raw control characters, the verdict is one of three words, and the
+    # array has exactly one entry per answer sentence (3), no more and no fewer.
+    assert next(r for r in lines if r.startswith("char ")).startswith(
+        r'char ::= [^"\\\x7F\x00-\x1F] |'
+    )
+    assert (
+        'sentences-item-verdict ::= "\\"supported\\"" | "\\"unsupported\\"" | "\\"no_claim\\""'
+        in lines
+    )
+    (array,) = [r for r in lines if r.startswith("sentences ::= ")]
+    assert array.count("sentences-item") == 3 and "?" not in array and "*" not in array
+    assert any(
+        r.startswith('root ::= "{" space sentences-kv "," space relevance-kv') for r in lines
+    )
+    LlamaGrammar.from_string(rules, verbose=False)

@@ -3,12 +3,27 @@ from collections.abc import Callable
 
 import pytest
 
-from judge.config import Config
+from judge.config import Config, load_config
 from judge.errors import ConfigError
 from judge.judging.backends import JudgeRequest, open_backend
-from judge.judging.backends.lexical import LexicalBackend, judge_lexically
-from judge.judging.items import ContextChunk
-from judge.judging.verdict import make_verdict
+from judge.judging.backends.lexical import (
+    LexicalBackend,
+    judge_cited,
+    judge_lexically,
+    judge_sentences,
+)
+from judge.judging.evidence import answer_sentences
+from judge.judging.grading import verdict_for
+from judge.judging.items import ContextChunk, JudgeItem, build_items
+from judge.judging.verdict import (
+    NO_CHECKABLE_SENTENCE,
+    Mode,
+    Verdict,
+    make_verdict,
+    request_schema,
+)
+from judge.pipeline import load_inputs
+from tests.conftest import REPO
 
 CONTEXT = [
     "ひとことPROの年額プランは3,800円（税込）です。月額プランは400円です。",
@@ -124,3 +139,111 @@ def test_the_baseline_says_what_its_quotes_are() -> None:
     about = LexicalBackend().identity.about or ""
     assert "copied, so it is always found" in about
     assert about in LexicalBackend().identity.describe()
+
+
+# --- the cited and sentences modes -----------------------------------------------------------
+
+
+def _sample_items(config_path: str) -> list[JudgeItem]:
+    config = load_config(REPO / config_path)
+    inputs = load_inputs(config)
+    return build_items(inputs.golden, inputs.run, config.retrieval.context_k)
+
+
+def _lexical_verdict(item: JudgeItem, mode: Mode) -> Verdict:
+    request = JudgeRequest(
+        "",
+        request_schema(mode, item.record.answer),
+        item.question.question,
+        item.context,
+        item.record.answer,
+        mode,
+    )
+    reply = LexicalBackend().complete(request)
+    return verdict_for(item, reply, cached=False, mode=mode)
+
+
+@pytest.mark.parametrize("config_path", ["judge.toml", "golden/sample-en/judge.toml"])
+def test_every_mode_gives_ok_verdicts_on_both_samples(config_path: str) -> None:
+    items = _sample_items(config_path)
+    assert len(items) >= 20
+    for item in items:
+        quoted = _lexical_verdict(item, "quote")
+        cited = _lexical_verdict(item, "cited")
+        by_sentence = _lexical_verdict(item, "sentences")
+        assert quoted.status == cited.status == by_sentence.status == "ok"
+        # cited: the same scores, and the number of the very sentence it would quote.
+        assert (cited.faithfulness, cited.relevance) == (quoted.faithfulness, quoted.relevance)
+        assert quoted.evidence.startswith(cited.evidence) and bool(cited.evidence) == bool(
+            quoted.evidence
+        )
+        assert cited.match is not None
+        assert cited.match.kind == ("cited" if cited.evidence else "empty")
+        # sentences: one check per answer sentence, and the same relevance.
+        assert by_sentence.sentences is not None
+        assert len(by_sentence.sentences) == len(answer_sentences(item.record.answer))
+        assert by_sentence.relevance == quoted.relevance
+        for check in by_sentence.sentences:
+            assert (check.evidence is not None) == (check.verdict == "supported")
+
+
+def test_sentences_mode_judges_each_sentence_in_japanese() -> None:
+    chunks = [ContextChunk(i + 1, f"c/{i}", text) for i, text in enumerate(CONTEXT)]
+    answer = (
+        "年額プランは3,800円（税込）です。"
+        "さらに家族全員が無料で使える特典と専用サポート窓口が付きます。"
+        "詳しくはヘルプに記載がありません。"
+    )
+    payload = judge_sentences("年額プランはいくらですか", chunks, answer)
+    assert [(e["n"], e["verdict"], e["evidence_sentence"]) for e in payload["sentences"]] == [
+        (1, "supported", 1),
+        (2, "unsupported", 0),
+        (3, "no_claim", 0),
+    ]
+    # Relevance is the holistic rule's: the answer holds a refusal phrase although the context
+    # answers the question, so 0.
+    assert payload["relevance"] == 0
+    assert (
+        payload["note"]
+        == "1 of 2 checkable sentences share >= 0.6 of their tokens with the context"
+    )
+    reply = LexicalBackend().complete(
+        JudgeRequest("", {}, "年額プランはいくらですか", chunks, answer, "sentences")
+    )
+    verdict = make_verdict("q", "k", reply, chunks, True, answer=answer, mode="sentences")
+    assert verdict.faithfulness == 1 and verdict.sentences is not None
+    assert verdict.evidence == "ひとことPROの年額プランは3,800円（税込）です。"
+
+
+def test_sentences_and_cited_modes_in_english() -> None:
+    chunks = [
+        ContextChunk(1, "plans", "The yearly plan costs 3,800 yen. Widgets do not support iPad."),
+        ContextChunk(2, "office", "Our U.S. office is in Ohio and opens at 9 a.m. on weekdays."),
+    ]
+    answer = "The U.S. office is in Ohio. It also sells pizza on Sundays. The manual does not cover parking."
+    payload = judge_sentences("Where is the U.S. office?", chunks, answer)
+    assert [(e["verdict"], e["evidence_sentence"]) for e in payload["sentences"]] == [
+        ("supported", 3),
+        ("unsupported", 0),
+        ("no_claim", 0),
+    ]
+    cited = judge_cited("Where is the U.S. office?", chunks, "The office is in Ohio.")
+    assert cited["evidence_sentence"] == 3
+    # A correct refusal cites nothing, as its quote would be empty.
+    refusal = judge_cited("Can I export to Evernote?", chunks, "The manual does not cover this.")
+    assert (refusal["evidence_sentence"], refusal["faithfulness"], refusal["relevance"]) == (
+        0,
+        2,
+        2,
+    )
+
+
+def test_an_answer_of_refusals_only_is_faithful_by_rule() -> None:
+    chunks = [ContextChunk(1, "plans", "The yearly plan costs 3,800 yen.")]
+    answer = "I don't know. The manual does not cover this."
+    reply = LexicalBackend().complete(
+        JudgeRequest("", {}, "Can I export to Evernote?", chunks, answer, "sentences")
+    )
+    verdict = make_verdict("q", "k", reply, chunks, False, answer=answer, mode="sentences")
+    assert verdict.status == "ok" and (verdict.faithfulness, verdict.relevance) == (2, 2)
+    assert verdict.review == (NO_CHECKABLE_SENTENCE,)
