@@ -151,20 +151,27 @@ def start(
             self.rfile.read(int(self.headers["Content-Length"]))
             number = self.server.count_chat()
             with self.server.handling():
-                self._answer(number)
+                reply = self._answer(number)
+            # Out of flight before the reply is written: the client may send its next request
+            # as soon as it has read this one, before this thread runs again, and that request
+            # must not be counted as a second one in flight (peak_in_flight would be one high).
+            if reply is not None:
+                with contextlib.suppress(OSError):  # the client went away (a test stopped it)
+                    self._send(reply)
 
-        def _answer(self, number: int) -> None:
+        def _answer(self, number: int) -> dict[str, Any] | None:
+            """The reply to send, or None when a fault was acted out (or the server
+            "crashed") instead."""
             reply = _openai_reply() if self.path.startswith("/v1/") else _ollama_reply()
             if fault is not None:
                 self._misbehave(json.dumps(reply).encode())
-                return
+                return None
             if fail_after is not None and number > fail_after:
                 self.close_connection = True  # crashed: the connection closes, no reply
-                return
+                return None
             with gate:
                 time.sleep(delay_s)
-            with contextlib.suppress(OSError):  # the client went away (a test stopped it)
-                self._send(reply)
+            return reply
 
         def _misbehave(self, data: bytes) -> None:
             head = (
