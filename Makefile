@@ -40,6 +40,7 @@ check: setup
 	$(VENV)/bin/ruff format --check judge tests bench examples
 	$(VENV)/bin/ruff check judge tests bench examples
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache --no-logo .importlinter
 
 fmt: setup
 	$(VENV)/bin/ruff format judge tests bench examples

@@ -50,7 +50,8 @@ if TYPE_CHECKING:
         load_config,
     )
     from judge.errors import ConfigError, HarnessError, InputError
-    from judge.pipeline import Evaluation, Hooks, evaluate, load_inputs, rerender
+    from judge.pipeline.evaluate import Evaluation, Hooks, evaluate, rerender
+    from judge.pipeline.inputs import load_inputs
 
 
 def _version() -> str:

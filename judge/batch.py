@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
 from judge.config import Config
 from judge.errors import (
@@ -39,11 +39,12 @@ from judge.errors import (
     PromptTooLong,
 )
 from judge.jsonl import (
+    StateFile,
     StrictInt,
     StrictRecord,
     check_readable,
-    describe_validation_error,
-    write_atomic,
+    read_json_document,
+    write_json_document,
 )
 from judge.judging.backends.openai import (
     completion_reply,
@@ -65,8 +66,10 @@ MANIFEST_FORMAT = 1
 MANIFEST_NAME = "manifest.json"
 REQUEST_URL = "/v1/chat/completions"
 #: OpenAI's Batch API takes files of up to 200 MB and 50,000 requests; half the size by
-#: default, so that a file also goes through older or stricter services (100 MB).
-DEFAULT_MAX_FILE_MB = 100.0
+#: default, so that a file also goes through older or stricter services (100 MB). The limit
+#: of a request file this writes, not of an input file it reads (``data.max_file_mb``,
+#: ``judge.jsonl.DEFAULT_MAX_FILE_MB``).
+BATCH_MAX_FILE_MB = 100.0
 MAX_REQUESTS_PER_FILE = 50_000
 #: Replies stored per transaction on import: one commit per chunk, not per row (a commit per
 #: row costs more than reading the line), and a crash loses at most one chunk's work.
@@ -108,30 +111,25 @@ class BatchManifest(StrictRecord):
     """Item key (each request's ``custom_id``) → golden question id."""
 
 
+BATCH_MANIFEST_FILE = StateFile(
+    what="batch manifest",
+    remedy="export again with 'judge batch export'",
+    current=MANIFEST_FORMAT,
+    damaged="{where}: not a batch manifest ({problem}); {remedy}",
+    invalid="{path}: not a batch manifest: {problem}",
+    error=ConfigError,
+)
+
+
 def read_manifest(path: Path) -> BatchManifest:
-    """Read and check a manifest written by ``export_batch``."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    """Read and check a manifest written by ``export_batch`` (``judge.jsonl``'s state-file
+    reader: its limits, its format version, one line for any problem)."""
+    if not path.exists():
         raise ConfigError(
             f"{path}: manifest not found; give the manifest.json that 'judge batch export' "
             "wrote with the requests (--manifest)"
-        ) from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ConfigError(f"{path}: not a batch manifest (not JSON: {exc})") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"{path}: not a batch manifest (expected a JSON object)")
-    version = data.get("format_version")
-    if type(version) is int and version > MANIFEST_FORMAT:
-        raise ConfigError(
-            f"{path}: manifest format {version} is newer than this judge understands "
-            f"({MANIFEST_FORMAT}); upgrade judge"
         )
-    try:
-        return BatchManifest.model_validate(data)
-    except ValidationError as exc:
-        problems = describe_validation_error(exc)
-        raise ConfigError(f"{path}: not a batch manifest: {'; '.join(problems)}") from None
+    return read_json_document(path, BatchManifest, BATCH_MANIFEST_FILE)
 
 
 def current_fingerprint(config: Config) -> tuple[Fingerprint, Prompt]:
@@ -297,7 +295,7 @@ def export_batch(
     config: Config,
     out_dir: Path | None = None,
     *,
-    max_file_mb: float = DEFAULT_MAX_FILE_MB,
+    max_file_mb: float = BATCH_MAX_FILE_MB,
     max_requests_per_file: int = MAX_REQUESTS_PER_FILE,
     run_path: Path | None = None,
 ) -> BatchExport:
@@ -371,7 +369,7 @@ def export_batch(
         items={item.key: item.question.id for item in pending},
     )
     path = out / MANIFEST_NAME
-    write_atomic(path, manifest.model_dump_json(indent=1) + "\n")
+    write_json_document(path, manifest, BATCH_MANIFEST_FILE, indent=1)
     return result._replace(manifest=path, files=manifest.files)
 
 

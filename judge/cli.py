@@ -1,7 +1,9 @@
 """Command line: ``judge check | retrieval | trec | run | nightly | show | report | ...``.
 
-Each command parses, calls the package, prints. Heavy modules (pandas, pydantic models, the
-backends) are imported inside the commands, so ``judge --help`` answers at once.
+Each command parses its arguments, makes one wiring call (``judge.pipeline``: it reads, does
+the work and writes) and prints a view of what it returns (``judge.report``). Heavy modules
+(pandas, pydantic models, the backends) are imported inside the commands, so ``judge --help``
+answers at once.
 """
 
 from __future__ import annotations
@@ -19,21 +21,18 @@ from judge import signals
 from judge.errors import (
     EXIT_BAD_INPUT,
     EXIT_REGRESSION,
-    ConfigError,
     HarnessError,
     InputError,
     Interrupted,
-    PromptError,
 )
 from judge.formatting import terminal_text
 
 if TYPE_CHECKING:
     from judge.config import Config
     from judge.pipeline import Inputs
-    from judge.results.folder import ReportsDir
 
 DEFAULT_CONFIG = "judge.toml"
-#: judge.batch.DEFAULT_MAX_FILE_MB, as a literal so that 'judge --help' imports nothing
+#: judge.batch.BATCH_MAX_FILE_MB, as a literal so that 'judge --help' imports nothing
 #: (tests/test_batch.py checks they agree).
 DEFAULT_BATCH_FILE_MB = 100.0
 
@@ -55,65 +54,42 @@ def _warn(lines: Sequence[str]) -> None:
         _say(f"warning: {line}", err=True, one_line=True)
 
 
-def _inputs(args: argparse.Namespace, config: Config, with_labels: bool = True) -> Inputs:
-    """The inputs, with their warnings printed (``check`` lists retired labels instead)."""
-    from judge.console import adapter_progress
-    from judge.pipeline import load_inputs
+def _warnings_of(with_labels: bool = True) -> Callable[[Inputs], None]:
+    """A wiring call's ``on_inputs``: the inputs' warnings, printed once they are loaded
+    (``check`` lists retired labels itself; commands that read no labels leave them out)."""
 
+    def on_inputs(inputs: Inputs) -> None:
+        _warn(inputs.warnings(with_labels=with_labels))
+
+    return on_inputs
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from judge.console import adapter_progress
+    from judge.pipeline.check import check
+
+    config = _config(args)
     with adapter_progress() as on_adapter:
-        inputs = load_inputs(
+        checked = check(
             config,
             args.run,
             fresh_answers=args.fresh_answers,
             on_adapter=on_adapter,
-            with_labels=with_labels,
+            on_inputs=_warnings_of(with_labels=False),
         )
-    _warn(inputs.warnings(with_labels=with_labels and args.handler is not cmd_check))
-    return inputs
-
-
-def _reports(config: Config) -> ReportsDir:
-    from judge.results.folder import ReportsDir
-
-    return ReportsDir(config.reports.dir)
-
-
-def cmd_check(args: argparse.Namespace) -> int:
-    from collections import Counter
-
-    from judge.judging.prompts import load_prompt
-
-    config = _config(args)
-    inputs = _inputs(args, config)
+    inputs = checked.inputs
     golden, run = inputs.golden, inputs.run
-    # What other commands only warn about is an error here: check is where it must show.
-    problems = [problem for problem in [inputs.labels.missing_problem()] if problem]
-    try:  # the prompt, exactly as `run` loads it
-        load_prompt(config.judge.prompt)
-    except PromptError as exc:
-        problems.append(str(exc))
-    problems += [
-        f"{inputs.run_source}: the adapter failed for question '{q.id}': {run.meta.failed[q.id]}"
-        for q in golden.questions
-        if q.id in run.meta.failed
-    ]
-    if problems:
-        raise InputError(problems)
-    types = Counter(q.type for q in golden.questions)
-    docs = {c.doc for c in golden.corpus.values()}
     _say(
         f"questions: {len(golden.questions)} "
-        f"({', '.join(f'{types[t]} {t}' for t in config.data.question_types)})"
+        f"({', '.join(f'{n} {t}' for t, n in checked.per_type.items())})"
     )
-    unlabelled = [q.id for q in golden.questions if q.relevant_chunks is None]
-    if unlabelled:
-        _say(f"           relevant chunks not labelled for {len(unlabelled)} (judged only)")
-    _say(f"corpus:    {len(golden.corpus)} chunks in {len(docs)} documents")
+    if checked.unlabelled:
+        _say(f"           relevant chunks not labelled for {len(checked.unlabelled)} (judged only)")
+    _say(f"corpus:    {len(golden.corpus)} chunks in {checked.documents} documents")
     _say(f"run:       {len(run.records)} answers from {inputs.run_source}")
     labels = inputs.labels
     if config.data.labels is not None:
-        labellers = {label.labeller for label in labels.current}
-        _say(f"labels:    {len(labels.current)} from {len(labellers)} labeller(s)")
+        _say(f"labels:    {len(labels.current)} from {checked.labellers} labeller(s)")
         for line in labels.retired_lines():
             _say(f"           {line}", one_line=True)
     _say("ok")
@@ -121,53 +97,47 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def cmd_retrieval(args: argparse.Namespace) -> int:
-    from judge.jsonl import write_atomic
-    from judge.pipeline import measure_retrieval
+    from judge.console import adapter_progress
+    from judge.pipeline.retrieval import retrieval
     from judge.report.text_tables import render_text
 
     config = _config(args)
-    if args.trec_run:
-        from judge.inputs.golden import load_golden
-        from judge.inputs.trec import read_qrels, read_trec_run, with_qrels
-
-        golden = load_golden(config.data)
-        if args.trec_qrels:
-            golden = with_qrels(golden, read_qrels(Path(args.trec_qrels)), Path(args.trec_qrels))
-        measured = measure_retrieval(
-            config, golden, read_trec_run(Path(args.trec_run), golden), args.trec_run
+    with adapter_progress() as on_adapter:
+        result = retrieval(
+            config,
+            args.run,
+            fresh_answers=args.fresh_answers,
+            trec_run=args.trec_run or None,
+            trec_qrels=Path(args.trec_qrels) if args.trec_qrels else None,
+            out=Path(args.json) if args.json else None,
+            on_adapter=on_adapter,
+            on_inputs=_warnings_of(with_labels=False),
         )
-    else:
-        inputs = _inputs(args, config, with_labels=False)
-        measured = measure_retrieval(config, inputs.golden, inputs.run, inputs.run_source)
+    measured = result.measured
     _say(f"retrieval of {measured.run_source} (context_k = {config.retrieval.context_k})")
     _say(render_text(measured.retrieval))
-    out = Path(args.json) if args.json else config.reports.dir / "retrieval.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    payload = {
-        "run": measured.run_source,
-        "context_k": config.retrieval.context_k,
-        "golden_hash": measured.golden.questions_hash,
-        "corpus_hash": measured.golden.corpus_hash,
-        "table": measured.retrieval.to_json(),
-        "excluded": measured.scores.excluded,
-    }
-    write_atomic(out, json.dumps(payload, ensure_ascii=False, indent=2) + "\n")
-    _say(f"wrote {out}")
+    _say(f"wrote {result.out}")
     return 0
 
 
 def cmd_trec_export(args: argparse.Namespace) -> int:
-    from judge.inputs.trec import write_qrels, write_trec_run
+    from judge.console import adapter_progress
+    from judge.pipeline.retrieval import export_trec
 
     config = _config(args)
-    inputs = _inputs(args, config, with_labels=False)
-    default_dir = config.reports.dir / "trec"
-    qrels = Path(args.qrels) if args.qrels else default_dir / "qrels.txt"
-    trec_out = Path(args.trec_out) if args.trec_out else default_dir / "run.txt"
-    for path in (qrels, trec_out):
-        path.parent.mkdir(parents=True, exist_ok=True)
-    _say(f"wrote {write_qrels(inputs.golden, qrels)} qrels lines to {qrels}")
-    _say(f"wrote {write_trec_run(inputs.run, trec_out)} run lines to {trec_out}")
+    with adapter_progress() as on_adapter:
+        exported = export_trec(
+            config,
+            args.run,
+            fresh_answers=args.fresh_answers,
+            qrels=Path(args.qrels) if args.qrels else None,
+            trec_out=Path(args.trec_out) if args.trec_out else None,
+            on_adapter=on_adapter,
+            on_inputs=_warnings_of(with_labels=False),
+        )
+    qrels, trec_out = exported.qrels, exported.run
+    _say(f"wrote {exported.qrels_lines} qrels lines to {qrels}")
+    _say(f"wrote {exported.run_lines} run lines to {trec_out}")
     _say(f"score them with: trec_eval -m recall.5 -m ndcg_cut.5 {qrels} {trec_out}")
     return 0
 
@@ -201,8 +171,8 @@ def _first_problem(exc: BaseException) -> str:
 
 def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     from judge.console import adapter_progress, judge_progress
-    from judge.jsonl import write_atomic
     from judge.pipeline import Hooks, JudgeChoice, evaluate
+    from judge.pipeline.run import ready_outputs, write_outputs
     from judge.report.ci import junit_xml, summary_json
     from judge.report.summary import console_summary
 
@@ -216,9 +186,9 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     if changes:
         config = config.with_overrides(judge=changes)
     emit: Callable[[str], None] = out.append if nightly else _say
-    for path in (args.junit, args.json):  # a wrong path fails now, not after the judging
-        if path:
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
+    junit = Path(args.junit) if args.junit else None
+    summary_path = Path(args.json) if args.json else None
+    ready_outputs([junit, summary_path])  # a wrong path fails now, not after the judging
 
     def chosen(choice: JudgeChoice) -> None:
         emit(f"judge: {choice.judge}")
@@ -243,12 +213,13 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
         _say("\n".join(out))
     else:
         _say(f"\ngate: {gate.verdict}")
-    if args.junit:
-        xml = junit_xml(result.report, gate, args.fail_on_regression, args.require_baseline)
-        write_atomic(Path(args.junit), xml)
-    if args.json:
-        summary = summary_json(result.report, gate, code, str(result.folder.path))
-        write_atomic(Path(args.json), json.dumps(summary, ensure_ascii=False, indent=2) + "\n")
+    files: dict[Path, str] = {}
+    if junit is not None:
+        files[junit] = junit_xml(result.report, args.fail_on_regression, args.require_baseline)
+    if summary_path is not None:
+        summary = summary_json(result.report, code, str(result.folder.path))
+        files[summary_path] = json.dumps(summary, ensure_ascii=False, indent=2) + "\n"
+    write_outputs(files)
     return code
 
 
@@ -292,8 +263,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_stability(args: argparse.Namespace) -> int:
     from judge.console import judge_progress
-    from judge.judging.stability import stability_lines
     from judge.pipeline import JudgeChoice, judge_stability
+    from judge.report.stability import stability_lines
 
     def chosen(choice: JudgeChoice) -> None:
         _say(f"judge: {choice.judge} ({choice.reason})", err=True)
@@ -315,25 +286,19 @@ def cmd_stability(args: argparse.Namespace) -> int:
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
-    from judge.results.baseline import pin_baseline, ratchet_baseline
-    from judge.results.values import folder_values
+    from judge.pipeline.baseline import pin, ratchet
 
     config = _config(args)
-    reports = _reports(config)
-    folder = reports.folder(args.folder)
-    entry = reports.history_entry(folder)
-    values = folder_values(folder)
-    path = config.reports.baseline
     if args.baseline_command == "pin":
-        pin_baseline(path, entry, values, replace=args.replace)
-        _say(f"pinned {path} from {folder.name} ({len(values.types)} questions)")
+        pinned = pin(config, args.folder, replace=args.replace)
+        _say(f"pinned {pinned.path} from {pinned.folder} ({pinned.questions} questions)")
         return 0
-    _, raised = ratchet_baseline(path, entry, values)
+    ratcheted = ratchet(config, args.folder)
     _say(
-        f"ratcheted {path} with {folder.name}: {len(raised)} per-type metric(s) raised, "
-        "none lowered"
+        f"ratcheted {ratcheted.path} with {ratcheted.folder}: {len(ratcheted.raised)} per-type "
+        "metric(s) raised, none lowered"
     )
-    for c in raised:
+    for c in ratcheted.raised:
         _say(f"  {c.section} {c.describe()}")
     return 0
 
@@ -341,23 +306,21 @@ def cmd_baseline(args: argparse.Namespace) -> int:
 def cmd_show(args: argparse.Namespace) -> int:
     import os
 
+    from judge.pipeline.folders import folder_record
     from judge.report.show import show_item
 
     config = _config(args)
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     # show_item made the data in it safe before colouring it: printed as it is.
-    print(show_item(_reports(config).folder(args.folder), args.question_id, color=color))
+    print(show_item(folder_record(config, args.folder), args.question_id, color=color))
     return 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
-    from judge.report.show import diff_runs
-    from judge.results.compare import GateRule
+    from judge.pipeline.folders import diff_folders
+    from judge.report.show import diff_lines
 
-    config = _config(args)
-    reports = _reports(config)
-    rule = GateRule.from_config(config.reports)
-    _say(diff_runs(reports.folder(args.a), reports.folder(args.b), rule))
+    _say("\n".join(diff_lines(diff_folders(_config(args), args.a, args.b))))
     return 0
 
 
@@ -369,40 +332,24 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
-def _labels_path(config: Config) -> Path:
-    if config.data.labels is None:
-        raise ConfigError("set data.labels in judge.toml (where human labels are kept)")
-    return config.data.labels
-
-
 def cmd_audit(args: argparse.Namespace) -> int:
-    from judge.audit.agreement import gate as audit_gate
-    from judge.audit.agreement import run_audit
-    from judge.audit.disagreements import write_disagreements
-    from judge.audit.render import render_audit
-    from judge.inputs.golden import load_golden
-    from judge.inputs.labels import load_labels_if_any
+    from judge.pipeline.audit import audit
+    from judge.report.audit_text import render_audit
 
-    config = _config(args)
-    golden = load_golden(config.data)
-    labels = load_labels_if_any(_labels_path(config), golden.by_id())
-    _warn([w for w in [labels.warning()] if w])
-    if not labels.current:
-        raise ConfigError(
-            f"no human labels in {config.data.labels} yet; start with 'judge audit sample --n 30'"
-        )
-    folder = _reports(config).folder(args.folder)
-    result = run_audit(folder, labels.current)
-    full_list = (
-        write_disagreements(result.judge.disagreements, folder.path)
-        if result.judge.disagreements
-        else None
+    audited = audit(
+        _config(args),
+        args.folder,
+        min_kappa=args.min_kappa,
+        min_agreement=args.min_agreement,
+        warn=lambda line: _warn([line]),
     )
-    judge_name = folder.manifest.judge.describe()
-    _say(render_audit(result, judge_name, limit=args.limit, full_list_path=full_list))
-    failures = audit_gate(result, args.min_kappa, args.min_agreement)
-    if failures:
-        _say("\naudit gate: FAILED: " + "; ".join(failures))
+    _say(
+        render_audit(
+            audited.result, audited.judge, limit=args.limit, full_list_path=audited.disagreements
+        )
+    )
+    if audited.failures:
+        _say("\naudit gate: FAILED: " + "; ".join(audited.failures))
         return EXIT_REGRESSION
     if args.min_kappa is not None or args.min_agreement is not None:
         _say("\naudit gate: passed")
@@ -410,48 +357,36 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_sample(args: argparse.Namespace) -> int:
-    from collections import Counter
+    from judge.pipeline.audit import sample
 
-    from judge.audit.sampling import sample_items
-    from judge.audit.sheet import write_sheet
-    from judge.inputs.golden import load_golden
-    from judge.inputs.labels import load_labels_if_any
-
-    config = _config(args)
-    golden = load_golden(config.data)
-    labels = load_labels_if_any(config.data.labels, golden.by_id())
-    _warn([w for w in [labels.warning()] if w])
-    folder = _reports(config).folder(args.folder)
-    chosen = sample_items(
-        folder.items(),
-        folder.verdicts(),
-        labels.current,
+    sampled = sample(
+        _config(args),
+        args.folder,
         args.n,
-        args.oversample_uncertain,
-        args.seed,
+        Path(args.out),
+        oversample_uncertain=args.oversample_uncertain,
+        seed=args.seed,
+        warn=lambda line: _warn([line]),
     )
-    out = Path(args.out)
-    write_sheet(out, chosen)
-    per_type = Counter(item.type for item in chosen)
+    out = sampled.sheet
     _say(
-        f"wrote {out}: {len(chosen)} item(s) from {folder.name} "
-        f"({', '.join(f'{n} {t}' for t, n in sorted(per_type.items()))}); no judge scores in it"
+        f"wrote {out}: {sampled.items} item(s) from {sampled.folder} "
+        f"({', '.join(f'{n} {t}' for t, n in sampled.per_type.items())}); no judge scores in it"
     )
-    if len(chosen) < args.n:
-        _say(f"only {len(chosen)} unlabelled item(s) were left to sample")
+    if sampled.items < args.n:
+        _say(f"only {sampled.items} unlabelled item(s) were left to sample")
     _say(f"fill faithfulness, relevance (0-2) and labeller, then: judge audit import {out}")
     return 0
 
 
 def cmd_audit_import(args: argparse.Namespace) -> int:
-    from judge.audit.marks import import_labels_file
-    from judge.inputs.golden import load_golden
+    from judge.pipeline.audit import import_labels
 
-    config = _config(args)
-    golden = load_golden(config.data)
-    path = _labels_path(config)
     # A filled CSV sheet or review.html's marks file, told apart by content.
-    result = import_labels_file(Path(args.file), path, golden.by_id(), args.labeller, args.replace)
+    imported = import_labels(
+        _config(args), Path(args.file), labeller=args.labeller, replace=args.replace
+    )
+    path, result = imported.labels, imported.result
     if result.retired:
         _warn(
             [
@@ -468,27 +403,18 @@ def cmd_audit_import(args: argparse.Namespace) -> int:
 
 
 def cmd_audit_label(args: argparse.Namespace) -> int:
-    from judge.audit.terminal import label_in_terminal
-    from judge.inputs.golden import load_golden
+    from judge.pipeline.audit import label
 
-    config = _config(args)
-    golden = load_golden(config.data)
-    items = list(_reports(config).folder(args.folder).items().values())
-    label_in_terminal(items, _labels_path(config), golden.by_id(), args.labeller)
+    label(_config(args), args.folder, args.labeller)
     return 0
 
 
 def cmd_cache_stats(args: argparse.Namespace) -> int:
-    from judge.judging.cache import VerdictCache
+    from judge.pipeline.cache import cache_stats
 
-    config = _config(args)
-    cache = VerdictCache(config.judge.cache_path)
-    try:
-        stats = cache.stats()
-    finally:
-        cache.close()
-    _say(f"cache: {config.judge.cache_path} · {len(stats)} judge configuration(s)")
-    for entry in stats:
+    stats = cache_stats(_config(args))
+    _say(f"cache: {stats.path} · {len(stats.entries)} judge configuration(s)")
+    for entry in stats.entries:
         _say(f"\n{entry.fingerprint}  {entry.replies} replies  last used {entry.last_used_at}")
         _say(f"  {entry.label}")
         for key, value in entry.parts.items():
@@ -498,18 +424,13 @@ def cmd_cache_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_cache_prune(args: argparse.Namespace) -> int:
-    from judge.judging.cache import VerdictCache
+    from judge.pipeline.cache import prune_cache
 
-    config = _config(args)
-    cache = VerdictCache(config.judge.cache_path)
-    try:
-        fingerprints, replies = cache.prune(args.days, dry_run=args.dry_run)
-    finally:
-        cache.close()
+    pruned = prune_cache(_config(args), args.days, dry_run=args.dry_run)
     verb = "would remove" if args.dry_run else "removed"
     _say(
-        f"{verb} {fingerprints} judge configuration(s) unused for {args.days:g} days "
-        f"({replies} replies)"
+        f"{verb} {pruned.fingerprints} judge configuration(s) unused for {args.days:g} days "
+        f"({pruned.replies} replies)"
     )
     return 0
 
@@ -683,6 +604,7 @@ def _add_run_commands(commands: _Commands) -> None:
         "(with an adapter, always asks it: the nightly measures tonight's system)",
         _CI_OUTPUT,
     )
+    _backend_option(nightly)
     nightly.add_argument("--run", type=Path, help="a run file (overrides data.run / data.adapter)")
     nightly.set_defaults(
         nightly=True,

@@ -26,6 +26,7 @@ from judge.jsonl import (
     StrictInt,
     describe_validation_error,
 )
+from judge.metrics import metric_names
 
 #: The four question types of the reference workflow; a project may declare its own list.
 DEFAULT_QUESTION_TYPES = ("factual", "procedural", "negative", "out_of_scope")
@@ -369,8 +370,6 @@ class Config(_Frozen):
     def _check_sweep_metrics(self) -> Config:
         if self.sweep is None:
             return self
-        from judge.retrieval import metric_names  # light, but keeps config free of a cycle
-
         known = metric_names(self.retrieval.ks)
         for name in (self.sweep.primary, *self.sweep.secondary):
             if name not in known:

@@ -6,6 +6,13 @@ may point anywhere), a file larger than the limit, bytes that are not UTF-8. Ref
 a line over ``MAX_RECORD_MB``, text that is not JSON, JSON nested too deeply or holding an
 integer too long for Python to read, a value that is not an object.
 
+The JSON state files the harness writes and reads back (a report folder's manifest and
+``report.json``, the pinned baseline, a batch manifest, review.html's marks file, each
+``history.jsonl`` line, the ``latest`` pointer) are read with the same parser and limits, their
+format version checked on every read, and written by one writer that refuses what its reader
+would refuse (``StateFile``, ``read_json_document``, ``write_json_document``): the harness never
+saves a file that every later command would trip on.
+
 One parsing policy for every input model (the golden set, runs, labels and ``judge.toml``):
 a value must already have the JSON (or TOML) type its field declares. Lax parsing would read
 ``"2"``, ``2.0`` or ``true`` as the score 2 or 1 and ``"yes"`` as true, so the scalar types
@@ -24,10 +31,10 @@ import os
 import re
 import sys
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple, TypeVar
+from typing import Annotated, Any, NamedTuple, TypeVar, overload
 
 from pydantic import (
     AfterValidator,
@@ -39,7 +46,7 @@ from pydantic import (
     ValidationError,
 )
 
-from judge.errors import InputError
+from judge.errors import HarnessError, InputError
 
 #: Default size limit for one input file; `data.max_file_mb` in judge.toml changes it.
 DEFAULT_MAX_FILE_MB = 512
@@ -173,38 +180,80 @@ def _has_lone_surrogate(value: Any) -> bool:
     return False
 
 
-def _parse_line(path: Path, number: int, raw_line: str) -> tuple[Any, str | None]:
-    """The JSON value of one line, or None and what is wrong with it."""
-    where = f"{path}:{number}"
-    size = len(raw_line) if raw_line.isascii() else len(raw_line.encode("utf-8"))
-    if size > MAX_RECORD_MB * 1024 * 1024:
-        shown = math.ceil(size / 1024 / 1024 * 10) / 10  # 4.01 MB is "4.1", never "4.0"
-        return None, (
-            f"{where}: the line is {shown:g} MB, over the {MAX_RECORD_MB} MB "
-            "limit for one record; shorten the long field (an answer or a chunk text this long "
-            "is a mistake: see golden/README.md)"
-        )
+class JsonProblem(NamedTuple):
+    """Why a JSON text cannot be read: ``text`` says what, ``advice`` what to do about it in an
+    input file (``""``: the text says it); ``line`` is where in the text, when known;
+    ``syntax`` when the text is no JSON at all (what a write cut short leaves)."""
+
+    text: str
+    advice: str = ""
+    line: int | None = None
+    syntax: bool = False
+
+    def message(self, where: str) -> str:
+        """The JSONL loader's message: ``where: what is wrong; what to do``."""
+        return f"{where}: {self.text}" + (f"; {self.advice}" if self.advice else "")
+
+
+def _parse_json(text: str, not_json: str = "not valid JSON") -> tuple[Any, JsonProblem | None]:
+    """The JSON value of ``text``, or None and why it cannot be read: the one parsing policy
+    of every JSON the harness reads (a JSONL line, a state file), so that each refuses the
+    same things (an integer longer than Python reads, nesting deeper than it recurses, half a
+    UTF-16 character) in the same words."""
     try:
-        value = json.loads(raw_line)
-        if _SURROGATE_ESCAPE.search(raw_line) and _has_lone_surrogate(value):
-            return None, (
-                f"{where}: a \\u escape encodes half a character (a lone UTF-16 "
-                "surrogate); the text was cut in the middle of a character"
+        value = json.loads(text)
+        if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(value):
+            return None, JsonProblem(
+                "a \\u escape encodes half a character (a lone UTF-16 surrogate)",
+                "the text was cut in the middle of a character",
             )
     except json.JSONDecodeError as exc:
-        return None, f"{where}: not valid JSON ({exc.msg} at column {exc.colno})"
+        return None, JsonProblem(
+            f"{not_json} ({exc.msg} at column {exc.colno})", line=exc.lineno, syntax=True
+        )
     except RecursionError:
-        return None, (
-            f"{where}: nested too deeply (arrays or objects inside each other); "
-            "no record has more than a few levels: fix the line"
+        return None, JsonProblem(
+            "nested too deeply (arrays or objects inside each other)",
+            "no record has more than a few levels: fix the line",
         )
     except ValueError as exc:  # json reads integers with int(), which limits their digits
         if "digits" not in str(exc):
             raise
-        return None, (
-            f"{where}: an integer has more than {sys.get_int_max_str_digits()} digits; no field "
-            "takes a number that long: fix the value"
+        return None, JsonProblem(
+            f"an integer has more than {sys.get_int_max_str_digits()} digits",
+            "no field takes a number that long: fix the value",
         )
+    return value, None
+
+
+def _line_size_problem(size: int) -> JsonProblem | None:
+    if size <= MAX_RECORD_MB * 1024 * 1024:
+        return None
+    shown = math.ceil(size / 1024 / 1024 * 10) / 10  # 4.01 MB is "4.1", never "4.0"
+    return JsonProblem(
+        f"the line is {shown:g} MB, over the {MAX_RECORD_MB} MB limit for one record",
+        "shorten the long field (an answer or a chunk text this long is a mistake: see "
+        "golden/README.md)",
+    )
+
+
+def parse_json_line(raw_line: str) -> tuple[Any, JsonProblem | None]:
+    """The JSON value of one JSONL line, or None and why the JSONL loader refuses it (over
+    ``MAX_RECORD_MB``, or ``_parse_json``'s reasons): for files that read their lines in their
+    own way (``history.jsonl``) but must refuse what the loader refuses."""
+    size = len(raw_line) if raw_line.isascii() else len(raw_line.encode("utf-8"))
+    problem = _line_size_problem(size)
+    if problem is not None:
+        return None, problem
+    return _parse_json(raw_line)
+
+
+def _parse_line(path: Path, number: int, raw_line: str) -> tuple[Any, str | None]:
+    """The JSON value of one line, or None and what is wrong with it."""
+    where = f"{path}:{number}"
+    value, problem = parse_json_line(raw_line)
+    if problem is not None:
+        return None, problem.message(where)
     if not isinstance(value, dict):
         return None, f"{where}: expected a JSON object, got {type(value).__name__}"
     return value, None
@@ -370,19 +419,366 @@ def write_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
+def _record_line(record: BaseModel | dict[str, Any]) -> str:
+    data = (
+        record.model_dump(mode="json", exclude_none=True)
+        if isinstance(record, BaseModel)
+        else record
+    )
+    return json.dumps(data, ensure_ascii=False) + "\n"
+
+
 def jsonl_text(records: Iterable[BaseModel | dict[str, Any]]) -> str:
     """Records as JSONL text, one per line (models without their unset optional fields)."""
-    lines = []
-    for record in records:
-        data = (
-            record.model_dump(mode="json", exclude_none=True)
-            if isinstance(record, BaseModel)
-            else record
-        )
-        lines.append(json.dumps(data, ensure_ascii=False) + "\n")
-    return "".join(lines)
+    return "".join(_record_line(record) for record in records)
+
+
+def record_problem(record: BaseModel | dict[str, Any]) -> str | None:
+    """Why the line ``jsonl_text`` writes for ``record`` would be refused by ``read_jsonl``
+    (over ``MAX_RECORD_MB``, an integer too long, nesting too deep, half a character), or None.
+
+    For records made from what a user's code returned (an adapter's answer): such a record is
+    refused when it is produced, never saved for every later command to trip on.
+    """
+    try:
+        line = _record_line(record)
+        size = len(line.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "a text holds half a character (a lone UTF-16 surrogate)"
+    except RecursionError:
+        return "nested too deeply (arrays or objects inside each other)"
+    except ValueError as exc:  # an integer longer than Python writes
+        return f"it cannot be written as JSON ({str(exc).split(';')[0]})"
+    problem = _line_size_problem(size) or _parse_json(line)[1]
+    return None if problem is None else problem.text
+
+
+def checked_line(record: BaseModel | dict[str, Any], where: object) -> str:
+    """The JSONL line of one record (as ``jsonl_text`` writes it), refused with an
+    ``InputError`` naming ``where`` when ``read_jsonl`` would refuse it (``record_problem``)."""
+    problem = record_problem(record)
+    if problem is not None:
+        raise InputError([f"{where}: the record is not written: {problem}"])
+    return _record_line(record)
 
 
 def write_jsonl(path: Path, records: Iterable[BaseModel | dict[str, Any]]) -> None:
     """Write records as JSONL, atomically."""
     write_atomic(path, jsonl_text(records))
+
+
+# --- JSON state files ---------------------------------------------------------------------
+#
+# What the harness writes and reads back (a report folder's manifest.json and report.json, the
+# pinned baseline, a batch manifest, review.html's marks file, the ``latest`` pointer): one
+# reader, with the JSONL loader's limits and words, the format version checked on every read;
+# and one writer, which refuses to write what that reader would refuse.
+
+
+Upgrade = Callable[[int, dict[str, Any]], dict[str, Any]]
+"""Reads a document of an older format version (given with its version) as the current one."""
+
+
+class StateFile(NamedTuple):
+    """One kind of JSON state file: its name in messages, its format version, its size limit
+    and the wording of its refusals. Each kind is one constant beside its model."""
+
+    what: str
+    """What the file is, in messages ("baseline", "batch manifest")."""
+    remedy: str
+    """What to do when the file cannot be used ("re-pin it with ...")."""
+    current: int | None = None
+    """The format version this judge writes and reads; None: the file has no version."""
+    version_field: str = "format_version"
+    upgrade: Upgrade | None = None
+    """Reads a document of an older version as one of ``current`` (raising ``ValueError`` when
+    it cannot); None: an older version is refused with ``remedy``."""
+    version_refusal: Callable[[Path, dict[str, Any]], str | None] | None = None
+    """The whole refusal for a version of this file's own wording (an old format that needs
+    its own explanation), or None to let the general rules decide."""
+    damaged: str = "{where}: {problem}; {remedy}"
+    """A file that cannot be read as JSON. ``{where}`` is ``path:line`` when the line is known,
+    ``{located}`` the problem with its line ("line 3: ..."), beside ``{path}``, ``{problem}``
+    and ``{remedy}``."""
+    invalid: str = "{path}: {problem}; {remedy}"
+    """JSON that the model refuses (``{problem}``: every field's problem, joined)."""
+    not_json: str = "not valid JSON"
+    max_mb: float = DEFAULT_MAX_FILE_MB
+    error: type[HarnessError] = InputError
+    """Raised with the one line (an ``InputError`` holds it as its one problem)."""
+
+    @property
+    def version_noun(self) -> str:
+        return "format" if self.version_field == "format_version" else self.version_field
+
+    def fail(self, message: str) -> HarnessError:
+        if issubclass(self.error, InputError):
+            return self.error([message])
+        return self.error(message)
+
+    def damaged_error(self, path: Path, problem: JsonProblem) -> HarnessError:
+        line = problem.line
+        return self.fail(
+            self.damaged.format(
+                path=path,
+                where=f"{path}:{line}" if line else str(path),
+                located=f"line {line}: {problem.text}" if line else problem.text,
+                problem=problem.text,
+                remedy=self.remedy,
+            )
+        )
+
+
+def version_problem(value: dict[str, Any], kind: StateFile) -> tuple[dict[str, Any], str | None]:
+    """``value`` as a document of ``kind.current`` (upgraded from an older version when
+    ``kind.upgrade`` can), or why it cannot be read: no version, one that is not an integer,
+    a newer one (upgrade judge), an older one nothing upgrades. The reason has no location:
+    the caller puts the file (or the file and line) before it."""
+    if kind.current is None:
+        return value, None
+    field, noun, current = kind.version_field, kind.version_noun, kind.current
+    if field not in value:
+        return value, (
+            f"{kind.what} without a {field} (this judge reads {noun} {current}); {kind.remedy}"
+        )
+    version = value[field]
+    if type(version) is not int:
+        return value, f"{field}: {_type_error(['an integer'], version)}"
+    if version == current:
+        return value, None
+    if version > current:
+        return value, (
+            f"{kind.what} {noun} {version} is newer than this judge reads (up to {current}); "
+            f"upgrade judge, or {kind.remedy}"
+        )
+    if kind.upgrade is None:
+        return value, (
+            f"{kind.what} {noun} {version} is older than this judge reads ({current}); "
+            f"{kind.remedy}"
+        )
+    try:
+        upgraded = kind.upgrade(version, value)
+    except ValueError as exc:
+        return value, f"{kind.what} {noun} {version} cannot be read as {noun} {current} ({exc})"
+    return {**upgraded, field: current}, None
+
+
+def check_version(path: Path, value: dict[str, Any], kind: StateFile) -> dict[str, Any]:
+    """``version_problem`` for a whole file: its refusal is one line naming the file."""
+    if kind.version_refusal is not None:
+        refusal = kind.version_refusal(path, value)
+        if refusal is not None:
+            raise kind.fail(refusal)
+    upgraded, problem = version_problem(value, kind)
+    if problem is not None:
+        raise kind.fail(f"{path}: {problem}")
+    return upgraded
+
+
+def _decode(path: Path, raw: bytes, kind: StateFile, encoding: str) -> str:
+    """Strict UTF-8 (``utf-8-sig``: a leading BOM dropped); the first bad byte, located."""
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        problem = JsonProblem(f"not UTF-8 (byte 0x{raw[exc.start]:02x})", line=line)
+        raise kind.damaged_error(path, problem) from None
+
+
+def load_json_document(path: Path, kind: StateFile) -> Any:
+    """The JSON value of a whole file, with the JSONL loader's limits and words: the size
+    (``kind.max_mb``), strict UTF-8 (a leading BOM is dropped), integer digits, nesting depth,
+    lone surrogates. Anything else is one located line (``kind.damaged``), never a traceback.
+    """
+    if not path.exists():
+        raise kind.damaged_error(path, JsonProblem("file not found"))
+    if not path.is_file():
+        raise kind.damaged_error(path, JsonProblem("not a regular file"))
+    size = path.stat().st_size
+    if size > kind.max_mb * 1024 * 1024:
+        shown = math.ceil(size / 1024 / 1024 * 10) / 10
+        raise kind.damaged_error(
+            path,
+            JsonProblem(
+                f"the file is {shown:g} MB, over the {kind.max_mb:g} MB limit for a {kind.what}"
+            ),
+        )
+    text = _decode(path, path.read_bytes(), kind, "utf-8-sig")
+    value, problem = _parse_json(text, kind.not_json)
+    if problem is not None:
+        raise kind.damaged_error(path, problem)
+    return value
+
+
+def _state_file(
+    kind: StateFile | None,
+    what: str | None,
+    current: int | None,
+    version_field: str,
+    upgrade: Upgrade | None,
+) -> StateFile:
+    """``kind``, or a plain one built from the keywords (a file without wording of its own)."""
+    if kind is not None:
+        return kind
+    if what is None:
+        raise TypeError("give a StateFile or what= (what the file is, for its messages)")
+    return StateFile(
+        what=what,
+        remedy="delete the file, or write it again with the command that made it",
+        current=current,
+        version_field=version_field,
+        upgrade=upgrade,
+    )
+
+
+@overload
+def read_json_document(
+    path: Path,
+    model: None = None,
+    kind: StateFile | None = None,
+    *,
+    what: str | None = None,
+    current: int | None = None,
+    version_field: str = "format_version",
+    upgrade: Upgrade | None = None,
+) -> dict[str, Any]: ...
+@overload
+def read_json_document(
+    path: Path,
+    model: type[M],
+    kind: StateFile | None = None,
+    *,
+    what: str | None = None,
+    current: int | None = None,
+    version_field: str = "format_version",
+    upgrade: Upgrade | None = None,
+) -> M: ...
+def read_json_document(
+    path: Path,
+    model: type[M] | None = None,
+    kind: StateFile | None = None,
+    *,
+    what: str | None = None,
+    current: int | None = None,
+    version_field: str = "format_version",
+    upgrade: Upgrade | None = None,
+) -> M | dict[str, Any]:
+    """A JSON state file: read (``load_json_document``), an object, its format version
+    checked (``check_version``), then validated into ``model`` (None: the object itself).
+    Every refusal is one line that names the file and says what to do.
+
+    ``kind`` describes the file; without it, ``what``, ``current``, ``version_field`` and
+    ``upgrade`` make a plain one (``current`` None: no version is checked)."""
+    kind = _state_file(kind, what, current, version_field, upgrade)
+    value = load_json_document(path, kind)
+    if not isinstance(value, dict):
+        raise kind.damaged_error(
+            path, JsonProblem(f"expected a JSON object, got {type(value).__name__}")
+        )
+    value = check_version(path, value, kind)
+    if model is None:
+        return value
+    try:
+        return model.model_validate(value)
+    except ValidationError as exc:
+        problems = "; ".join(describe_validation_error(exc))
+        raise kind.fail(
+            kind.invalid.format(path=path, problem=problems, remedy=kind.remedy)
+        ) from None
+
+
+def json_document_text(
+    value: BaseModel | dict[str, Any],
+    kind: StateFile | None = None,
+    name: object = None,
+    indent: int = 2,
+    *,
+    what: str | None = None,
+) -> str:
+    """The text of a state file (``json.dumps``, UTF-8, indented, a final newline), refused
+    with an ``InputError`` when ``load_json_document`` would refuse it: the harness never
+    writes a file that every later command would trip on. ``name``: the file, in the message
+    (default: ``kind.what``)."""
+    kind = _state_file(kind, what, None, "format_version", None)
+    data = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+    problem: str | None = None
+    text = ""
+    try:
+        text = json.dumps(data, ensure_ascii=False, indent=indent) + "\n"
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        problem = "a text holds half a character (a lone UTF-16 surrogate)"
+    except RecursionError:
+        problem = "nested too deeply (arrays or objects inside each other)"
+    except ValueError as exc:  # an integer longer than Python writes
+        problem = f"it cannot be written as JSON ({str(exc).split(';')[0]})"
+    else:
+        if size > kind.max_mb * 1024 * 1024:
+            shown = math.ceil(size / 1024 / 1024 * 10) / 10
+            problem = f"it is {shown:g} MB, over the {kind.max_mb:g} MB limit for a {kind.what}"
+        else:
+            parsed = _parse_json(text)[1]
+            problem = None if parsed is None else parsed.text
+    if problem is not None:
+        raise InputError(
+            [
+                f"{name or kind.what}: the {kind.what} is not written: {problem}, and it could "
+                "not be read back"
+            ]
+        )
+    return text
+
+
+def write_json_document(
+    path: Path,
+    value: BaseModel | dict[str, Any],
+    kind: StateFile | None = None,
+    indent: int = 2,
+    *,
+    what: str | None = None,
+) -> None:
+    """Write a state file atomically, after ``json_document_text`` checked it can be read."""
+    write_atomic(path, json_document_text(value, kind, path, indent, what=what))
+
+
+#: A pointer file (``reports/latest``) holds one name; anything longer is not one.
+POINTER_MAX_BYTES = 4096
+
+
+def _pointer_problem(text: str) -> JsonProblem | None:
+    lines = split_lines(text.removesuffix("\n"))
+    if len(lines) > 1:
+        return JsonProblem("holds more than one line", line=2)
+    name = lines[0].strip()
+    if not name:
+        return JsonProblem("is empty")
+    if not name.isprintable():
+        bad = next(char for char in name if not char.isprintable())
+        return JsonProblem(f"holds {_describe_char(bad)}", line=1)
+    return None
+
+
+def read_pointer(path: Path, kind: StateFile) -> str:
+    """The name a pointer file holds (one line, strict UTF-8, at most ``POINTER_MAX_BYTES``);
+    anything else is one located line (``kind.damaged``)."""
+    with path.open("rb") as handle:
+        raw = handle.read(POINTER_MAX_BYTES + 1)
+    if len(raw) > POINTER_MAX_BYTES:
+        too_long = JsonProblem(f"is longer than a pointer file ({POINTER_MAX_BYTES} bytes)")
+        raise kind.damaged_error(path, too_long)
+    text = _decode(path, raw, kind, "utf-8")
+    problem = _pointer_problem(text)
+    if problem is not None:
+        raise kind.damaged_error(path, problem)
+    return text.strip()
+
+
+def write_pointer(path: Path, name: str, kind: StateFile) -> None:
+    """Write a pointer file atomically; a name ``read_pointer`` would refuse is refused."""
+    text = name + "\n"
+    problem = _pointer_problem(text)
+    if problem is None and len(text.encode("utf-8", errors="replace")) > POINTER_MAX_BYTES:
+        problem = JsonProblem(f"is longer than a pointer file ({POINTER_MAX_BYTES} bytes)")
+    if problem is not None:
+        raise InputError([f"{path}: the {kind.what} is not written: the name {problem.text}"])
+    write_atomic(path, text)

@@ -16,6 +16,8 @@ means and counted. So is a question whose relevant chunks are not labelled
 (``relevant_chunks: null``): it is judged, but its retrieval is unknown, never 0 or 1. A question that retrieved nothing scores 0 on every metric. Rank order is the
 run's list order; trec_eval orders by score instead, which agrees whenever scores are strictly
 decreasing (``judge.inputs.trec`` writes such scores).
+
+The metric names, their scale and direction are ``judge.metrics``: this module computes them.
 """
 
 from __future__ import annotations
@@ -26,21 +28,11 @@ from typing import Literal, NamedTuple
 
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
+from judge.metrics import metric_names
 
 #: Why a question has no retrieval score: out of scope (nothing to find), relevant chunks not
 #: labelled (unknown, so never scored as 0 or 1), or the adapter failed for it.
 Exclusion = Literal["out_of_scope", "unlabelled", "failed"]
-
-
-def metric_names(ks: Sequence[int]) -> list[str]:
-    """Metric names in display order: for each k recall, hit, ndcg; ``mrr`` after the first k."""
-    names: list[str] = []
-    for index, k in enumerate(ks):
-        names += [f"recall@{k}", f"hit@{k}"]
-        if index == 0:
-            names.append("mrr")
-        names.append(f"ndcg@{k}")
-    return names
 
 
 def _ideal_dcg_table(size: int) -> list[float]:

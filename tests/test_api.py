@@ -17,13 +17,16 @@ def test_import_judge_loads_no_model_no_pandas_no_backend() -> None:
         "print(sorted(m for m in ('pandas', 'llama_cpp', 'httpx', 'ollama', "
         "'judge.judging.backends', 'judge.pipeline') if m in sys.modules))\n"
         "print(judge.evaluate.__module__)\n"
+        "import judge.pipeline\n"
+        "print(judge.evaluate is judge.pipeline.evaluate)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
     ).stdout.splitlines()
     assert out[0]
     assert out[1] == "[]"
-    assert out[2] == "judge.pipeline"
+    assert out[2] == "judge.pipeline.evaluate"
+    assert out[3] == "True"  # the name the CLI looks up (and tests replace) is the same function
 
 
 def _readme_block(marker: str) -> str:

@@ -598,10 +598,10 @@ def test_the_fingerprint_is_the_live_backends_without_a_server(tiny: Tiny) -> No
 def test_batch_commands_say_what_they_wrote_and_imported(
     tiny: Tiny, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from judge.batch import DEFAULT_MAX_FILE_MB
+    from judge.batch import BATCH_MAX_FILE_MB
     from judge.cli import DEFAULT_BATCH_FILE_MB, main
 
-    assert DEFAULT_BATCH_FILE_MB == DEFAULT_MAX_FILE_MB  # the literal that keeps --help fast
+    assert DEFAULT_BATCH_FILE_MB == BATCH_MAX_FILE_MB  # the literal that keeps --help fast
     config = openai_config(tiny)
     assert config.source is not None
     toml = str(config.source)

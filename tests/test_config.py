@@ -1,10 +1,14 @@
+import ast
 import logging
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from judge.config import load_config
 from judge.errors import ConfigError
+from judge.metrics import metric_names
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -245,4 +249,42 @@ def test_openai_endpoints_are_distinct_too(tmp_path: Path) -> None:
         '{base_url = "http://v:8000/v1", concurrency = 8}]\n',
     )
     with pytest.raises(ConfigError, match="endpoints lists base_url http://v:8000/v1 twice"):
+        load_config(path)
+
+
+def test_loading_a_config_imports_no_stage_of_the_pipeline(tmp_path: Path) -> None:
+    """config is near the bottom of the layers: it checks ``sweep.primary`` against the names of
+    the leaf ``judge.metrics``, not the scorer's (``config → retrieval → inputs → config`` was a
+    circle, hidden by a lazy import that ran exactly when a sweep section was read)."""
+    path = _write(
+        tmp_path,
+        '[data]\nquestions = "q"\ncorpus = "c"\n[sweep]\nanswer = "m:f"\n'
+        "[sweep.grid]\na = [1, 2]\n[sweep.default]\na = 1\n",
+    )
+    code = (
+        "import sys\n"
+        "from judge.config import load_config\n"
+        f"assert load_config({str(path)!r}).sweep is not None\n"
+        "print(sorted(m for m in sys.modules if m.startswith('judge.')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    loaded = ast.literal_eval(done.stdout)
+    assert "judge.metrics" in loaded
+    assert [m for m in loaded if m.startswith(("judge.retrieval", "judge.inputs"))] == []
+
+
+def test_sweep_metrics_are_checked_against_the_metric_names(tmp_path: Path) -> None:
+    base = '[data]\nquestions = "q"\ncorpus = "c"\n[retrieval]\ncontext_k = 3\nk_values = [7]\n'
+    sweep = '[sweep]\nanswer = "m:f"\nprimary = "{}"\nsecondary = []\n'
+    sweep += "[sweep.grid]\na = [1, 2]\n[sweep.default]\na = 1\n"
+    path = _write(tmp_path, "")
+    # ks = (3, 7): every name judge.metrics gives for them is a metric the sweep can optimise.
+    for name in metric_names([3, 7]):
+        path.write_text(base + sweep.format(name), encoding="utf-8")
+        config = load_config(path)
+        assert config.sweep is not None and config.sweep.primary == name
+    path.write_text(base + sweep.format("ndcg@5"), encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"unknown metric 'ndcg@5'.* at k = 3, 7 are recall@3"):
         load_config(path)

@@ -38,6 +38,32 @@ def test_nightly_prints_its_verdict_first(tiny: Tiny, capsys: pytest.CaptureFixt
     assert capsys.readouterr().out.splitlines()[0] == "nightly: ok: no regression"
 
 
+def test_nightly_backend_option_overrides_the_configs_judge(
+    tiny: Tiny, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # judge.toml names an Ollama nobody listens to: without --backend this night would stop
+    # with exit 3, so judging at all shows the option won (and no model is loaded for a test).
+    config = tiny()
+    assert config.source is not None
+    toml = config.source
+    toml.write_text(
+        toml.read_text(encoding="utf-8").replace("[judge]\n", '[judge]\nbackend = "ollama"\n')
+        + '\n[judge.ollama]\nhost = "http://127.0.0.1:9"\n',
+        encoding="utf-8",
+    )
+    assert main(["--config", str(toml), "nightly", "--backend", "lexical"]) == 1  # no baseline
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("nightly: no compatible earlier run or baseline")
+    assert out[1] == "judge: lexical · lexical-v5"
+    assert out[3].strip() == "(backend = lexical)"
+    report = latest_report(load_config(toml))
+    assert report["manifest"]["judge"]["backend"] == "lexical"
+    assert main(["--config", str(toml), "nightly", "--backend", "lexical"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == "nightly: ok: no regression"
+    assert main(["--config", str(toml), "nightly"]) == 3  # the configured Ollama, as before
+    assert "Ollama not reachable at http://127.0.0.1:9" in capsys.readouterr().err
+
+
 def test_ctrl_c_while_asking_the_adapter_still_gives_a_verdict_line(
     tiny_adapter: Callable[..., Config], capsys: pytest.CaptureFixture[str]
 ) -> None:

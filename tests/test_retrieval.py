@@ -7,24 +7,10 @@ import pytest
 from judge.config import Config
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
-from judge.retrieval import metric_names, score_rankings, score_run
+from judge.metrics import retrieval_metrics
+from judge.retrieval import score_rankings, score_run
 
 Tiny = Callable[..., Config]
-
-
-def test_metric_names_put_the_primary_k_first() -> None:
-    assert metric_names([5, 1, 10]) == [
-        "recall@5",
-        "hit@5",
-        "mrr",
-        "ndcg@5",
-        "recall@1",
-        "hit@1",
-        "ndcg@1",
-        "recall@10",
-        "hit@10",
-        "ndcg@10",
-    ]
 
 
 def test_hand_computed_values_on_the_tiny_set(tiny: Tiny) -> None:
@@ -104,3 +90,24 @@ def test_values_equal_trec_eval_on_generated_runs() -> None:
             assert ours[f"recall@{k}"][index] == pytest.approx(expected[f"recall_{k}"], abs=1e-9)
             assert ours[f"hit@{k}"][index] == pytest.approx(expected[f"success_{k}"], abs=1e-9)
             assert ours[f"ndcg@{k}"][index] == pytest.approx(expected[f"ndcg_cut_{k}"], abs=1e-9)
+
+
+def test_the_columns_are_the_metrics_of_judge_metrics_on_their_scale() -> None:
+    """The scorer computes exactly what ``judge.metrics`` says a metric is: the same names in
+    the same order, every value within the metric's scale."""
+    rng = random.Random(7)
+    pool = [f"d{i}" for i in range(20)]
+    rankings = [rng.sample(pool, rng.randint(0, 12)) for _ in range(50)]
+    relevant = [set(rng.sample(pool, rng.randint(1, 5))) for _ in range(50)]
+    ks = [5, 1, 10]
+    columns = score_rankings(rankings, relevant, ks)
+    metrics = retrieval_metrics(ks)
+    assert list(columns) == [metric.name for metric in metrics]
+    for metric in metrics:
+        low, high = metric.scale
+        assert all(low <= value <= high for value in columns[metric.name]), metric.name
+    # A perfect ranking reaches the top of every scale; a ranking of nothing relevant, the bottom.
+    best = score_rankings([["a", "x"]], [{"a"}], ks)
+    worst = score_rankings([["x", "y"]], [{"a"}], ks)
+    assert {name: v[0] for name, v in best.items()} == {m.name: m.scale[1] for m in metrics}
+    assert {name: v[0] for name, v in worst.items()} == {m.name: m.scale[0] for m in metrics}

@@ -34,12 +34,14 @@ from judge.inputs.labels import HumanLabel
 from judge.jsonl import (
     Id,
     IsoDatetime,
+    StateFile,
     StrictBool,
     StrictInt,
     StrictRecord,
     check_readable,
+    check_version,
     describe_validation_error,
-    read_text,
+    load_json_document,
 )
 
 MARKS_FORMAT = "judge-review-marks"
@@ -114,19 +116,19 @@ def _scores(mark: ReviewMark) -> tuple[tuple[int, int] | None, str | None]:
     return (mark.faithfulness, mark.relevance), None
 
 
-def _header(path: Path, text: str) -> _Header:
+MARKS_FILE = StateFile(
+    what="review-marks file",
+    remedy="export the marks from review.html again",
+    current=MARKS_VERSION,
+    version_field="version",
+    not_json="not JSON",
+    max_mb=MARKS_MAX_MB,
+)
+
+
+def _header(path: Path) -> _Header:
     """The file's header, or one line that says what this file is instead."""
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InputError(
-            [
-                f"{path}:{exc.lineno}: not JSON ({exc.msg} at column {exc.colno}); export the "
-                "marks from review.html again"
-            ]
-        ) from None
-    except RecursionError:
-        raise InputError([f"{path}: nested too deeply to be a review-marks file"]) from None
+    value = load_json_document(path, MARKS_FILE)  # the state files' limits and words
     if not isinstance(value, dict) or value.get("format") != MARKS_FORMAT:
         found = value.get("format") if isinstance(value, dict) else type(value).__name__
         raise InputError(
@@ -135,23 +137,14 @@ def _header(path: Path, text: str) -> _Header:
                 f"expected \"{MARKS_FORMAT}\"); use the file review.html's 'Export marks' saves"
             ]
         )
-    version = value.get("version")
-    if type(version) is int and version > MARKS_VERSION:
-        raise InputError(
-            [
-                f"{path}: review-marks version {version} is newer than this judge reads "
-                f"(up to {MARKS_VERSION}); upgrade judge, or export from a page of this version"
-            ]
-        )
+    if type(value.get("version")) is int:  # a version of another type: the header says so
+        value = check_version(path, value, MARKS_FILE)
     try:
-        header = _Header.model_validate(value)
+        return _Header.model_validate(value)
     except ValidationError as exc:
         raise InputError(
             [f"{path}: {problem}" for problem in describe_validation_error(exc)]
         ) from None
-    if header.version < 1:
-        raise InputError([f"{path}: version must be 1 or more, not {header.version}"])
-    return header
 
 
 def _labeller(path: Path, header: _Header, labeller: str | None) -> str:
@@ -179,7 +172,7 @@ def parse_marks(
     path: Path, questions: dict[str, GoldenQuestion], labeller: str | None
 ) -> list[HumanLabel]:
     """Labels from a review-marks file; every bad mark reported at once (nothing half-read)."""
-    header = _header(path, read_text(path, MARKS_MAX_MB))
+    header = _header(path)
     name = _labeller(path, header, labeller)
     labels: list[HumanLabel] = []
     problems: list[str] = []

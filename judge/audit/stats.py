@@ -1,18 +1,21 @@
 """Agreement statistics for 0-2 ordinal scores: judge vs human, and human vs human.
 
 Every function returns ``None`` (never NaN) when its value is undefined, and the docstring says
-when that is. Scores are integers on ``SCALE``.
+when that is. Scores are integers on ``SCALE`` (the judge's scale, ``judge.axes``).
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-SCALE = (0, 1, 2)
-Axis = Literal["faithfulness", "relevance"]
-AXES: tuple[Axis, ...] = ("faithfulness", "relevance")
+# AXES and Axis are re-exported for ``judge.audit.agreement`` and ``judge.audit.ppi``, which
+# import them from here; their home is ``judge.axes``.
+from judge.axes import AXES as AXES
+from judge.axes import SCALE
+from judge.axes import Axis as Axis
+
 Pairs = Sequence[tuple[int, int]]
 """(human, judge) score pairs for one axis."""
 

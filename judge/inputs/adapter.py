@@ -43,7 +43,7 @@ from judge.inputs.runs import (
     save_run,
     validate_run,
 )
-from judge.jsonl import Id, StrictRecord, describe_validation_error
+from judge.jsonl import Id, StrictRecord, describe_validation_error, record_problem
 from judge.signals import Workers
 
 
@@ -84,13 +84,22 @@ def _to_record(question: GoldenQuestion, result: Any) -> RunRecord:
             RetrievedChunk(chunk_id=item) if isinstance(item, str) else item
             for item in output.retrieved
         )
-        return RunRecord(id=question.id, retrieved=retrieved, answer=output.answer)
+        record = RunRecord(id=question.id, retrieved=retrieved, answer=output.answer)
     except ValidationError as exc:  # one line, whichever model refused it (e.g. a blank answer)
         raise ValueError(
             "returned "
             + "; ".join(describe_validation_error(exc))
             + " (expected {'retrieved': [...], 'answer': '...'})"
         ) from None
+    # Refused now, as one failed question: saved, it would make the run file unreadable, and
+    # every later command that reuses the answers would stop on it (judge.jsonl.read_jsonl).
+    problem = record_problem(record)
+    if problem is not None:
+        raise ValueError(
+            f"returned an answer that cannot be saved: {problem}; shorten the answer (or the "
+            "chunk texts) the adapter returns"
+        )
+    return record
 
 
 # --- the one event loop for async adapters ----------------------------------------------------
@@ -252,7 +261,7 @@ def produce_run(
                     records[qid] = future.result()
                     error = None
                 except Exception as exc:  # the user's code: any exception is one failed question
-                    error = failed[qid] = f"{type(exc).__name__}: {exc}"
+                    error = failed[qid] = _failure(exc)
                 finished(qid, error)
             now = time.monotonic()
             for future, (qid, deadline) in list(running.items()):
@@ -277,6 +286,18 @@ def produce_run(
         if workers is not None:
             workers.shutdown()
     return _run(spec, golden, records, failed)
+
+
+#: An adapter's error message is kept to this many characters: every failed question's message
+#: goes into the header line of the saved run, which must stay readable (``MAX_RECORD_MB``).
+MAX_ERROR_CHARS = 500
+
+
+def _failure(exc: Exception) -> str:
+    """What a failed question's error says: one exception's type and message, shortened, with
+    any half character (a lone surrogate) replaced, so that the saved run can be read back."""
+    text = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace").decode("utf-8")
+    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
 
 
 def _run(

@@ -21,11 +21,13 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
-AXES = ("faithfulness", "relevance")
+from judge.axes import AXES, SCALE
+
 #: Below this probability of a score it gave, a verdict is low-confidence: the judge put less
 #: than 60 % on its own choice among 0, 1 and 2 (review triage, audit sampling).
 LOW_CONFIDENCE = 0.6
-SCORES = ("0", "1", "2")
+#: The score tokens, as the reply writes them.
+SCORES = tuple(str(score) for score in SCALE)
 #: The JSON key just before a score, as the schema makes every reply write it.
 _KEY = {axis: re.compile(rf'"{axis}"\s*:\s*$') for axis in AXES}
 

@@ -21,19 +21,23 @@ second run costs nothing and an interrupted one resumes.
 
 Counts are over *pairs* (the original's verdict and the variant's) where both are ok; a pair
 with a verdict that is not ok on either side is counted as such and listed, never dropped.
+Every share is a per-type mean of a 0/1 value per sampled question
+(``judge.results.grouped``), the way every per-type figure is aggregated.
+
+The result, ``StabilityReport``, is plain data; ``judge.report.stability`` renders it (as a
+Markdown section and as console lines).
 """
 
 from __future__ import annotations
 
 import random
 import time
-import unicodedata
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
+from judge.axes import AXES, FULL_MARKS, Axis
 from judge.errors import ConfigError, Interrupted
-from judge.formatting import markdown_text, terminal_text
 from judge.judging.backends import JudgeBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import JudgeProgress, judge_items
@@ -41,14 +45,13 @@ from judge.judging.injection import INJECTION_EN, INJECTION_JA
 from judge.judging.items import ContextChunk, JudgeItem, item_key
 from judge.judging.prompts import Prompt
 from judge.judging.verdict import Verdict
+from judge.results.grouped import grouped
 from judge.results.tables import ALL
 
 Variant = Literal["reversed", "shuffled", "injection_en", "injection_ja"]
 VARIANTS: tuple[Variant, ...] = ("reversed", "shuffled", "injection_en", "injection_ja")
 INJECTIONS: tuple[Variant, ...] = ("injection_en", "injection_ja")
-AXES = ("faithfulness", "relevance")
 DEFAULT_SAMPLE = 20
-_FULL = (2, 2)
 
 
 # --- the variants ----------------------------------------------------------------------------
@@ -113,7 +116,7 @@ def sample_items(items: Sequence[JudgeItem], sample: int, seed: int) -> list[Jud
 
 @dataclass(frozen=True, slots=True)
 class Count:
-    """``k`` of ``n``: shown as "k/n (p %)"."""
+    """``k`` of ``n`` (``judge.report.stability`` shows it as "k/n (p %)")."""
 
     k: int
     n: int
@@ -121,10 +124,6 @@ class Count:
     @property
     def share(self) -> float | None:
         return self.k / self.n if self.n else None
-
-    def __str__(self) -> str:
-        share = self.share
-        return f"{self.k}/{self.n} ({'–' if share is None else f'{share * 100:.0f} %'})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,17 +140,18 @@ class VariantRow:
     """Pairs with a verdict that is not ok on either side: not compared."""
     pairs: int
     """Pairs where both verdicts are ok: the n of every share below but ``became_full``."""
-    changed: dict[str, Count]
+    changed: dict[Axis, Count]
     """Per axis: pairs whose score differs."""
-    moved_up: dict[str, Count]
+    moved_up: dict[Axis, Count]
     """Per axis: pairs whose score is higher in the variant."""
     became_full: Count
     """Pairs whose original was below 2/2 (the n) and whose variant is 2/2 (the k)."""
 
 
 @dataclass(frozen=True, slots=True)
-class Change:
-    """One pair whose scores differ."""
+class VariantFlip:
+    """A verdict that a variant changed: one pair whose scores differ (the variant's
+    counterpart of ``judge.results.compare.Flip``, a verdict that changed between two runs)."""
 
     question_id: str
     question_type: str
@@ -186,7 +186,8 @@ class StabilityReport:
     """The question types of the sample, in golden order."""
     rows: tuple[VariantRow, ...]
     """Per variant: each question type (in golden order), then ``all``."""
-    changes: tuple[Change, ...]
+    flips: tuple[VariantFlip, ...]
+    """Every pair whose scores differ, variant by variant, in sample order."""
     failures: tuple[Failure, ...]
     verdicts: int
     """Verdicts the check used (originals and variants)."""
@@ -205,38 +206,55 @@ def _scores(verdict: Verdict) -> tuple[int, int] | None:
     return verdict.faithfulness, verdict.relevance
 
 
-@dataclass(slots=True)
-class _Tally:
-    sampled: int = 0
-    not_applicable: int = 0
-    not_ok: int = 0
-    pairs: int = 0
-    changed: list[int] = field(default_factory=lambda: [0, 0])
-    moved_up: list[int] = field(default_factory=lambda: [0, 0])
-    below_full: int = 0
-    became_full: int = 0
+def _shares(
+    outcomes: Mapping[str, bool], type_of: Mapping[str, str], types: Sequence[str]
+) -> dict[str, Count]:
+    """Per type of ``types``, then ``all``: how many of the questions in ``outcomes`` have a
+    true outcome (the k), of how many there are (the n)."""
+    groups = grouped({q: float(x) for q, x in outcomes.items()}, type_of, types, overall=ALL)
+    return {name: Count(round(group.total), group.n) for name, group in groups.items()}
 
-    def add(self, before: tuple[int, int], after: tuple[int, int]) -> None:
-        self.pairs += 1
-        for axis in range(2):
-            self.changed[axis] += after[axis] != before[axis]
-            self.moved_up[axis] += after[axis] > before[axis]
-        if before != _FULL:
-            self.below_full += 1
-            self.became_full += after == _FULL
 
-    def row(self, variant: Variant, question_type: str) -> VariantRow:
-        return VariantRow(
+def _variant_rows(
+    variant: Variant,
+    types: Sequence[str],
+    type_of: Mapping[str, str],
+    shown: Mapping[str, JudgeItem | None],
+    pairs: Mapping[str, tuple[tuple[int, int], tuple[int, int]]],
+) -> list[VariantRow]:
+    """One variant's rows: each type of ``types``, then ``all``.
+
+    ``shown`` holds every sampled question's variant (None where the variant would be the item
+    itself), ``pairs`` the (before, after) scores of the questions whose two verdicts are ok.
+    """
+    applicable = _shares({q: x is None for q, x in shown.items()}, type_of, types)
+    judged = [q for q, x in shown.items() if x is not None]
+    not_ok = _shares({q: q not in pairs for q in judged}, type_of, types)
+    changed = {
+        axis: _shares({q: a[i] != b[i] for q, (b, a) in pairs.items()}, type_of, types)
+        for i, axis in enumerate(AXES)
+    }
+    moved_up = {
+        axis: _shares({q: a[i] > b[i] for q, (b, a) in pairs.items()}, type_of, types)
+        for i, axis in enumerate(AXES)
+    }
+    became_full = _shares(
+        {q: a == FULL_MARKS for q, (b, a) in pairs.items() if b != FULL_MARKS}, type_of, types
+    )
+    return [
+        VariantRow(
             variant=variant,
-            question_type=question_type,
-            sampled=self.sampled,
-            not_applicable=self.not_applicable,
-            not_ok=self.not_ok,
-            pairs=self.pairs,
-            changed={a: Count(self.changed[i], self.pairs) for i, a in enumerate(AXES)},
-            moved_up={a: Count(self.moved_up[i], self.pairs) for i, a in enumerate(AXES)},
-            became_full=Count(self.became_full, self.below_full),
+            question_type=name,
+            sampled=applicable[name].n,
+            not_applicable=applicable[name].k,
+            not_ok=not_ok[name].k,
+            pairs=changed[AXES[0]][name].n,
+            changed={axis: changed[axis][name] for axis in AXES},
+            moved_up={axis: moved_up[axis][name] for axis in AXES},
+            became_full=became_full[name],
         )
+        for name in applicable
+    ]
 
 
 # --- the check -------------------------------------------------------------------------------
@@ -304,8 +322,9 @@ def check_stability(
             )
 
     types = tuple(dict.fromkeys(item.question.type for item in chosen))
-    tallies = {(v, t): _Tally() for v in VARIANTS for t in (*types, ALL)}
-    changes: list[Change] = []
+    type_of = {item.question.id: item.question.type for item in chosen}
+    rows: list[VariantRow] = []
+    flips: list[VariantFlip] = []
     originals = verdicts[None]
     failures = [
         Failure(qid, None, originals[qid].status, originals[qid].error)
@@ -314,27 +333,22 @@ def check_stability(
     ]
     for variant in VARIANTS:
         judged = verdicts[variant]
+        pairs: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {}
         for item, changed_item in variants[variant]:
-            qid, qtype = item.question.id, item.question.type
-            of_type, of_all = tallies[variant, qtype], tallies[variant, ALL]
-            for tally in (of_type, of_all):
-                tally.sampled += 1
             if changed_item is None:
-                for tally in (of_type, of_all):
-                    tally.not_applicable += 1
                 continue
+            qid = item.question.id
             after_verdict = judged[qid]
             if after_verdict.status != "ok":
                 failures.append(Failure(qid, variant, after_verdict.status, after_verdict.error))
             before, after = _scores(originals[qid]), _scores(after_verdict)
             if before is None or after is None:
-                for tally in (of_type, of_all):
-                    tally.not_ok += 1
                 continue
-            for tally in (of_type, of_all):
-                tally.add(before, after)
+            pairs[qid] = before, after
             if after != before:
-                changes.append(Change(qid, qtype, variant, before, after))
+                flips.append(VariantFlip(qid, item.question.type, variant, before, after))
+        shown = {item.question.id: shown_item for item, shown_item in variants[variant]}
+        rows += _variant_rows(variant, types, type_of, shown, pairs)
     return StabilityReport(
         judge=f"{backend.identity.kind} {backend.identity.model} · {prompt.name}",
         fingerprint=fingerprint,
@@ -342,162 +356,10 @@ def check_stability(
         population=len(items),
         sampled=tuple(item.question.id for item in chosen),
         types=types,
-        rows=tuple(tallies[v, t].row(v, t) for v in VARIANTS for t in (*types, ALL)),
-        changes=tuple(changes),
+        rows=tuple(rows),
+        flips=tuple(flips),
         failures=tuple(failures),
         verdicts=total,
         from_cache=cached,
         elapsed_s=time.perf_counter() - start,
     )
-
-
-# --- rendering -------------------------------------------------------------------------------
-
-_HEADER = (
-    "variant",
-    "type",
-    "n",
-    "F changed",
-    "R changed",
-    "F up",
-    "R up",
-    "to 2/2",
-    "not ok",
-    "n/a",
-)
-
-
-def _cells(row: VariantRow, count: Callable[[Count], str]) -> list[str]:
-    return [
-        row.variant,
-        row.question_type,
-        str(row.pairs),
-        count(row.changed["faithfulness"]),
-        count(row.changed["relevance"]),
-        count(row.moved_up["faithfulness"]),
-        count(row.moved_up["relevance"]),
-        count(row.became_full),
-        str(row.not_ok),
-        str(row.not_applicable),
-    ]
-
-
-def _fr(scores: tuple[int, int]) -> str:
-    return f"F{scores[0]} R{scores[1]}"
-
-
-def _summary(report: StabilityReport) -> str:
-    return (
-        f"{len(report.sampled)} of {report.population} answers sampled (seed {report.seed}); "
-        f"{report.verdicts} verdicts, {report.from_cache} from the cache, "
-        f"{report.elapsed_s:.1f} s"
-    )
-
-
-def stability_markdown(report: StabilityReport) -> list[str]:
-    """A Markdown section: what was done, the table, the changed items and the failures."""
-    md = markdown_text
-    lines = [
-        "## Judge stability",
-        "",
-        f"Judge: {md(report.judge)}. {md(_summary(report))}.",
-        "",
-        f"Sampled: {', '.join(md(qid) for qid in report.sampled) or 'none'}.",
-        "",
-        "Each sampled answer was judged again with its chunks reversed and shuffled, and with a "
-        "fixed instruction to the judge appended to the answer (English, Japanese). n counts "
-        'the pairs where both verdicts are ok; "up" is a higher score in the variant; '
-        '"to 2/2" counts, of the originals below 2/2, those the variant put at 2/2; "not ok" '
-        'pairs are not compared; "n/a" answers have too few chunks to reorder.',
-        "",
-        "| " + " | ".join(_HEADER) + " |",
-        "|---|---|" + "---:|" * (len(_HEADER) - 2),
-    ]
-    for row in report.rows:
-        cells = [md(c) for c in _cells(row, str)]
-        if row.question_type == ALL:
-            cells = [f"**{c}**" for c in cells]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines.append("")
-    if report.changes:
-        lines += [
-            f"Changed verdicts ({len(report.changes)}):",
-            "",
-            "| question | type | variant | before | after |",
-            "|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {md(c.question_id)} | {md(c.question_type)} | {c.variant} | {_fr(c.before)} "
-            f"| {_fr(c.after)} |"
-            for c in report.changes
-        ]
-    else:
-        lines.append("No verdict changed.")
-    if report.failures:
-        lines += ["", f"Verdicts not ok ({len(report.failures)}), their pairs not compared:", ""]
-        lines += [
-            f"- {md(f.question_id)} ({f.variant or 'original'}): {md(f.status)}: {md(f.error)}"
-            for f in report.failures
-        ]
-    lines.append("")
-    return lines
-
-
-def _width(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def _compact(count: Count) -> str:
-    share = count.share
-    return f"{count.k}/{count.n}" + ("" if share is None else f" {share:.0%}")
-
-
-#: Changed items listed on the console; the rest are in the Markdown section.
-CONSOLE_CHANGES = 10
-
-
-def stability_lines(report: StabilityReport) -> list[str]:
-    """The report as plain-text lines for the console: one aligned table (shares as "k/n p%"),
-    then the first changed items and the failures."""
-    rows = [list(_HEADER)] + [
-        [terminal_text(c, one_line=True) for c in _cells(row, _compact)] for row in report.rows
-    ]
-    widths = [max(_width(r[i]) for r in rows) for i in range(len(_HEADER))]
-
-    def line(cells: list[str]) -> str:
-        out = [
-            cell + " " * (widths[i] - _width(cell))
-            if i < 2
-            else " " * (widths[i] - _width(cell)) + cell
-            for i, cell in enumerate(cells)
-        ]
-        return "  ".join(out).rstrip()
-
-    lines = [
-        f"judge stability ({terminal_text(report.judge, one_line=True)}): "
-        + terminal_text(_summary(report), one_line=True),
-        line(rows[0]),
-    ]
-    previous = None
-    for cells, row in zip(rows[1:], report.rows, strict=True):
-        if row.variant != previous:
-            lines.append("-" * _width(line(rows[0])))
-            previous = row.variant
-        lines.append(line(cells))
-    if report.changes:
-        lines.append(f"{len(report.changes)} changed verdicts:")
-        lines += [
-            f"  {terminal_text(c.question_id, one_line=True)} {c.variant}: "
-            f"{_fr(c.before)} → {_fr(c.after)}"
-            for c in report.changes[:CONSOLE_CHANGES]
-        ]
-        if len(report.changes) > CONSOLE_CHANGES:
-            lines.append(f"  … {len(report.changes) - CONSOLE_CHANGES} more")
-    else:
-        lines.append("no verdict changed")
-    for f in report.failures:
-        lines.append(
-            f"not ok: {terminal_text(f.question_id, one_line=True)} ({f.variant or 'original'}): "
-            f"{f.status}: {terminal_text(f.error, one_line=True)}"
-        )
-    return lines

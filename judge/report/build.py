@@ -1,7 +1,7 @@
 """Assemble the report of one judged run: manifest, tables, comparisons, agreement, items.
 
 ``build_report`` reads the history and the pinned baseline and writes nothing; the files are
-rendered from its ``Report`` (``judge.report.files``) and written by ``judge.results.folder``.
+rendered from its ``Record`` (``judge.record``, ``judge.report.files``) and written by ``judge.results.folder``.
 A live run and a re-rendered folder both come here with a ``Judged``: the verdicts and which
 judge gave them.
 """
@@ -15,7 +15,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import NamedTuple
 
-from judge.audit.agreement import AuditResult, agreement, audit_items, judge_scores
+from judge.audit.agreement import agreement, audit_items, judge_scores
+from judge.audit.agreement import as_json as audit_json
 from judge.config import Config
 from judge.errors import ConfigError
 from judge.hashing import tagged_hash, text_sha256
@@ -25,16 +26,11 @@ from judge.inputs.runs import Run
 from judge.judging.grading import Fingerprint
 from judge.judging.items import context_for
 from judge.judging.verdict import STATUSES, Verdict
+from judge.record import PromptEdit, QuestionRow, Record, Tables
 from judge.results.baseline import compare_with_baseline, read_baseline
-from judge.results.compare import (
-    Change,
-    Flip,
-    GateRule,
-    SectionComparison,
-    TypeMetrics,
-    changed_verdicts,
-)
+from judge.results.compare import GateRule, TypeMetrics, changed_verdicts
 from judge.results.folder import ItemRecord, ReportFolder, ReportsDir
+from judge.results.gate import gate
 from judge.results.history import HistoryEntry, compare_with_history, prompt_only_predecessor
 from judge.results.manifest import (
     Fingerprints,
@@ -43,6 +39,7 @@ from judge.results.manifest import (
     Manifest,
     RunInfo,
 )
+from judge.results.review import NO_TRIAGE, triage
 from judge.results.tables import ADAPTER_FAILED, JUDGE_METRICS, NOT_OK, TypeTable, judge_table
 from judge.results.values import earlier_values, question_values
 from judge.retrieval import RetrievalScores
@@ -67,58 +64,6 @@ class Measured(NamedTuple):
     run_source: str
     scores: RetrievalScores
     retrieval: TypeTable
-
-
-class PromptEdit(NamedTuple):
-    """What a prompt edit changed, against the run just before it."""
-
-    previous_folder: str
-    flips: list[Flip]
-    agreement_before: float | None
-    agreement_after: float | None
-    labelled: int
-
-
-class FailedAnswer(NamedTuple):
-    """A golden question the RAG system gave no answer for: the adapter raised, timed out or
-    returned something unusable."""
-
-    question_id: str
-    type: str
-    error: str
-    question: str
-
-
-class Report(NamedTuple):
-    """Everything the report files are rendered from."""
-
-    manifest: Manifest
-    entry: HistoryEntry
-    retrieval: TypeTable
-    judge: TypeTable
-    splits: dict[str, TypeTable]
-    """Judge tables per split (tune, holdout) when the golden set has splits."""
-    comparisons: list[SectionComparison]
-    baseline: list[SectionComparison]
-    prompt_edit: PromptEdit | None
-    audit: AuditResult | None
-    """Agreement with the human labels, when there are labels for these answers."""
-    verdicts: list[Verdict]
-    items: list[ItemRecord]
-    run: Run
-    adapter_failed: list[FailedAnswer]
-    """The golden questions without an answer, in golden-set order."""
-    rule: GateRule = GateRule()
-    """The rule the comparisons were made with (margins, minimum questions)."""
-
-    @property
-    def regressions(self) -> list[Change]:
-        return [c for comp in [*self.comparisons, *self.baseline] for c in comp.regressions]
-
-    @property
-    def unjudged(self) -> list[Verdict]:
-        """The answers the judge gave no verdict for (status not ok), in golden-set order."""
-        return [v for v in self.verdicts if v.status != "ok"]
 
 
 def run_hash(run: Run) -> str:
@@ -197,8 +142,8 @@ def build_report(
     started_at: datetime,
     folder_name: str,
     finished_at: datetime | None = None,
-) -> Report:
-    """Assemble the report of one judged run (reads history and baseline, writes nothing)."""
+) -> Record:
+    """Assemble the record of one judged run (reads history and baseline, writes nothing)."""
     golden = measured.golden
     verdicts = [judged.verdicts[q.id] for q in golden.questions if q.id in judged.verdicts]
     counts: dict[str, int] = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
@@ -271,26 +216,60 @@ def build_report(
         before = agreement("before", item_map, labels, judge_scores(old))
         after = agreement("after", item_map, labels, judge_scores(judged.verdicts))
         prompt_edit = PromptEdit(previous.name, flips, before.both_exact, after.both_exact, after.n)
-    return Report(
-        manifest,
-        entry,
-        measured.retrieval,
-        table,
-        split_tables,
-        comparisons,
-        baseline,
-        prompt_edit,
-        audit,
-        verdicts,
-        items,
-        measured.run,
-        [
-            FailedAnswer(q.id, q.type, failed[q.id], q.question)
-            for q in golden.questions
-            if q.id in failed
-        ],
-        rule,
+    failures = {q.id: failed[q.id] for q in golden.questions if q.id in failed}
+    comparisons_all = [*comparisons, *baseline]
+    checked = gate(
+        comparisons_all,
+        failed=list(failures),
+        total=len(golden.questions),
+        unjudged=[v.question_id for v in verdicts if v.status != "ok"],
+        judged=len(verdicts),
     )
+    return Record(
+        manifest=manifest,
+        entry=entry,
+        questions=_question_rows(measured, item_map, judged.verdicts, failures),
+        tables=Tables(judge=table, retrieval=measured.retrieval, splits=split_tables),
+        rule=rule,
+        comparisons=comparisons,
+        baseline=baseline,
+        gate=checked,
+        prompt_edit=prompt_edit,
+        agreement=None if audit is None else audit_json(audit),
+        audit=audit,
+        run=measured.run,
+    )
+
+
+def _question_rows(
+    measured: Measured,
+    items: dict[str, ItemRecord],
+    verdicts: dict[str, Verdict],
+    failures: dict[str, str],
+) -> list[QuestionRow]:
+    """One row per golden question, in golden-set order, with its review triage."""
+    rows = []
+    for q in measured.golden.questions:
+        item, verdict = items.get(q.id), verdicts.get(q.id)
+        status: str = verdict.status if verdict is not None else "not_judged"
+        if verdict is None and q.id in failures:
+            status = "adapter_failed"
+        rows.append(
+            QuestionRow(
+                question_id=q.id,
+                type=q.type,
+                split=q.split or "",
+                question=q.question,
+                status=status,
+                item=item,
+                verdict=verdict,
+                failure=failures.get(q.id),
+                triage=triage(item, verdict)
+                if item is not None and verdict is not None
+                else NO_TRIAGE,
+            )
+        )
+    return rows
 
 
 def _readable(reports: ReportsDir, entry: HistoryEntry | None) -> ReportFolder | None:

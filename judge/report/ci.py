@@ -6,11 +6,10 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 from judge.formatting import terminal_text
-from judge.report.build import Report
-from judge.results.gate import Gate
+from judge.record import Record
 
 
-def junit_xml(report: Report, gate: Gate, fail_on_regression: bool, require_baseline: bool) -> str:
+def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) -> str:
     """One test case per gate check; a check fails the suite only where the flags say it does
     (a regression with ``fail_on_regression``, a missing baseline with ``require_baseline``);
     otherwise a failed check is reported as skipped, with its message.
@@ -24,6 +23,7 @@ def junit_xml(report: Report, gate: Gate, fail_on_regression: bool, require_base
         timestamp=report.manifest.started_at,
         time=f"{report.manifest.judge_seconds:.3f}",
     )
+    gate = report.gate
     failures = skipped = 0
     for check in gate.checks:
         name, message = terminal_text(check.name), terminal_text(check.message)
@@ -47,15 +47,16 @@ def junit_xml(report: Report, gate: Gate, fail_on_regression: bool, require_base
     )
 
 
-def summary_json(report: Report, gate: Gate, exit_code: int, folder: str) -> dict[str, Any]:
+def summary_json(report: Record, exit_code: int, folder: str) -> dict[str, Any]:
     """What a script needs to act on a run without parsing its text."""
+    gate = report.gate
     return {
         "exit_code": exit_code,
         "verdict": gate.verdict,
         "folder": folder,
         "judge": report.manifest.judge.describe(),
         "status_counts": report.manifest.status_counts,
-        "adapter_failed": sorted(report.run.meta.failed),
+        "adapter_failed": sorted(f.question_id for f in report.adapter_failed),
         "unjudged": list(gate.unjudged),
         "regressions": [c.to_json() for c in gate.regressions],
         "listed": [c.to_json() for c in gate.listed],

@@ -18,15 +18,16 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from judge.audit.agreement import AuditResult
-from judge.audit.render import corrected_markdown_lines
 from judge.formatting import FEW_ITEMS, fmt_number, fmt_share
 from judge.formatting import markdown_text as md
 from judge.judging.evidence import EvidenceMatch, context_sentences
 from judge.judging.items import ContextChunk
-from judge.judging.verdict import SentenceCheck, Verdict, review_reasons
-from judge.report.build import Report
+from judge.judging.verdict import SentenceCheck, Verdict
+from judge.record import QuestionRow, Record
+from judge.report.audit_text import corrected_markdown_lines
 from judge.report.text_tables import render_markdown
 from judge.results.compare import GateRule, SectionComparison, moved_list
+from judge.results.review import unsupported
 
 #: How many moved questions a row of report.md names (report.json has them all).
 MOVED_IN_ROW = 10
@@ -87,7 +88,7 @@ def _rule_line(rule: GateRule) -> str:
     )
 
 
-def render_report_md(report: Report) -> str:
+def render_report_md(report: Record) -> str:
     m = report.manifest
     judge = m.judge
     lines = [
@@ -152,8 +153,7 @@ def render_report_md(report: Report) -> str:
         corrected = corrected_markdown_lines(report.audit)
         if corrected:
             lines += ["### Corrected estimates", "", *corrected, ""]
-    contexts = {item.question_id: item.context for item in report.items}
-    lines += ["## Needs review", "", *needs_review_lines(report.verdicts, contexts)]
+    lines += ["## Needs review", "", *needs_review_lines(report.needs_review)]
     unsupported_section = unsupported_lines(report.verdicts)
     if unsupported_section:
         lines += ["", "## Unsupported answer sentences", "", *unsupported_section]
@@ -161,31 +161,29 @@ def render_report_md(report: Report) -> str:
     return "\n".join(lines)
 
 
-def needs_review_lines(
-    verdicts: Sequence[Verdict], contexts: dict[str, list[ContextChunk]] | None = None
-) -> list[str]:
-    """One line per verdict to look at, with its reasons: the same verdicts report.json and
-    the console count as needing review.
+def needs_review_lines(rows: Sequence[QuestionRow]) -> list[str]:
+    """One line per question to look at, with its reasons: the questions the record says need
+    review (``judge.results.review``), which the console and review.html count too.
 
     A cited sentence's line says what it is (``evidence_origin``): it points at real text, and
     that is all it proves. Quote-mode lines are the reasons alone, which say what the quote is.
     """
     lines = []
-    for verdict in verdicts:
-        said = review_reasons(verdict)
-        if not said:
-            continue
-        if verdict.status == "ok" and verdict.mode == "cited":
-            context = (contexts or {}).get(verdict.question_id)
-            said.append(f"evidence: {evidence_origin(verdict, context)}")
-        lines.append(f"- **{md(verdict.question_id)}**: {md('; '.join(said))}")
+    for row in rows:
+        verdict = row.verdict
+        said = list(row.triage.reasons)
+        if verdict is not None and verdict.status == "ok" and verdict.mode == "cited":
+            said.append(
+                f"evidence: {evidence_origin(verdict, row.item.context if row.item else None)}"
+            )
+        lines.append(f"- **{md(row.question_id)}**: {md('; '.join(said))}")
     return lines or ["Nothing flagged."]
 
 
 def unsupported_lines(verdicts: Sequence[Verdict]) -> list[str]:
     """Sentence mode: each verdict with unsupported answer sentences, and those sentences by
-    number. Not "needs review": an unsupported sentence is the judge's finding (it lowers
-    faithfulness), not a doubt about the verdict."""
+    number: the judge's finding (it lowers faithfulness), listed here with the sentences; the
+    question is among those that need review too (``judge.results.review``)."""
     lines = []
     for verdict in verdicts:
         bad = unsupported(verdict)
@@ -199,7 +197,7 @@ def unsupported_lines(verdicts: Sequence[Verdict]) -> list[str]:
     return lines
 
 
-def failed_lines(report: Report) -> list[str]:
+def failed_lines(report: Record) -> list[str]:
     """The section on the questions the RAG system gave no answer for (none when it answered
     every one): they have no verdict, so the tables count them in ``adapter_failed``."""
     if not report.adapter_failed:
@@ -374,11 +372,6 @@ def evidence_summary(verdicts: Sequence[Verdict]) -> str | None:
             f"({SENTENCES_CAVEAT})"
         )
     return "; ".join(parts) if parts else None
-
-
-def unsupported(verdict: Verdict) -> list[SentenceCheck]:
-    """The answer sentences the judge found unsupported (none outside sentence mode)."""
-    return [s for s in verdict.sentences or () if s.verdict == "unsupported"]
 
 
 def unsupported_marker(check: SentenceCheck) -> str:

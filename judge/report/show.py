@@ -7,7 +7,8 @@ from collections.abc import Callable
 from judge.errors import ConfigError
 from judge.formatting import terminal_text
 from judge.judging.items import ContextChunk
-from judge.judging.verdict import SentenceCheck, Verdict, review_reasons
+from judge.judging.verdict import SentenceCheck, Verdict
+from judge.record import Record, RunDiff
 from judge.report.markdown import (
     SENTENCE_WORDS,
     answer_pieces,
@@ -16,15 +17,6 @@ from judge.report.markdown import (
     evidence_origin,
     unsupported_marker,
 )
-from judge.results.compare import (
-    SECTIONS,
-    GateRule,
-    SectionComparison,
-    changed_verdicts,
-    compare_values,
-)
-from judge.results.folder import ReportFolder
-from judge.results.values import folder_values
 
 BOLD, YELLOW, RED, DIM, RESET = "\033[1m", "\033[43m\033[30m", "\033[31m", "\033[2m", "\033[0m"
 UNDERLINED_RED = "\033[4m\033[31m"
@@ -41,7 +33,7 @@ def _block(text: object) -> str:
     return terminal_text(text)
 
 
-def show_item(folder: ReportFolder, question_id: str, color: bool) -> str:
+def show_item(record: Record, question_id: str, color: bool) -> str:
     """Question, answer, scores, and the judged chunks with the evidence marked at its span.
 
     With ``color`` the evidence is highlighted; without, it is wrapped in ⟦ ⟧ so that plain
@@ -50,11 +42,14 @@ def show_item(folder: ReportFolder, question_id: str, color: bool) -> str:
     then every sentence's verdict with the context sentence it cites; the cited sentences are
     marked in their chunks with the numbers of the answer sentences citing them.
     """
-    items = folder.items()
-    verdicts = folder.verdicts()
-    if question_id not in items:
-        raise ConfigError(f"{question_id}: not in {folder.name} (it has {', '.join(items)})")
-    item, v = items[question_id], verdicts[question_id]
+    rows = {row.question_id: row for row in record.questions if row.item and row.verdict}
+    if question_id not in rows:
+        raise ConfigError(
+            f"{question_id}: not in {record.manifest.folder} (it has {', '.join(rows)})"
+        )
+    row = rows[question_id]
+    item, v = row.item, row.verdict
+    assert item is not None and v is not None
 
     def style(code: str, text: str) -> str:
         return f"{code}{text}{RESET}" if color else text
@@ -66,7 +61,7 @@ def show_item(folder: ReportFolder, question_id: str, color: bool) -> str:
     checks = v.sentences if v.status == "ok" and v.sentences is not None else None
     lines = [
         style(BOLD, f"{_word(item.question_id)} · {_word(item.type)}{split} · {scores}"),
-        f"run {_word(folder.name)}",
+        f"run {_word(record.manifest.folder)}",
         "",
         style(BOLD, "question") + f"  {_block(item.question)}",
         style(BOLD, "answer")
@@ -91,7 +86,7 @@ def show_item(folder: ReportFolder, question_id: str, color: bool) -> str:
         )
     if v.error:
         lines.append(style(RED, f"error     {_block(v.error)}"))
-    for reason in review_reasons(v):
+    for reason in row.triage.reasons:
         lines.append(style(RED, f"review    {_block(reason)}"))
     lines.append("")
     for chunk in item.context:
@@ -175,37 +170,20 @@ def _quoted_chunk(chunk_id: str, text: str, v: Verdict, style: Style, color: boo
     return _block(text)
 
 
-def diff_runs(folder_a: ReportFolder, folder_b: ReportFolder, rule: GateRule) -> str:
-    """Run A against run B question by question, with the gate's rule (``rule``): what
-    regressed, improved or moved in a type too small to call, then the flipped verdicts."""
-    values_a, values_b = folder_values(folder_a), folder_values(folder_b)
-    types = tuple(folder_b.manifest.config.get("data", {}).get("question_types", ()))
-    fa = folder_a.manifest.fingerprints.model_dump()
-    fb = folder_b.manifest.fingerprints.model_dump()
-    lines = [f"{_word(folder_a.name)} → {_word(folder_b.name)}"]
-    for key, what in (
-        ("golden", "golden set"),
-        ("corpus", "corpus"),
-        ("judge", "judge configuration"),
-        ("retrieval", "retrieval settings"),
-        ("run", "RAG output"),
-    ):
-        if fa[key] != fb[key]:
-            lines.append(f"note: the {what} differs between the two runs")
-    lines.append(f"compared question by question ({rule.describe()})")
-    for section in SECTIONS:
-        comp = SectionComparison(
-            section, folder_a.name, compare_values(section, values_a, values_b, rule, types), ""
-        )
+def diff_lines(diff: RunDiff) -> list[str]:
+    """Run A against run B question by question (``judge.pipeline.diff``): what regressed,
+    improved or moved in a type too small to call, then the flipped verdicts."""
+    lines = [f"{_word(diff.old)} → {_word(diff.new)}"]
+    lines += [f"note: the {what} differs between the two runs" for what in diff.differs]
+    lines.append(f"compared question by question ({diff.rule.describe()})")
+    for comp in diff.comparisons:
         counts = comp.counts()
         lines.append(
-            f"\n{section}: {counts['regressed']} regressed, {counts['improved']} improved, "
+            f"\n{comp.section}: {counts['regressed']} regressed, {counts['improved']} improved, "
             f"{counts['too_few']} listed (too few questions to call), {counts['noise']} within "
             "noise"
         )
         lines += [f"  {_word(c.describe())}" for c in comp.moved]
-    old, new = folder_a.verdicts(), folder_b.verdicts()
-    flips = changed_verdicts(old, new)
-    lines.append(f"\nverdicts changed: {len(flips)}")
-    lines += [f"  {_word(flip.describe())}" for flip in flips]
-    return "\n".join(lines)
+    lines.append(f"\nverdicts changed: {len(diff.flips)}")
+    lines += [f"  {_word(flip.describe())}" for flip in diff.flips]
+    return lines

@@ -6,8 +6,7 @@ from pathlib import Path
 
 from judge.config import Config
 from judge.formatting import fmt_share, terminal_text
-from judge.judging.verdict import review_reasons
-from judge.report.build import Report
+from judge.record import Record
 from judge.report.text_tables import render_text
 
 #: Flagged ok verdicts named in the console (verdicts that failed are all named); the rest are
@@ -20,7 +19,7 @@ def _word(text: object) -> str:
     return terminal_text(text, one_line=True)
 
 
-def console_summary(report: Report, config: Config, folder: Path) -> list[str]:
+def console_summary(report: Record, config: Config, folder: Path) -> list[str]:
     """The console summary of a judged run: tables, answers that could not be produced,
     comparisons, flips, what needs review."""
     outcome_hits = sum(v.cached for v in report.verdicts)
@@ -81,17 +80,19 @@ def console_summary(report: Report, config: Config, folder: Path) -> list[str]:
             f"{audit.judge.labelled}, non-ok counted as wrong: judge "
             f"{fmt_share(audit.judge.both_exact_all)} ('judge audit' for the details)"
         )
-    review = [v for v in report.verdicts if review_reasons(v)]
+    review = report.needs_review
     if review:
         # Verdicts that failed are failures of the run: every one is named, with its error.
         # Flagged quotes can be many (a weak judge flags most): the first few, then a count.
-        failed = [v for v in review if v.status != "ok"]
-        flagged = [v for v in review if v.status == "ok"]
+        failed = [row for row in review if row.status != "ok"]
+        flagged = [row for row in review if row.status == "ok"]
         shown = failed + flagged[:REVIEW_LINES]
         lines.append(
             f"\n{len(review)} verdicts need a look (review.html shows each quote in its chunk):"
         )
-        lines += [f"  {_word(v.question_id)}: {_word('; '.join(review_reasons(v)))}" for v in shown]
+        lines += [
+            f"  {_word(row.question_id)}: {_word('; '.join(row.triage.reasons))}" for row in shown
+        ]
         if len(shown) < len(review):
             lines.append(f"  … {len(review) - len(shown)} more (report.md and review.html)")
     lines.append(f"\nsaved {_word(folder)}")

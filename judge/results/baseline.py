@@ -9,14 +9,13 @@ that a run is compared with it question by question like with the last run
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from judge.errors import ConfigError
-from judge.jsonl import describe_validation_error, write_atomic
+from judge.jsonl import StateFile, read_json_document, write_json_document
 from judge.results.compare import (
     SECTIONS,
     GateRule,
@@ -56,31 +55,41 @@ class Baseline(BaseModel):
         return QuestionValues(dict(self.types), {s: self.values.get(s, {}) for s in SECTIONS})
 
 
+RE_PIN = "re-pin it with 'judge baseline pin --replace'"
+
+
+def _old_format(path: Path, raw: dict[str, Any]) -> str | None:
+    """Format 1 held per-type means, which no run can be compared with question by question."""
+    if raw.get("format_version") == 1:
+        return (
+            f"{path}: a baseline of format 1 (per-type means); runs are now compared question "
+            f"by question: {RE_PIN}"
+        )
+    return None
+
+
+BASELINE_FILE = StateFile(
+    what="baseline",
+    remedy=RE_PIN,
+    current=BASELINE_FORMAT,
+    version_refusal=_old_format,
+    damaged="{where}: not a baseline file ({problem}); {remedy}",
+    invalid="{path}: not a baseline file ({problem}); {remedy}",
+    error=ConfigError,
+)
+
+
 def read_baseline(path: Path) -> Baseline | None:
-    """The baseline, or None when there is none; a file of the old format (per-type means) or
-    no baseline at all is one ConfigError saying what to do."""
+    """The baseline, or None when there is none; a file of another format (format 1 held
+    per-type means) or a damaged one is one ConfigError saying what to do."""
     if not path.exists():
         return None
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: not a baseline file ({str(exc).splitlines()[0]})") from None
-    if isinstance(raw, dict) and raw.get("format_version") != BASELINE_FORMAT:
-        version = raw.get("format_version")
-        what = "per-type means" if version == 1 else f"this judge reads format {BASELINE_FORMAT}"
-        raise ConfigError(
-            f"{path}: a baseline of format {version} ({what}); runs are now compared question "
-            "by question: re-pin it with 'judge baseline pin --replace'"
-        )
-    try:
-        return Baseline.model_validate(raw)
-    except ValidationError as exc:
-        problem = describe_validation_error(exc)[0]
-        raise ConfigError(f"{path}: not a baseline file ({problem})") from None
+    return read_json_document(path, Baseline, BASELINE_FILE)
 
 
 def write_baseline(path: Path, baseline: Baseline) -> None:
-    write_atomic(path, baseline.model_dump_json(indent=2) + "\n")
+    """Write the baseline atomically; one its reader would refuse is not written."""
+    write_json_document(path, baseline, BASELINE_FILE)
 
 
 def pin_baseline(

@@ -9,13 +9,15 @@ rule that calls it ``regressed``, ``improved``, ``too_few`` or ``noise`` is
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
 
+from judge.axes import SCORE_METRICS
 from judge.config import ReportsConfig
 from judge.judging.verdict import Verdict
+from judge.results.grouped import type_order as grouped_type_order
 from judge.results.paired import Direction, bootstrap_interval, classify, seed_for
 
 Section = Literal["retrieval", "judge"]
@@ -24,8 +26,6 @@ SECTIONS: tuple[Section, ...] = ("retrieval", "judge")
 TypeMetrics = dict[str, dict[str, float | None]]
 #: metric → question id → value
 MetricValues = dict[str, dict[str, float]]
-#: The judge's 0-2 scores; every other metric is on 0-1.
-SCORE_METRICS = frozenset({"faithfulness", "relevance"})
 #: How many questions a one-line message names.
 FIRST_IDS = 5
 
@@ -215,14 +215,6 @@ def paired_change(
     )
 
 
-def _type_order(types: Mapping[str, str], type_order: Sequence[str]) -> list[str]:
-    """The configured order, then any other type in the order questions have them."""
-    seen = dict.fromkeys(type_order)
-    for t in types.values():
-        seen.setdefault(t, None)
-    return list(seen)
-
-
 def compare_values(
     section: Section,
     old: QuestionValues,
@@ -241,7 +233,7 @@ def compare_values(
     """
     old_metrics, new_metrics = old.values.get(section, {}), new.values.get(section, {})
     types = {**old.types, **new.types}
-    order = _type_order(types, type_order)
+    order = grouped_type_order(types, type_order)
     position = {t: i for i, t in enumerate(order)}
     changes: list[tuple[int, int, Change]] = []
     for metric_index, (metric, after) in enumerate(new_metrics.items()):

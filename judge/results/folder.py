@@ -17,7 +17,6 @@ files (``judge.report``). This module is the only place that resolves, reads and
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -25,18 +24,43 @@ from contextlib import contextmanager
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict
 
 from judge.errors import ConfigError
 from judge.inputs.labels import LabelScores
-from judge.jsonl import parse_records, read_jsonl, write_atomic
+from judge.jsonl import (
+    StateFile,
+    read_json_document,
+    read_pointer,
+    write_atomic,
+    write_pointer,
+)
 from judge.judging.items import ContextChunk
 from judge.judging.verdict import Verdict
 from judge.results.compare import SECTIONS, Section, TypeMetrics
 from judge.results.history import HistoryEntry, append_history, read_history
 from judge.results.lock import run_lock
-from judge.results.manifest import Manifest, read_manifest
+from judge.results.manifest import FORMAT_VERSION, Manifest, read_manifest
+
+if TYPE_CHECKING:
+    from judge.record import Record
+
+#: ``report.json``: the report for machines, of the manifest's format version.
+REPORT_FILE = StateFile(
+    what="report.json",
+    remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
+    current=FORMAT_VERSION,
+    error=ConfigError,
+)
+#: ``reports/latest``: the name of the newest report folder.
+LATEST_FILE = StateFile(
+    what="latest-run pointer",
+    remedy="it holds the name of the newest report folder: write one of 'ls reports' into it, "
+    "or delete it and run 'judge run'",
+    error=ConfigError,
+)
 
 
 class ItemRecord(BaseModel):
@@ -64,6 +88,7 @@ class ReportFolder:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._record: Record | None = None
 
     @property
     def name(self) -> str:
@@ -73,15 +98,22 @@ class ReportFolder:
     def manifest(self) -> Manifest:
         return read_manifest(self.path)
 
+    def record(self) -> Record:
+        """The folder's run record (``report.json``), read once: every command that opens a
+        saved run reads it through here (``judge.record.read_record``)."""
+        if self._record is None:
+            from judge.record import read_record
+
+            self._record = read_record(self.path)
+        return self._record
+
     def items(self) -> dict[str, ItemRecord]:
-        """``items.jsonl`` by question id (damaged lines: one InputError)."""
-        path = self.path / "items.jsonl"
-        return {i.question_id: i for _, i in parse_records(path, read_jsonl(path), ItemRecord)}
+        """What the judge saw, by question id, in golden-set order (from the record)."""
+        return {item.question_id: item for item in self.record().items}
 
     def verdicts(self) -> dict[str, Verdict]:
-        """``verdicts.jsonl`` by question id (damaged lines: one InputError)."""
-        path = self.path / "verdicts.jsonl"
-        return {v.question_id: v for _, v in parse_records(path, read_jsonl(path), Verdict)}
+        """The verdicts by question id, in golden-set order (from the record)."""
+        return {v.question_id: v for v in self.record().verdicts}
 
     @property
     def run_path(self) -> Path:
@@ -89,7 +121,7 @@ class ReportFolder:
 
     def metrics(self) -> dict[Section, TypeMetrics]:
         """Per section, per type, every metric of the folder's tables (from ``report.json``)."""
-        report = json.loads((self.path / "report.json").read_text(encoding="utf-8"))
+        report = read_json_document(self.path / "report.json", None, REPORT_FILE)
         metrics: dict[Section, TypeMetrics] = {}
         for section in SECTIONS:
             metrics[section] = {
@@ -135,7 +167,7 @@ class ReportsDir:
             latest = self.path / "latest"
             if not latest.exists():
                 raise ConfigError(f"no runs in {self.path} yet; run 'judge run' first")
-            name = latest.read_text(encoding="utf-8").strip()
+            name = read_pointer(latest, LATEST_FILE)
         for candidate in (Path(name), self.path / name):
             if (candidate / "manifest.json").is_file():
                 folder = ReportFolder(candidate)
@@ -179,5 +211,5 @@ class ReportsDir:
         ReportFolder(tmp).write_files(files)
         os.replace(tmp, final)
         append_history(self.history_path, entry)
-        write_atomic(self.path / "latest", name + "\n")
+        write_pointer(self.path / "latest", name, LATEST_FILE)
         return ReportFolder(final)

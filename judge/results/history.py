@@ -22,12 +22,19 @@ import logging
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judge.errors import InputError
-from judge.jsonl import describe_validation_error, write_atomic
+from judge.jsonl import (
+    StateFile,
+    checked_line,
+    describe_validation_error,
+    parse_json_line,
+    version_problem,
+    write_atomic,
+)
 from judge.results.compare import (
     SECTIONS,
     GateRule,
@@ -78,18 +85,39 @@ class History(NamedTuple):
     """Byte offset where the torn last line starts (the next append drops it)."""
 
 
-def _parse_entry(line: bytes) -> tuple[HistoryEntry | None, str, bool]:
-    """The entry of one line, or why it is none and whether a torn write explains it."""
+#: A line of ``history.jsonl``: its format version checked like every state file's.
+HISTORY_LINE = StateFile(
+    what="history entry",
+    remedy="remove the line (each line is one earlier run: removing it only loses comparisons "
+    "with that run)",
+    current=FORMAT_VERSION,
+)
+
+Damage = Literal["torn", "damaged", "version"]
+
+
+def _parse_entry(line: bytes) -> tuple[HistoryEntry | None, str, Damage]:
+    """The entry of one line, or why it is none and what kind of damage that is: ``torn``
+    (what a crash in the middle of an append leaves), ``damaged``, or a ``version`` this
+    judge does not read (the reason is then a whole sentence that says what to do)."""
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return None, f"not UTF-8: byte 0x{line[exc.start]:02x}", True
+        return None, f"not UTF-8: byte 0x{line[exc.start]:02x}", "torn"
+    value, problem = parse_json_line(text)  # the JSONL loader's limits
+    if problem is not None and problem.syntax:
+        return None, "not valid JSON", "torn"
+    if problem is not None:
+        return None, problem.text, "damaged"
+    version = value.get("format_version") if isinstance(value, dict) else None
+    if type(version) is int:  # absent: the model's default; not an integer: the model says so
+        _, refusal = version_problem(value, HISTORY_LINE)
+        if refusal is not None:
+            return None, refusal, "version"
     try:
-        return HistoryEntry.model_validate_json(text), "", False
+        return HistoryEntry.model_validate(value), "", "damaged"
     except ValidationError as exc:
-        if any(error["type"] == "json_invalid" for error in exc.errors()):
-            return None, "not valid JSON", True
-        return None, "; ".join(describe_validation_error(exc)[:3]), False
+        return None, "; ".join(describe_validation_error(exc)[:3]), "damaged"
 
 
 def load_history(path: Path) -> History:
@@ -98,7 +126,9 @@ def load_history(path: Path) -> History:
     Only the last line may be torn (cut short, or not UTF-8): that is what a crash in the
     middle of an append leaves, so it is skipped with a warning and replaced by the next
     append instead of blocking every later run. A line that is whole JSON but no entry, or
-    any damaged line before the last, is an error.
+    any damaged line before the last, is an error; so is a line of a newer format version (one
+    line that says to upgrade judge or remove it), which would otherwise be misread. Lines are
+    parsed with the JSONL loader's limits (``judge.jsonl.parse_json_line``).
     """
     if not path.exists():
         return History([], [])
@@ -114,15 +144,17 @@ def load_history(path: Path) -> History:
     warnings: list[str] = []
     torn_at: int | None = None
     for index, (number, start, line) in enumerate(rows):
-        entry, problem, torn = _parse_entry(line)
+        entry, problem, damage = _parse_entry(line)
         if entry is not None:
             entries.append(entry)
-        elif torn and index == len(rows) - 1:
+        elif damage == "torn" and index == len(rows) - 1:
             torn_at = start
             warnings.append(
                 f"{path}:{number}: the last line is incomplete ({problem}): a run stopped while "
                 "writing it; it is skipped, and the next run's line replaces it"
             )
+        elif damage == "version":
+            problems.append(f"{path}:{number}: {problem}")
         else:
             problems.append(
                 f"{path}:{number}: not a history entry ({problem}); remove or fix the line "
@@ -142,6 +174,11 @@ def read_history(path: Path) -> list[HistoryEntry]:
     return history.entries
 
 
+def _line(path: Path, entry: HistoryEntry) -> str:
+    """An entry's line, refused when ``load_history`` could not read it back."""
+    return checked_line(entry.model_dump(mode="json"), path)
+
+
 def append_history(path: Path, entry: HistoryEntry) -> None:
     """Append one line; past ``MAX_ENTRIES`` the file is rewritten without the oldest lines.
 
@@ -150,10 +187,10 @@ def append_history(path: Path, entry: HistoryEntry) -> None:
     """
     history = load_history(path)
     entries = history.entries
-    line = entry.model_dump_json() + "\n"
+    line = _line(path, entry)
     if len(entries) + 1 > MAX_ENTRIES:
         kept = entries[-(MAX_ENTRIES - 1) :]
-        write_atomic(path, "".join(e.model_dump_json() + "\n" for e in kept) + line)
+        write_atomic(path, "".join(_line(path, e) for e in kept) + line)
         return
     if history.torn_at is not None:
         kept_text = path.read_bytes()[: history.torn_at].decode("utf-8")

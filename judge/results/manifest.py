@@ -8,7 +8,6 @@ what to do, instead of being misread.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,9 +16,16 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from judge.config import Config, RetrievalConfig
 from judge.errors import ConfigError
 from judge.inputs.runs import RunMeta
-from judge.jsonl import describe_validation_error
+from judge.jsonl import (
+    StateFile,
+    describe_validation_error,
+    json_document_text,
+    read_json_document,
+)
 
-FORMAT_VERSION = 1
+#: 2: ``report.json`` is the run record (``judge.record``), one row per question; folders of
+#: format 1 are refused with what to do (run again).
+FORMAT_VERSION = 2
 
 
 class _Part(BaseModel):
@@ -99,28 +105,35 @@ class Manifest(_Part):
             ) from None
 
     def to_json(self) -> str:
-        return json.dumps(self.model_dump(mode="json"), ensure_ascii=False, indent=2) + "\n"
+        """The text of ``manifest.json``; refused (``InputError``) when it could not be read
+        back (``judge.jsonl.json_document_text``)."""
+        return json_document_text(self, MANIFEST_FILE, "manifest.json")
+
+
+def _version_refusal(path: Path, raw: dict[str, Any]) -> str | None:
+    """A folder of another format is refused in its own words: it names the folder."""
+    version = raw.get("format_version")
+    if version == FORMAT_VERSION and type(version) is int:
+        return None
+    written = "no format version" if version is None else f"format {version!r}"
+    return (
+        f"{path.parent.name}: a report folder of {written}, and this judge reads format "
+        f"{FORMAT_VERSION}; run 'judge run' to make a new one (or open it with the judge version "
+        "that wrote it)"
+    )
+
+
+MANIFEST_FILE = StateFile(
+    what="report folder manifest",
+    remedy="run 'judge run' to make a new folder",
+    current=FORMAT_VERSION,
+    version_refusal=_version_refusal,
+    damaged="{path}: cannot be read ({located}); the folder is damaged",
+    invalid="{path}: not a valid manifest ({problem}); the folder is damaged",
+    error=ConfigError,
+)
 
 
 def read_manifest(folder: Path) -> Manifest:
     """A folder's manifest; another format version or a damaged file is one clear error."""
-    path = folder / "manifest.json"
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: cannot be read ({exc}); the folder is damaged") from None
-    version = raw.get("format_version") if isinstance(raw, dict) else None
-    if version != FORMAT_VERSION:
-        written = "no format version" if version is None else f"format {version!r}"
-        raise ConfigError(
-            f"{folder.name}: a report folder of {written}, and this judge reads format "
-            f"{FORMAT_VERSION}; run 'judge run' to make a new one (or open it with the judge "
-            "version that wrote it)"
-        )
-    try:
-        return Manifest.model_validate(raw)
-    except ValidationError as exc:
-        problem = describe_validation_error(exc)[0]
-        raise ConfigError(
-            f"{path}: not a valid manifest ({problem}); the folder is damaged"
-        ) from None
+    return read_json_document(folder / "manifest.json", Manifest, MANIFEST_FILE)

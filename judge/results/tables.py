@@ -9,42 +9,87 @@ columns, never turned into 0 or NaN inside a mean.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, PrivateAttr
 
+from judge.axes import EXPECTED_METRICS, JUDGE_TABLE_METRICS
 from judge.config import Config
 from judge.inputs.golden import GoldenSet
 from judge.judging.verdict import STATUSES, Verdict
+from judge.metrics import metric_names
 from judge.results.values import verdict_values
-from judge.retrieval import RetrievalScores, metric_names
+from judge.retrieval import RetrievalScores
 
 ALL = "all"
 
 
-class TypeTable(NamedTuple):
-    """A per-type table: one row per question type, then ``all``."""
+class TypeTable(BaseModel):
+    """A per-type table: one row per question type, then ``all``.
 
-    frame: pd.DataFrame
-    """Index: type names then ``all``. Columns: counts first, then metric means."""
+    Part of the run record (``judge.record``): its rows are what ``report.json`` keeps, and a
+    table read back from a folder is the same object. ``frame`` is the pandas view of the rows
+    (the one computed when the table was built, else rebuilt from the rows).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
     metrics: list[str]
     count_columns: list[str]
     primary: str
     """The metric that decides the weakest type."""
     weakest: str | None
     """The type with the lowest primary mean (None if no type has a value)."""
+    rows: list[dict[str, str | int | float | None]]
+    """One per type then ``all``: ``type``, the counts, then each metric's mean (None where no
+    question has a value), rounded to 6 places."""
+    _frame: pd.DataFrame | None = PrivateAttr(default=None)
 
-    def to_json(self) -> dict[str, Any]:
-        rows = []
-        for type_name, row in self.frame.iterrows():
-            item: dict[str, Any] = {"type": type_name}
-            for column in self.count_columns:
+    @classmethod
+    def from_frame(
+        cls,
+        frame: pd.DataFrame,
+        metrics: list[str],
+        count_columns: list[str],
+        primary: str,
+        weakest: str | None,
+    ) -> TypeTable:
+        rows: list[dict[str, str | int | float | None]] = []
+        for type_name, row in frame.iterrows():
+            item: dict[str, str | int | float | None] = {"type": str(type_name)}
+            for column in count_columns:
                 item[column] = int(row[column])
-            for metric in self.metrics:
+            for metric in metrics:
                 value = row[metric]
                 item[metric] = None if pd.isna(value) else round(float(value), 6)
             rows.append(item)
-        return {"primary_metric": self.primary, "weakest_type": self.weakest, "rows": rows}
+        table = cls(
+            metrics=metrics,
+            count_columns=count_columns,
+            primary=primary,
+            weakest=weakest,
+            rows=rows,
+        )
+        table._frame = frame
+        return table
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """Index: type names then ``all``. Columns: counts first, then metric means."""
+        if self._frame is None:
+            frame = pd.DataFrame(
+                [{k: v for k, v in row.items() if k != "type"} for row in self.rows],
+                index=[str(row["type"]) for row in self.rows],
+                columns=[*self.count_columns, *self.metrics],
+            )
+            for metric in self.metrics:
+                frame[metric] = frame[metric].astype(float)
+            self._frame = frame
+        return self._frame
+
+    def to_json(self) -> dict[str, Any]:
+        return {"primary_metric": self.primary, "weakest_type": self.weakest, "rows": self.rows}
 
 
 def retrieval_rows(golden: GoldenSet, scores: RetrievalScores) -> pd.DataFrame:
@@ -94,14 +139,11 @@ def per_type_table(
         frame[metric] = values
     candidates = frame.loc[list(types), primary].dropna()
     weakest = str(candidates.idxmin()) if len(candidates) > 1 else None
-    return TypeTable(frame, list(metrics), ["n", *counts], primary, weakest)
+    return TypeTable.from_frame(frame, list(metrics), ["n", *counts], primary, weakest)
 
 
 #: Judge metrics, in display order; faithfulness is the primary one.
-JUDGE_METRICS = ["faithfulness", "relevance", "full_marks", "quote_verified"]
-#: The mean expected scores (from the judge's score probabilities), shown beside the scores
-#: when any verdict has probabilities.
-EXPECTED_METRICS = ["expected_faithfulness", "expected_relevance"]
+JUDGE_METRICS = list(JUDGE_TABLE_METRICS)
 NOT_OK = [status for status in STATUSES if status != "ok"]
 
 
@@ -202,7 +244,7 @@ def judge_table(
     if split is not None:
         retrieval = retrieval[retrieval["split"] == split]
     rows = pd.concat([judge_rows(golden, verdicts), retrieval], ignore_index=True)
-    expected = EXPECTED_METRICS if any(v.score_probabilities for v in verdicts) else []
+    expected = list(EXPECTED_METRICS) if any(v.score_probabilities for v in verdicts) else []
     return per_type_table(
         rows,
         config.data.question_types,

@@ -20,21 +20,16 @@ Per question:
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING
 
+from judge.axes import JUDGE_VALUES
 from judge.errors import ConfigError, InputError
 from judge.judging.verdict import Verdict
 from judge.results.compare import MetricValues, QuestionValues
 from judge.results.folder import ItemRecord, ReportFolder, ReportsDir
 
-#: The judge metrics of a question, in display order.
-JUDGE_VALUES = (
-    "faithfulness",
-    "relevance",
-    "full_marks",
-    "quote_verified",
-    "sentences_supported",
-    "ok_share",
-)
+if TYPE_CHECKING:
+    from judge.record import Record
 
 
 def verdict_values(verdict: Verdict) -> dict[str, float]:
@@ -75,9 +70,14 @@ def question_values(items: Iterable[ItemRecord], verdicts: Mapping[str, Verdict]
     )
 
 
+def record_values(record: Record) -> QuestionValues:
+    """A run record's values."""
+    return question_values(record.items, {v.question_id: v for v in record.verdicts})
+
+
 def folder_values(folder: ReportFolder) -> QuestionValues:
-    """A report folder's values (a damaged file: one InputError naming it)."""
-    return question_values(folder.items().values(), folder.verdicts())
+    """A report folder's values, from its record (a damaged file: one error naming it)."""
+    return record_values(folder.record())
 
 
 def earlier_values(reports: ReportsDir) -> Callable[[str], QuestionValues | None]:

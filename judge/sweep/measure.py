@@ -3,17 +3,23 @@
 A question the adapter failed under a setting scores 0 on every retrieval metric here, and is
 listed: a setting that cannot answer a question is worse for it, and leaving the question out
 would compare the settings on different questions (or quietly shrink n).
+
+The judge's means are per-type means of the per-question judge values
+(``judge.results.values.verdict_values``, aggregated by ``judge.results.grouped``), the same
+values and the same aggregation as the run's judge table.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
+from judge.axes import AXES
 from judge.config import Config
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
 from judge.judging.verdict import Verdict
+from judge.results.grouped import Group, grouped
 from judge.results.paired import bootstrap_interval, seed_for
 from judge.results.tables import ALL, TypeTable, retrieval_table
 from judge.results.values import verdict_values
@@ -72,30 +78,43 @@ class JudgeMeans(NamedTuple):
 def judge_means(
     golden: GoldenSet, verdicts: Mapping[str, Verdict], types: Iterable[str]
 ) -> JudgeMeans:
+    """Per type of ``types`` (then ``all``): the answers judged, the ok verdicts among them and
+    the mean scores over those (``n`` is over ``ok_share``, which every verdict has)."""
     by_id = golden.by_id()
-    groups: dict[str, list[Verdict]] = {t: [] for t in (*types, ALL)}
-    for qid, verdict in verdicts.items():
-        groups.setdefault(by_id[qid].type, []).append(verdict)
-        groups[ALL].append(verdict)
-    per_type: dict[str, dict[str, Any]] = {}
-    for name, group in groups.items():
-        values = [verdict_values(v) for v in group]
-        ok = [v for v in values if "faithfulness" in v]
-        per_type[name] = {
-            "n": len(group),
-            "ok": len(ok),
-            "faithfulness": _mean([v["faithfulness"] for v in ok]),
-            "relevance": _mean([v["relevance"] for v in ok]),
-        }
-    return JudgeMeans(per_type, dict(verdicts))
+    type_of = {qid: by_id[qid].type for qid in verdicts}
+    order = tuple(types)
+    values = {qid: verdict_values(v) for qid, v in verdicts.items()}
+
+    def per_type(metric: str) -> dict[str, Group]:
+        of_metric = {qid: v[metric] for qid, v in values.items() if metric in v}
+        return grouped(of_metric, type_of, order, overall=ALL)
+
+    judged = per_type("ok_share")
+    # An ok verdict has both scores, and only an ok verdict has any: ok is either axis' n.
+    scores = {axis: per_type(axis) for axis in AXES}
+    return JudgeMeans(
+        {
+            name: {
+                "n": judged[name].n,
+                "ok": scores[AXES[0]][name].n,
+                **{axis: scores[axis][name].mean for axis in AXES},
+            }
+            for name in judged
+        },
+        dict(verdicts),
+    )
 
 
-def _mean(values: Sequence[float]) -> float | None:
-    return sum(values) / len(values) if values else None
+class PooledChange(NamedTuple):
+    """``new - old`` over the questions both have, pooled over every type, with its 95 %
+    bootstrap interval: a setting against the default on the holdout, shown and never used to
+    choose (nor called a regression).
 
-
-class PairedChange(NamedTuple):
-    """``new - old`` over the questions both have, with its 95 % bootstrap interval."""
+    Not ``judge.results.compare.Change``, which is per type, has a gate rule that calls it
+    regressed or noise, and lists the questions that moved: the sweep compares two settings on
+    one split, so its interval is seeded by the two settings and the metric (the same pair of
+    settings always draws the same resamples) rather than by section, type and metric.
+    """
 
     metric: str
     n: int
@@ -104,12 +123,13 @@ class PairedChange(NamedTuple):
     high: float
 
 
-def paired_change(old: SettingScores, new: SettingScores, metric: str) -> PairedChange | None:
-    """The paired change of ``metric`` (both scored on the same split); None on no questions."""
+def pooled_change(old: SettingScores, new: SettingScores, metric: str) -> PooledChange | None:
+    """The pooled paired change of ``metric`` (both scored on the same split); None on no
+    questions. The interval is ``judge.results.paired``'s, as every paired change's."""
     changes = [b - a for a, b in zip(old.values[metric], new.values[metric], strict=True)]
     if not changes:
         return None
     low, high = bootstrap_interval(
         changes, seed_for("sweep", old.setting.key, new.setting.key, metric)
     )
-    return PairedChange(metric, len(changes), sum(changes) / len(changes), low, high)
+    return PooledChange(metric, len(changes), sum(changes) / len(changes), low, high)

@@ -21,7 +21,7 @@ import pandas as pd
 from judge.config import Config
 from judge.formatting import fmt_number, markdown_text
 from judge.results.tables import ALL
-from judge.sweep.measure import JudgeMeans, SettingScores, paired_change
+from judge.sweep.measure import JudgeMeans, SettingScores, pooled_change
 from judge.sweep.plot import primary_svg
 from judge.sweep.select import Selection
 from judge.sweep.settings import Setting
@@ -108,7 +108,7 @@ def sweep_markdown(outcome: SweepOutcome) -> str:
         ],
         "",
         f"Best setting on all tuning questions: {markdown_text(sel.winner)}. Held-out gain "
-        f"{sel.held_out_gain:+.4f}, paired SE {sel.paired_se:.4f} ({_ratio(sel)}), n = {sel.n}; "
+        f"{sel.held_out_gain:+.4f}, paired SE {sel.held_out_se:.4f} ({_ratio(sel)}), n = {sel.n}; "
         f"stability {sel.stability_count}/{sel.n} folds.",
         "",
         "![primary metric per setting](primary.svg)",
@@ -221,7 +221,7 @@ def _holdout_section(outcome: SweepOutcome) -> list[str]:
             "|---|---|---|---|---|---|",
         ]
         for metric in (sel.primary, *outcome.swept.secondary):
-            change = paired_change(default, new, metric)
+            change = pooled_change(default, new, metric)
             if change is None:
                 continue
             lines.append(
@@ -310,7 +310,7 @@ def sweep_json(outcome: SweepOutcome) -> dict[str, Any]:
             "params": outcome.winner.params,
             "n": sel.n,
             "held_out_gain": sel.held_out_gain,
-            "paired_se": sel.paired_se,
+            "paired_se": sel.held_out_se,  # the key of format 1
             "stability_count": sel.stability_count,
             "fold_picks": sel.fold_picks,
             "better": sel.better,

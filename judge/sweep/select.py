@@ -68,8 +68,10 @@ class Guard(NamedTuple):
     detail: str
 
 
-class QuestionChange(NamedTuple):
-    """The winner's primary value minus the default's on one question."""
+class QuestionDelta(NamedTuple):
+    """The winner's primary value minus the default's on one question (in-sample: the
+    question-level view of the winner against the default, not a paired change with an
+    interval; ``change`` keeps its name in ``sweep.json``)."""
 
     question_id: str
     change: float
@@ -95,8 +97,10 @@ class Selection(NamedTuple):
     """Tuning questions."""
     held_out_gain: float
     """mean(d): the leave-one-question-out gain of the selection over the default."""
-    paired_se: float
-    """SD(d, ddof=1) / sqrt(n)."""
+    held_out_se: float
+    """SD(d, ddof=1) / sqrt(n): the standard error of the leave-one-question-out gain (of the
+    selection procedure, not of one setting against another; no bootstrap). ``paired_se`` in
+    ``sweep.json``."""
     stability: float
     """stability_count / n."""
     stability_count: int
@@ -115,14 +119,14 @@ class Selection(NamedTuple):
     """Questions where the winner's primary is above the default's."""
     worse: int
     equal: int
-    losses: tuple[QuestionChange, ...]
+    losses: tuple[QuestionDelta, ...]
     """The questions that got worse (winner vs default, primary), most lost first."""
 
     @property
     def gain_over_se(self) -> float:
         """mean(d) / SE; infinite when SE is 0 and the gain is not (0 when both are)."""
-        if self.paired_se > 0:
-            return self.held_out_gain / self.paired_se
+        if self.held_out_se > 0:
+            return self.held_out_gain / self.held_out_se
         if self.held_out_gain == 0:
             return 0.0
         return math.copysign(math.inf, self.held_out_gain)
@@ -242,7 +246,7 @@ def select(
     worse_mask = change < -TIE
     order = np.argsort(change, kind="stable")
     losses = tuple(
-        QuestionChange(question_ids[int(j)], float(change[j])) for j in order if worse_mask[j]
+        QuestionDelta(question_ids[int(j)], float(change[j])) for j in order if worse_mask[j]
     )
 
     guards = (
@@ -264,7 +268,7 @@ def select(
         decided_by=failed,
         n=n,
         held_out_gain=gain,
-        paired_se=se,
+        held_out_se=se,
         stability=stability,
         stability_count=stability_count,
         fold_picks={s: int(c) for s, c in zip(settings, counts, strict=True)},

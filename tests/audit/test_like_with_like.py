@@ -16,12 +16,12 @@ from judge.audit.agreement import (
     lexical_scores,
 )
 from judge.audit.disagreements import DISAGREEMENTS_FILE, write_disagreements
-from judge.audit.render import render_audit
 from judge.audit.stats import exact_agreement
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.items import ContextChunk
 from judge.judging.verdict import Verdict
+from judge.report.audit_text import render_audit
 from judge.results.folder import ItemRecord
 
 # question id → (type, human F/R, judge F/R or a non-ok status)

@@ -25,13 +25,13 @@ from judge.audit.ppi import (
     ppi_mean,
     projected_variance,
 )
-from judge.audit.render import corrected_lines, corrected_markdown_lines, render_audit
 from judge.cli import main
 from judge.config import load_config
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.items import ContextChunk
 from judge.judging.verdict import Verdict
+from judge.report.audit_text import corrected_lines, corrected_markdown_lines, render_audit
 from judge.results.folder import ItemRecord, ReportsDir
 from tests.conftest import REPO, SAMPLE
 

@@ -496,7 +496,7 @@ def test_styled_show_colours_only_our_text(world: World) -> None:
     from judge.results.folder import ReportFolder
 
     case = Case("chunk", OSC)
-    text = show_item(ReportFolder(world.folder), _question_id(case), color=True)
+    text = show_item(ReportFolder(world.folder).record(), _question_id(case), color=True)
     ours = re.sub(r"\x1b\[[0-9;]*m", "", text)  # colours: ESC [ digits m, nothing else
     assert_terminal_safe(ours)
     assert "\x1b[43m\x1b[30m" + QUOTE in text  # the quote is still highlighted

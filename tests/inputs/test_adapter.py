@@ -316,3 +316,70 @@ def test_ctrl_c_hands_back_the_answers_so_far(tiny: Tiny, hanging_module: str) -
         ["q3", "q4", "q1"], "not answered: the run was interrupted"
     )
     assert isinstance(stopped.value, KeyboardInterrupt)
+
+
+# --- an answer the run file could not hold ---------------------------------------------------
+
+HUGE_ANSWER = """
+def answer(question):
+    if "バックアップ" in question:
+        return {"retrieved": ["backup/restore"], "answer": "年" * 400_000}  # 1.2 MB in UTF-8
+    return {"retrieved": ["pricing/plans"], "answer": "回答"}
+"""
+
+
+def test_an_answer_over_the_record_limit_is_a_failed_question_and_the_next_run_works(
+    tiny_adapter: Callable[..., Config],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    import judge.jsonl
+    from tests.conftest import latest_report, run_lexical
+
+    # A 1 MB limit instead of 4 MB: the same code path with a quarter of the text.
+    monkeypatch.setattr(judge.jsonl, "MAX_RECORD_MB", 1)
+    config = tiny_adapter("huge_rag", HUGE_ANSWER)
+    assert run_lexical(config) == 0
+    failed = latest_report(config)["adapter_failed"]
+    assert list(failed) == ["q2"]  # q2 asks about backups
+    assert failed["q2"].startswith(
+        "ValueError: returned an answer that cannot be saved: the line is 1.2 MB, over the 1 MB "
+        "limit for one record"
+    )
+    assert "shorten the answer" in failed["q2"]
+    # The saved answers hold the three others and can be read back: nothing over the limit.
+    (saved,) = (config.reports.dir / "runs").glob("adapter-*.jsonl")
+    run = load_run(saved, load_golden(config.data))
+    assert sorted(run.records) == ["q1", "q3", "q4"] and list(run.meta.failed) == ["q2"]
+    capsys.readouterr()
+    # The next run reuses them, asks the adapter q2 again (failed again), and works.
+    assert run_lexical(config) == 0
+    assert "error" not in capsys.readouterr().err
+    assert list(latest_report(config)["adapter_failed"]) == ["q2"]
+
+
+def test_a_long_or_broken_error_message_is_kept_short_and_savable(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    from judge.inputs.adapter import MAX_ERROR_CHARS
+    from judge.jsonl import record_problem
+
+    (tmp_path / "loud_rag.py").write_text(
+        "def answer(question):\n    raise RuntimeError('\\ud800' + 'x' * 100_000)\n",
+        encoding="utf-8",
+    )
+    sys.path.insert(0, str(tmp_path))
+    try:
+        run = produce_run("loud_rag:answer", load_golden(tiny().data), concurrency=2)
+    finally:
+        sys.path.remove(str(tmp_path))
+        sys.modules.pop("loud_rag", None)
+    errors = list(run.meta.failed.values())
+    assert len(errors) == 4
+    assert all(len(e) == MAX_ERROR_CHARS and e.startswith("RuntimeError: ?xxx") for e in errors)
+    assert errors[0].endswith("x…")
+    assert record_problem({"run_meta": run.meta.model_dump(mode="json")}) is None
+    save_run(run, tmp_path / "saved.jsonl")  # a lone surrogate would not encode
+    assert (
+        load_run(tmp_path / "saved.jsonl", load_golden(tiny().data)).meta.failed == run.meta.failed
+    )

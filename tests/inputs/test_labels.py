@@ -124,3 +124,29 @@ def test_an_iso_labelled_at_still_loads(tiny: Tiny, tmp_path: Path) -> None:
     )
     (loaded,) = load_labels(path, golden.by_id()).current
     assert loaded.labelled_at is not None and loaded.labelled_at.day == 21
+
+
+def test_scores_are_the_label_without_its_answer_hash(tiny: Tiny, tmp_path: Path) -> None:
+    from judge.inputs.labels import LabelScores
+
+    golden = load_golden(tiny().data)
+    full = {
+        "question_id": "q1",
+        "answer_sha256": "b" * 64,
+        "faithfulness": 1,
+        "relevance": 0,
+        "labeller": "ana",
+        "note": "half of it",
+        "labelled_at": "2026-11-21T09:00:00Z",
+        "source": "review",
+    }
+    bare = {k: full[k] for k in ("question_id", "answer_sha256", "faithfulness", "relevance")}
+    path = write_jsonl(tmp_path / "labels.jsonl", [full, {**bare, "labeller": "bo"}])
+    for label in load_labels(path, golden.by_id()).current:
+        scores = label.scores()
+        # What dumping the label and validating the dump gives, field for field and as JSON.
+        expected = LabelScores.model_validate(label.model_dump(exclude={"answer_sha256"}))
+        assert type(scores) is LabelScores
+        assert scores == expected
+        assert scores.model_dump_json() == expected.model_dump_json()
+        assert scores.model_fields_set == expected.model_fields_set

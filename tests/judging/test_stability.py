@@ -1,13 +1,15 @@
-"""The stability check: variants of sampled items, judged and counted through the cache."""
+"""The stability check: variants of sampled items, judged and counted through the cache.
+
+Its rendering is tested in tests/report/test_stability_view.py."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from judge.axes import AXES
 from judge.config import Config, EmbeddedConfig
 from judge.errors import ConfigError, Interrupted
 from judge.inputs.golden import load_golden
@@ -20,7 +22,6 @@ from judge.judging.injection import INJECTION_EN, INJECTION_JA
 from judge.judging.items import JudgeItem, build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.stability import (
-    AXES,
     INJECTIONS,
     VARIANTS,
     Count,
@@ -29,8 +30,6 @@ from judge.judging.stability import (
     check_stability,
     make_variant,
     sample_items,
-    stability_lines,
-    stability_markdown,
 )
 from judge.judging.verdict import Reply
 from judge.results.tables import ALL
@@ -157,7 +156,7 @@ def _assert_adds_up(report: StabilityReport) -> None:
         for axis in AXES:
             assert whole.changed[axis].k == sum(p.changed[axis].k for p in parts)
         # Every pair whose scores differ is listed, once.
-        listed = [c for c in report.changes if c.variant == variant]
+        listed = [c for c in report.flips if c.variant == variant]
         assert len(listed) == len({c.question_id for c in listed})
         assert all(c.before != c.after for c in listed)
         either_axis = [c for c in listed if c.before[0] != c.after[0] or c.before[1] != c.after[1]]
@@ -193,8 +192,8 @@ def test_lexical_judge_ignores_order_and_injections_only_lower_faithfulness(
         assert row.changed["relevance"] == Count(0, 30)
         assert row.became_full == Count(0, 20)
         assert report.row(variant, "out_of_scope").changed["faithfulness"] == Count(0, 5)
-    changes = [c for c in report.changes if c.variant.startswith("injection")]
-    assert len(changes) == len(report.changes) == 40
+    changes = [c for c in report.flips if c.variant.startswith("injection")]
+    assert len(changes) == len(report.flips) == 40
     assert all(c.after[0] < c.before[0] and c.after[1] == c.before[1] for c in changes)
     # Progress covers the whole check and ends complete.
     assert events[-1] == JudgeProgress(150, 150, 0, 0)
@@ -216,9 +215,9 @@ def test_a_second_run_comes_from_the_cache(
     second = check_stability(items[:6], again, prompt, cache, sample=6)
     assert again.calls == []
     assert second.from_cache == second.verdicts == 30
-    assert (second.rows, second.changes, second.sampled) == (
+    assert (second.rows, second.flips, second.sampled) == (
         first.rows,
-        first.changes,
+        first.flips,
         first.sampled,
     )
     # Every variant has its own row in the cache.
@@ -250,10 +249,8 @@ def test_verdicts_that_are_not_ok_are_counted_and_listed(
     for variant in compared:
         assert (report.row(variant).not_ok, report.row(variant).pairs) == (1, 3)
     assert (report.row("injection_ja").not_ok, report.row("injection_ja").pairs) == (4, 0)
-    assert str(report.row("injection_ja").changed["faithfulness"]) == "0/0 (–)"
-    text = "\n".join(stability_markdown(report))
-    assert f"- {qid} (original): backend_error: HTTP 400: bad request" in text
-    assert "(injection_ja): parse_error: not JSON" in text
+    assert report.row("injection_ja").changed["faithfulness"] == Count(0, 0)
+    # How the failures are shown: tests/report/test_stability_view.py.
 
 
 def test_ctrl_c_raises_interrupted_after_caching_what_was_judged(
@@ -270,72 +267,6 @@ def test_ctrl_c_raises_interrupted_after_caching_what_was_judged(
     report = check_stability(items[:4], resumed, prompt, cache, sample=4)
     # Only the two injection variants of each item are asked again.
     assert len(resumed.calls) == 8 and report.from_cache == 12
-
-
-# --- rendering -------------------------------------------------------------------------------
-
-
-def test_count_reads_as_k_of_n_with_a_percentage() -> None:
-    assert str(Count(3, 10)) == "3/10 (30 %)"
-    assert str(Count(2, 3)) == "2/3 (67 %)"
-    assert str(Count(0, 0)) == "0/0 (–)"
-
-
-def test_markdown_and_console_show_every_row_and_change(
-    items: list[JudgeItem], prompt: Prompt, cache: VerdictCache
-) -> None:
-    report = check_stability(items, LexicalBackend(), prompt, cache, sample=8, seed=1)
-    markdown = stability_markdown(report)
-    assert markdown[0] == "## Judge stability"
-    assert f"Sampled: {', '.join(report.sampled)}." in markdown
-    table = [line for line in markdown if line.startswith("| ")]
-    header = "| variant | type | n | F changed | R changed | F up | R up | to 2/2 | not ok | n/a |"
-    assert table[0] == header
-    rows = table[1 : 1 + len(report.rows)]
-    assert len(rows) == len(report.rows) == len(VARIANTS) * (len(report.types) + 1)
-    en_all = report.row("injection_en")
-    assert (
-        f"| **injection_en** | **all** | **{en_all.pairs}** | **{en_all.changed['faithfulness']}** |"
-        in "\n".join(rows)
-    )
-    for change in report.changes:
-        line = (
-            f"| {change.question_id} | {change.question_type} | {change.variant} | "
-            f"F{change.before[0]} R{change.before[1]} | F{change.after[0]} R{change.after[1]} |"
-        )
-        assert line in markdown
-    console = stability_lines(report)
-    assert console[0].startswith("judge stability (lexical lexical-v5 · judge.v1.md): 8 of 30")
-    assert console[1].split() == [
-        "variant", "type", "n", "F", "changed", "R", "changed", "F", "up", "R", "up", "to", "2/2",
-        "not", "ok", "n/a",
-    ]  # fmt: skip
-    en_line = next(line for line in console if line.startswith("injection_en") and " all " in line)
-    f_changed = en_all.changed["faithfulness"]
-    assert f"{f_changed.k}/{f_changed.n} {f_changed.k / f_changed.n:.0%}" in en_line
-    assert f"{len(report.changes)} changed verdicts:" in console
-
-
-def test_hostile_ids_are_escaped_where_they_are_shown(
-    items: list[JudgeItem], prompt: Prompt, cache: VerdictCache
-) -> None:
-    item = items[0]
-    hostile = item._replace(
-        question=item.question.model_copy(update={"id": "q|<b>\x1b[2J", "type": "fact|ual"})
-    )
-
-    def script(request: JudgeRequest) -> Reply:
-        score = 0 if request.answer.endswith(INJECTION_EN) else 2
-        payload = {"evidence": "", "faithfulness": score, "relevance": 2, "note": ""}
-        return Reply(text=json.dumps(payload), finish_reason="stop")
-
-    report = check_stability([hostile], ScriptedBackend(script), prompt, cache, sample=1)
-    assert len(report.changes) == 1
-    markdown = "\n".join(stability_markdown(report))
-    assert r"| q\|&lt;b&gt;\\x1b\[2J |" in markdown and "<b>" not in markdown
-    assert "fact\\|ual" in markdown
-    console = "\n".join(stability_lines(report))
-    assert "\x1b" not in console and "q|<b>\\x1b[2J injection_en: F2 R2 → F0 R2" in console
 
 
 # --- the real embedded model -----------------------------------------------------------------

@@ -24,6 +24,7 @@ from judge.report.markdown import (
 )
 from judge.report.review_page import page_data
 from judge.report.summary import console_summary
+from judge.results.review import triage
 from tests.conftest import REPO, RUN
 from tests.fakes import ScriptedBackend, good_reply
 
@@ -172,7 +173,19 @@ def sentence_mode_report(tiny: Tiny) -> Evaluation:
     assert q1.status == q2.status == "ok", (q1.error, q2.error)
     assert [check.text for check in q1.sentences or ()] == list(SENTENCES)
     by_id |= {"q1": q1, "q2": q2}
-    report = report._replace(verdicts=[by_id[v.question_id] for v in report.verdicts])
+    # The record's rows with the new verdicts, triaged again as the record builder does.
+    rows = [
+        row.model_copy(
+            update={
+                "verdict": by_id[row.question_id],
+                "triage": triage(row.item, by_id[row.question_id]),
+            }
+        )
+        if row.item is not None and row.question_id in by_id
+        else row
+        for row in report.questions
+    ]
+    report = report.model_copy(update={"questions": rows})
     result.folder.write_files(render_files(report))
     return result._replace(report=report)
 
@@ -221,15 +234,18 @@ def test_needs_review_names_the_cited_evidence(tiny: Tiny) -> None:
     flagged = result.report.verdicts[1].model_copy(
         update={"review": ("faithful, but the cited sentence is from another chunk",)}
     )
-    lines = needs_review_lines([flagged])
+    row = result.report.questions[1]
+    assert row.item is not None
+    row = row.model_copy(update={"verdict": flagged, "triage": triage(row.item, flagged)})
+    # Without the chunks the judge saw, the cited sentence by its characters.
+    lines = needs_review_lines([row.model_copy(update={"item": None})])
     assert lines == [
         "- **q2**: faithful, but the cited sentence is from another chunk; evidence: cited "
         "sentence in backup/restore, characters 26–39 (real by construction; whether it "
         "supports the verdict is the reviewer's call)"
     ]
     # With the chunks the judge saw, the sentence by its number as the prompt showed it.
-    contexts = {item.question_id: item.context for item in result.report.items}
-    assert needs_review_lines([flagged], contexts)[0].endswith(
+    assert needs_review_lines([row])[0].endswith(
         "; evidence: cited sentence 7 in backup/restore (real by construction; whether it "
         "supports the verdict is the reviewer's call)"
     )

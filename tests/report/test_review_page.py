@@ -22,8 +22,15 @@ from judge.inputs.labels import LabelScores, load_labels
 from judge.judging.evidence import EvidenceMatch
 from judge.judging.items import ContextChunk
 from judge.judging.verdict import SentenceCheck, Verdict
-from judge.report.review_page import SCRIPT, _sentence_view, page_language, triage
+from judge.report.review_page import (
+    SCRIPT_ASSET,
+    STYLE_ASSET,
+    _sentence_view,
+    page_language,
+    review_asset,
+)
 from judge.results.folder import ItemRecord, ReportFolder
+from judge.results.review import triage
 from tests.conftest import CORPUS, QUESTIONS, RUN, write_jsonl
 from tests.report.test_build import (
     CITED_BY_1,
@@ -32,6 +39,7 @@ from tests.report.test_build import (
     SENTENCES,
     sentence_mode_report,
 )
+from tests.report.test_review_assets import parse_css
 
 Tiny = Callable[..., Config]
 HOSTILE_ANSWER = (
@@ -198,7 +206,27 @@ def test_the_script_builds_no_html_from_text() -> None:
         "eval(",
         "Function(",
     ):
-        assert sink not in SCRIPT
+        assert sink not in review_asset(SCRIPT_ASSET)
+
+
+def test_chromium_understands_every_rule_of_the_styles(browser: Any) -> None:
+    """What the tokenizer cannot know: that each selector and declaration means something to a
+    browser (a misspelt property or value is dropped without a word)."""
+    rules = parse_css(review_asset(STYLE_ASSET))
+    context = browser.new_context()
+    page = context.new_page()
+    page.set_content("<!doctype html><title>css</title>")
+    refused = page.evaluate(
+        "(rules) => rules.flatMap(([selector, declarations]) => ["
+        "  ...selector.split(',').filter((one) => !CSS.supports('selector(' + one + ')')),"
+        "  ...declarations.filter(([name, value]) => !CSS.supports(name, value))"
+        "    .map(([name, value]) => selector + ' { ' + name + ': ' + value + ' }')])",
+        [[rule.selector, rule.declarations] for rule in rules],
+    )
+    assert refused == []
+    # And the check can fail.
+    assert not page.evaluate("CSS.supports('colour', 'red') || CSS.supports('color', 'rde')")
+    context.close()
 
 
 # --- marks: recorded, exported, imported, and kept for the next run ---------------------------

@@ -72,14 +72,14 @@ def test_show_marks_unsupported_sentences(tiny: Tiny, capsys: pytest.CaptureFixt
     assert f"⟦{CITED_BY_1}⟧[sentence 1]年額プランは2か月分お得です。" in lines
 
     # In colour: underlined in red, the marker still there; the data still escaped.
-    coloured = show_item(result.folder, "q1", color=True)
+    coloured = show_item(result.folder.record(), "q1", color=True)
     assert f"\x1b[4m\x1b[31m{safe_second}\x1b[0m\x1b[31m[✗2 unsupported]\x1b[0m" in coloured
     assert "\x1b[2J" not in coloured
 
 
 def test_show_says_what_the_evidence_is(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
     result = sentence_mode_report(tiny)
-    cited = show_item(result.folder, "q2", color=False).splitlines()
+    cited = show_item(result.folder.record(), "q2", color=False).splitlines()
     assert f"cited     {CITED_FOR_Q2}  [cited]" in cited
     assert (
         "evidence  cited sentence 7 in backup/restore (real by construction; whether it supports "
@@ -87,7 +87,7 @@ def test_show_says_what_the_evidence_is(tiny: Tiny, capsys: pytest.CaptureFixtur
     ) in cited
     assert f"1. 設定を開きます。2. バックアップを選びます。⟦{CITED_FOR_Q2}⟧" in cited
     # A quote: as before, and said to be verified (the scripted judge quotes exactly).
-    quoted = show_item(result.folder, "q3", color=False).splitlines()
+    quoted = show_item(result.folder.record(), "q3", color=False).splitlines()
     assert "quote     初回のみ7日間の無料体験があります。  [exact]" in quoted
     assert "evidence  quote (verified: exact)" in quoted
     assert "sentences" not in quoted and not any("✗" in line for line in quoted)

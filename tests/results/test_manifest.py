@@ -22,7 +22,7 @@ def test_read_manifest_gives_the_manifest_the_run_wrote(tiny: Tiny) -> None:
     manifest = read_manifest(result.folder.path)
     assert isinstance(manifest, Manifest)
     assert manifest == result.report.manifest
-    assert manifest.format_version == FORMAT_VERSION == 1
+    assert manifest.format_version == FORMAT_VERSION == 2
     assert manifest.folder == result.folder.name
     assert manifest.judge.backend == "lexical"
     assert manifest.judge.chosen_because == "backend = lexical"
@@ -42,7 +42,7 @@ def test_read_manifest_gives_the_manifest_the_run_wrote(tiny: Tiny) -> None:
     assert manifest.config["reports"]["dir"] == str(config.reports.dir)
 
 
-@pytest.mark.parametrize("version", [2, None])
+@pytest.mark.parametrize("version", [1, 3, None])
 def test_another_format_version_is_refused_with_what_to_do(tiny: Tiny, version: int | None) -> None:
     folder = evaluate(tiny(), backend="lexical").folder.path
     path = folder / "manifest.json"
@@ -57,7 +57,7 @@ def test_another_format_version_is_refused_with_what_to_do(tiny: Tiny, version: 
     message = str(caught.value)
     written = "no format version" if version is None else f"format {version}"
     assert message.startswith(f"{folder.name}: a report folder of {written}, ")
-    assert "this judge reads format 1" in message
+    assert "this judge reads format 2" in message
     assert "run 'judge run'" in message
 
 
@@ -69,7 +69,7 @@ def test_a_damaged_manifest_is_named(tiny: Tiny) -> None:
         read_manifest(folder)
     assert str(caught.value).startswith(f"{path}: cannot be read")
     # Valid JSON of the right version, but not a manifest: damaged too, with the field named.
-    path.write_text(json.dumps({"format_version": 1, "folder": "x"}), encoding="utf-8")
+    path.write_text(json.dumps({"format_version": FORMAT_VERSION, "folder": "x"}), encoding="utf-8")
     with pytest.raises(ConfigError, match="damaged") as caught:
         read_manifest(folder)
     assert str(caught.value).startswith(f"{path}: not a valid manifest (")

@@ -57,7 +57,7 @@ def test_leave_one_out_picks_are_the_best_of_the_other_questions() -> None:
     assert selection.held_out_changes == pytest.approx((-0.5, 0, 0, 0, -0.5, -0.5, 0, 0))
     assert selection.held_out_gain == pytest.approx(-0.1875)
     expected_se = statistics.stdev(selection.held_out_changes) / math.sqrt(8)
-    assert selection.paired_se == pytest.approx(expected_se)
+    assert selection.held_out_se == pytest.approx(expected_se)
     assert selection.fold_picks == {"A": 0, "B": 4, "C": 4}
     assert (selection.stability_count, selection.stability) == (4, 0.5)
     assert selection.n == 8
@@ -143,8 +143,8 @@ def test_significant_alone_fails_when_the_gain_is_within_three_standard_errors()
     # mean 0.25, SE = 1.035 / sqrt(8) = 0.366, so 0.68 standard errors.
     selection = _select({"A": [0, 0, 0, 0, 0, 1, 1, 1], "B": [1, 1, 1, 1, 1, 0, 0, 0]})
     assert selection.held_out_gain == pytest.approx(0.25)
-    assert selection.paired_se == pytest.approx(math.sqrt(15 / 14) / math.sqrt(8))
-    assert selection.gain_over_se == pytest.approx(0.25 / selection.paired_se)
+    assert selection.held_out_se == pytest.approx(math.sqrt(15 / 14) / math.sqrt(8))
+    assert selection.gain_over_se == pytest.approx(0.25 / selection.held_out_se)
     assert [g.name for g in selection.guards if not g.passed] == ["significant"]
     assert selection.decided_by == "significant"
     # The guard is what stops it: with no multiple of the SE required it is adopted.
@@ -157,7 +157,7 @@ def test_significant_alone_fails_when_the_gain_is_within_three_standard_errors()
 
 def test_a_zero_standard_error_with_a_positive_gain_is_significant() -> None:
     selection = _select({"A": [0.2] * 8, "B": [0.7] * 8})
-    assert selection.paired_se == pytest.approx(0.0, abs=1e-15)
+    assert selection.held_out_se == pytest.approx(0.0, abs=1e-15)
     assert _guard(selection, "significant")
     assert selection.adopt
 
@@ -244,7 +244,7 @@ def test_the_fast_leave_one_out_agrees_with_the_direct_one(seed: int) -> None:
     assert selection.fold_winners == tuple(names[p] for p in picks)
     assert selection.held_out_changes == pytest.approx(d)
     assert selection.held_out_gain == pytest.approx(statistics.fmean(d))
-    assert selection.paired_se == pytest.approx(statistics.stdev(d) / math.sqrt(n))
+    assert selection.held_out_se == pytest.approx(statistics.stdev(d) / math.sqrt(n))
     assert selection.stability_count == picks.count(winner)
 
 

@@ -6,7 +6,11 @@ import pytest
 
 from judge.cli import main
 from judge.config import Config
+from tests.audit import conftest as audit_fixtures
 from tests.audit.conftest import sample_label_and_import
+
+#: The audit tests' judged tiny run with a labels file, used here too.
+labelled_setup = audit_fixtures.labelled_setup
 
 
 def test_audit_shows_the_judge_and_the_lexical_baseline(

@@ -1,0 +1,54 @@
+"""The wiring: the one layer that connects the stages (inputs → retrieval → judge → report
+folder → gate), one module per command. Each function here reads what it needs once, does the
+work, writes what the command writes and returns a typed result; nothing here prints (progress
+goes to hooks). ``judge.cli`` parses, calls one of these and prints a view of the result.
+
+==========================================  ================================================
+command                                     wiring (``judge.pipeline.<module>``)
+==========================================  ================================================
+``check``                                   ``check``: ``check``
+``retrieval`` (``--trec-run``), ``trec``    ``retrieval``: ``retrieval``, ``export_trec``
+``run``, ``nightly``                        ``evaluate``: ``evaluate``; ``run``: the CI files
+``report``                                  ``evaluate``: ``rerender``
+``show``, ``diff``                          ``folders``: ``folder_record``, ``diff_folders``
+                                            (``diff``: ``diff_records``)
+``baseline pin``, ``baseline ratchet``      ``baseline``: ``pin``, ``ratchet``
+``audit``, ``audit sample|import|label``    ``audit``: ``audit``, ``sample``,
+                                            ``import_labels``, ``label``
+``cache stats``, ``cache prune``            ``cache``: ``cache_stats``, ``prune_cache``
+``sweep``                                   ``sweep``: ``sweep``
+``stability``                               ``stability``: ``judge_stability``
+``batch export``, ``batch import``          ``judge.batch`` (not yet moved here)
+==========================================  ================================================
+
+Shared by them: ``inputs`` (the golden set, the run and the labels, loaded and validated once;
+retrieval scored on them) and ``session`` (the judge backend and the verdict cache for as long
+as a command judges).
+
+The public names are re-exported here; ``judge.cli`` looks ``evaluate`` up here when a command
+runs, so a test that replaces ``judge.pipeline.evaluate`` (or ``judge.pipeline.open_backend``)
+changes what the commands call.
+"""
+
+from judge.judging.backends import open_backend
+from judge.pipeline.evaluate import Evaluation, Hooks, evaluate, rerender
+from judge.pipeline.inputs import Inputs, load_inputs, measure_retrieval
+from judge.pipeline.session import JudgeChoice
+from judge.pipeline.stability import judge_stability
+from judge.pipeline.sweep import SweepHooks, SweepStep, sweep
+
+__all__ = [
+    "Evaluation",
+    "Hooks",
+    "Inputs",
+    "JudgeChoice",
+    "SweepHooks",
+    "SweepStep",
+    "evaluate",
+    "judge_stability",
+    "load_inputs",
+    "measure_retrieval",
+    "open_backend",
+    "rerender",
+    "sweep",
+]

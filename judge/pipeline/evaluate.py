@@ -1,0 +1,248 @@
+"""``judge run``, ``judge nightly`` and ``judge report``: inputs → retrieval → judge → report
+folder → gate.
+
+``evaluate`` is what ``judge run``, ``judge nightly``, the Python API and the tests call. It owns
+the lock on the reports folder, the judge backend's lifetime, the verdict cache, interruption,
+the report and the gate. ``rerender`` rebuilds a folder's report through the same
+``build_report`` from what the folder's record and the cache hold. Nothing here prints: progress goes to
+``Hooks``, the outcome comes back as an ``Evaluation``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from judge.config import Config
+from judge.errors import ConfigError, Interrupted
+from judge.inputs.adapter import AdapterProgress
+from judge.inputs.golden import load_golden
+from judge.inputs.labels import load_labels_if_any
+from judge.inputs.runs import load_run
+from judge.judging.backends import JudgeBackend
+from judge.judging.backends.pool import judging_concurrency
+from judge.judging.cache import VerdictCache
+from judge.judging.grading import Fingerprint, JudgeProgress, cached_verdicts, judge_items
+from judge.judging.items import build_items
+from judge.judging.prompts import load_prompt
+from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
+from judge.pipeline.session import JudgeChoice, judge_info, judging_session
+from judge.record import Record, read_saved_verdicts
+from judge.report.build import Judged, build_report
+from judge.report.files import render_files
+from judge.results.baseline import read_baseline
+from judge.results.folder import ReportFolder, ReportsDir
+from judge.results.gate import Gate
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+class Hooks(NamedTuple):
+    """Callbacks for what happens during an evaluation (the CLI draws progress bars)."""
+
+    on_adapter: Callable[[AdapterProgress], None] = _ignore
+    on_inputs: Callable[[Inputs], None] = _ignore
+    """Called once the inputs are loaded and valid, before any judging (warnings go here)."""
+    on_judge_chosen: Callable[[JudgeChoice], None] = _ignore
+    on_judging: Callable[[JudgeProgress], None] = _ignore
+
+
+class Evaluation(NamedTuple):
+    """One judged run: its report folder, its record (``judge.record``) and the inputs."""
+
+    folder: ReportFolder
+    report: Record
+    """The run record: everything the folder's files were rendered from."""
+    inputs: Inputs
+
+    @property
+    def gate(self) -> Gate:
+        return self.report.gate
+
+    @property
+    def judge_table(self) -> pd.DataFrame:
+        """Per type (then ``all``): n, non-ok counts, judge means, retrieval at context_k."""
+        return self.report.judge.frame
+
+    @property
+    def retrieval_table(self) -> pd.DataFrame:
+        """Per type (then ``all``): n, excluded, retrieval metrics at every k."""
+        return self.report.retrieval.frame
+
+    def questions(self) -> pd.DataFrame:
+        """One row per golden question: its verdict, its quote check and its retrieval."""
+        import pandas as pd
+
+        tags = {q.id: list(q.tags) for q in self.inputs.golden.questions}
+        rows = []
+        for question in self.report.questions:
+            v, item = question.verdict, question.item
+            row: dict[str, Any] = {
+                "question_id": question.question_id,
+                "type": question.type,
+                "split": question.split,
+                "tags": tags.get(question.question_id, []),
+                "status": question.status,
+                "faithfulness": v.faithfulness if v else None,
+                "relevance": v.relevance if v else None,
+                "evidence": v.evidence if v else "",
+                "match_kind": v.match.kind if v and v.match else None,
+                "needs_review": bool(v and question.triage.needs_review),
+            }
+            row.update(item.retrieval if item and v else {})
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("question_id")
+
+
+def evaluate(
+    config: Config,
+    *,
+    backend: JudgeBackend | str | None = None,
+    run_path: Path | None = None,
+    fresh_answers: bool = False,
+    rejudge_failed: bool = False,
+    hooks: Hooks = Hooks(),  # noqa: B008 (an immutable tuple of no-op callbacks)
+) -> Evaluation:
+    """Judge every answer of a run and write a report folder; return it with its gate.
+
+    ``backend``: a backend name (overrides ``judge.backend``) or a ready ``JudgeBackend``
+    (then the caller owns it and closes it). ``rejudge_failed``: ask the judge again where its
+    cached reply gave no usable verdict. Raises ``Interrupted`` on Ctrl-C, after keeping what
+    was judged in the cache.
+    """
+    started_at = datetime.now(UTC)
+    if isinstance(backend, str):  # recorded in the manifest as the configuration it ran with
+        config = config.with_overrides(judge={"backend": backend})
+        backend = None
+    try:
+        return _evaluate(
+            config,
+            backend,
+            hooks,
+            started_at,
+            run_path=run_path,
+            fresh_answers=fresh_answers,
+            rejudge_failed=rejudge_failed,
+        )
+    except KeyboardInterrupt:  # before or after judging (judging stops by itself, below)
+        raise Interrupted("stopped before anything was judged or written") from None
+
+
+def _evaluate(
+    config: Config,
+    backend: JudgeBackend | None,
+    hooks: Hooks,
+    started_at: datetime,
+    *,
+    run_path: Path | None,
+    fresh_answers: bool,
+    rejudge_failed: bool,
+) -> Evaluation:
+    reports = ReportsDir(config.reports.dir)
+    with reports.lock():  # before the adapter is asked: a second run must not pay for answers
+        prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
+        reports.history()  # and so does a damaged history, before anything is asked or judged
+        read_baseline(config.reports.baseline)  # and a baseline of the old format
+        inputs = load_inputs(
+            config, run_path, fresh_answers=fresh_answers, on_adapter=hooks.on_adapter
+        )
+        hooks.on_inputs(inputs)
+        measured = measure_retrieval(config, inputs.golden, inputs.run, inputs.run_source)
+        items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
+        with judging_session(
+            config, backend, items, prompt, inputs.run_source, hooks.on_judge_chosen
+        ) as (
+            opened,
+            cache,
+        ):
+            outcome = judge_items(
+                items,
+                opened.backend,
+                prompt,
+                cache,
+                concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
+                max_attempts=config.judge.max_attempts,
+                on_progress=hooks.on_judging,
+                rejudge_failed=rejudge_failed,
+            )
+        if outcome.interrupted:
+            # The same command resumes: the verdicts are cached, and an adapter's answers are
+            # saved and reused (no need to point --run at them).
+            raise Interrupted(
+                f"{len(outcome.verdicts)} of {len(inputs.run.records)} answers judged and "
+                "cached; run the same command again to resume"
+            )
+        judged = Judged(
+            outcome.verdicts, judge_info(opened, prompt), outcome.fingerprint, outcome.elapsed_s
+        )
+        name = reports.new_folder_name(outcome.fingerprint.value, started_at)
+        report = build_report(config, measured, judged, inputs.labels.current, started_at, name)
+        folder = reports.publish(name, render_files(report), report.entry)
+    return Evaluation(folder, report, inputs)
+
+
+def rerender(
+    config: Config, folder_name: str | None, warn: Callable[[str], None] = _ignore
+) -> ReportFolder:
+    """Rebuild a folder's report from its saved run and the cache; nothing is judged.
+
+    Each verdict is re-derived from the backend reply stored in the cache (so a newer evidence
+    verifier or parser applies); a reply no longer in the cache (pruned) keeps the verdict
+    saved in the folder. The golden set and corpus must be the ones the run used.
+    """
+    reports = ReportsDir(config.reports.dir)
+    with reports.lock():
+        folder = reports.folder(folder_name)
+        manifest = folder.manifest
+        golden = load_golden(config.data)
+        if golden.questions_hash != manifest.fingerprints.golden:
+            raise ConfigError(
+                f"{folder.name} was judged on another golden set than {config.data.questions} "
+                "holds now; re-rendering would mix the two"
+            )
+        if golden.corpus_hash != manifest.fingerprints.corpus:
+            raise ConfigError(
+                f"the corpus changed since {folder.name} was judged; its chunks would no longer "
+                "be the ones the judge saw, so it cannot be re-rendered"
+            )
+        # Measure and describe the run as it was, whatever judge.toml says now; only where
+        # files are kept comes from the current configuration (the project may have moved).
+        config = manifest.configuration(config.source).with_overrides(
+            data=config.data.model_dump(),
+            judge={"cache_path": config.judge.cache_path},
+            reports=config.reports.model_dump(),
+        )
+        run = load_run(folder.run_path, golden)
+        measured = measure_retrieval(config, golden, run, manifest.run.source)
+        fingerprint = Fingerprint(manifest.fingerprints.judge, manifest.fingerprints.judge_parts)
+        cache = VerdictCache(config.judge.cache_path)
+        try:
+            items = build_items(golden, run, config.retrieval.context_k)
+            saved = read_saved_verdicts(folder.path)
+            rederived = cached_verdicts(items, fingerprint.value, cache)
+        finally:
+            cache.close()
+        # The report describes the run as it happened: whether a verdict came from the cache
+        # then, not now.
+        verdicts = saved | {
+            qid: v.model_copy(update={"cached": saved[qid].cached}) if qid in saved else v
+            for qid, v in rederived.items()
+        }
+        judged = Judged(verdicts, manifest.judge, fingerprint, manifest.judge_seconds)
+        labels = load_labels_if_any(config.data.labels, golden.by_id())
+        if labels.warning():
+            warn(str(labels.warning()))
+        report = build_report(
+            config,
+            measured,
+            judged,
+            labels.current,
+            datetime.fromisoformat(manifest.started_at),
+            folder.name,
+            finished_at=datetime.fromisoformat(manifest.finished_at),
+        )
+        folder.write_files(render_files(report))
+    return folder

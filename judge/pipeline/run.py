@@ -1,0 +1,23 @@
+"""``judge run`` and ``judge nightly`` around ``evaluate``: the CI files they were asked for
+(``--junit``, ``--json``), made ready before the judging and written after it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+
+from judge.jsonl import write_atomic
+
+
+def ready_outputs(paths: Iterable[Path | None]) -> None:
+    """Create the folders of the files a run will write, so that a wrong path fails now, not
+    after the judging."""
+    for path in paths:
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+
+
+def write_outputs(files: Mapping[Path, str]) -> None:
+    """Write each file (a view's text: the JUnit XML, the JSON summary) atomically, in order."""
+    for path, text in files.items():
+        write_atomic(path, text)

@@ -1,0 +1,116 @@
+"""A judging session: the backend opened (or given), announced, and closed if it was opened
+here, with the verdict cache open beside it. ``evaluate``, ``sweep``, ``judge_stability`` and
+the batch commands judge through it, so the choice of a judge is made in one place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
+
+from judge.config import Config
+from judge.errors import BackendUnavailable
+from judge.judging.backends import JudgeBackend, OpenedBackend
+from judge.judging.backends.pool import PoolRefused
+from judge.judging.cache import VerdictCache
+from judge.judging.evidence import VERIFIER_VERSION
+from judge.judging.grading import judge_fingerprint
+from judge.judging.items import JudgeItem
+from judge.judging.prompts import Prompt
+from judge.results.manifest import JudgeInfo
+
+
+class JudgeChoice(NamedTuple):
+    """Which judge is about to run, and on what (shown before any judging starts)."""
+
+    judge: str
+    reason: str
+    prompt: Path
+    run_source: str
+    context_k: int
+
+
+def _open(
+    config: Config, backend: JudgeBackend | None, items: list[JudgeItem], prompt: Prompt
+) -> tuple[OpenedBackend, bool]:
+    """The backend to judge with, and whether this evaluation owns (and so closes) it.
+
+    The ``openai`` judge runs without a server when every reply is in the cache already
+    (imported from a batch engine by ``judge batch import``): there is nothing to ask it. A
+    pool that some servers answered (``PoolRefused``) is a configuration to fix, not this case.
+    """
+    if backend is not None:
+        return OpenedBackend(backend, "given by the caller"), False
+    try:
+        # Looked up on the package when called: tests replace judge.pipeline.open_backend.
+        import judge.pipeline
+
+        return judge.pipeline.open_backend(config.judge), True
+    except PoolRefused:
+        raise
+    except BackendUnavailable as exc:
+        if config.judge.backend != "openai":
+            raise
+        from judge.judging.backends.openai import CachedOpenAI
+
+        offline = CachedOpenAI(config.judge.openai, str(exc))
+        cache = VerdictCache(config.judge.cache_path)
+        try:
+            fingerprint = judge_fingerprint(offline.identity, prompt).value
+            missing = {item.key for item in items} - cache.cached_keys(fingerprint)
+        finally:
+            cache.close()
+        if missing:
+            raise
+        reason = f"backend = openai: no server ({exc}), but every reply is in the cache"
+        return OpenedBackend(offline, reason), True
+
+
+@contextmanager
+def judging_session(
+    config: Config,
+    backend: JudgeBackend | None,
+    items: list[JudgeItem],
+    prompt: Prompt,
+    run_source: str,
+    on_judge_chosen: Callable[[JudgeChoice], None],
+) -> Iterator[tuple[OpenedBackend, VerdictCache]]:
+    """The backend (opened, announced, closed if this opened it) and the verdict cache, for
+    as long as a command judges: ``evaluate``, ``sweep`` and ``judge_stability`` alike."""
+    opened, owned = _open(config, backend, items, prompt)
+    try:
+        on_judge_chosen(
+            JudgeChoice(
+                opened.backend.identity.describe(),
+                opened.reason,
+                prompt.path,
+                run_source,
+                config.retrieval.context_k,
+            )
+        )
+        cache = VerdictCache(config.judge.cache_path)
+        try:
+            yield opened, cache
+        finally:
+            cache.close()
+    finally:
+        if owned:
+            opened.backend.close()
+
+
+def judge_info(opened: OpenedBackend, prompt: Prompt) -> JudgeInfo:
+    identity = opened.backend.identity
+    return JudgeInfo(
+        backend=identity.kind,
+        model=identity.model,
+        digest=identity.digest,
+        server_version=identity.server_version,
+        endpoint=identity.endpoint,
+        chosen_because=opened.reason,
+        prompt=str(prompt.path),
+        prompt_sha256=prompt.sha256,
+        evidence_verifier_version=VERIFIER_VERSION,
+        model_about=identity.about,
+    )

@@ -1,0 +1,254 @@
+"""``judge sweep``: every setting of ``[sweep]`` on the tuning split, chosen with the guards,
+the default and the best few judged, the holdout scored for the final comparison only."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from judge.config import Config
+from judge.errors import AdapterError, ConfigError, Interrupted
+from judge.inputs.adapter import AdapterProgress, adapter_answers
+from judge.inputs.golden import GoldenSet, load_golden
+from judge.inputs.runs import load_run
+from judge.judging.backends import JudgeBackend
+from judge.judging.backends.pool import judging_concurrency
+from judge.judging.grading import JudgeProgress, judge_items
+from judge.judging.items import build_items
+from judge.judging.prompts import Prompt, load_prompt
+from judge.pipeline.inputs import _ignore
+from judge.pipeline.session import JudgeChoice, judging_session
+from judge.results.folder import ReportsDir
+
+if TYPE_CHECKING:
+    from judge.sweep.measure import JudgeMeans, SettingScores
+    from judge.sweep.report import SweepOutcome
+    from judge.sweep.settings import Setting
+
+
+class SweepStep(NamedTuple):
+    """A sweep moving on: asking the adapter under a setting, or judging one."""
+
+    stage: str
+    """"answers" (tuning split), "judge" or "holdout" (answers for the final comparison)."""
+    position: int
+    """0-based, of ``total``."""
+    total: int
+    label: str
+
+
+class SweepHooks(NamedTuple):
+    on_step: Callable[[SweepStep], None] = _ignore
+    on_adapter: Callable[[AdapterProgress], None] = _ignore
+    on_judge_chosen: Callable[[JudgeChoice], None] = _ignore
+    on_judging: Callable[[JudgeProgress], None] = _ignore
+
+
+def sweep(
+    config: Config,
+    *,
+    judge: bool = True,
+    backend: JudgeBackend | str | None = None,
+    hooks: SweepHooks = SweepHooks(),  # noqa: B008 (an immutable tuple of no-op callbacks)
+) -> SweepOutcome:
+    """Run every setting of ``[sweep]`` on the tuning split, choose with the guards, judge the
+    default and the best few, score the holdout for the final comparison only, and write a
+    sweep folder (``reports/sweeps/``). Answers are saved per setting and split, so a stopped
+    sweep resumes and no setting is asked a question twice; verdicts go through the cache.
+    """
+    from judge.sweep.measure import scored_questions
+    from judge.sweep.report import SweepOutcome, write_sweep
+    from judge.sweep.select import MIN_QUESTIONS, SweepRule, select
+    from judge.sweep.settings import grid_settings
+
+    started_at = datetime.now(UTC)
+    swept = config.sweep
+    if swept is None:
+        where = config.source or "the configuration"
+        raise ConfigError(f"{where} has no [sweep] table; docs/sweep.md shows one")
+    if isinstance(backend, str):
+        config = config.with_overrides(judge={"backend": backend})
+        backend = None
+    settings, default = grid_settings(swept)
+    reports = ReportsDir(config.reports.dir)
+    try:
+        with reports.lock():
+            prompt = load_prompt(config.judge.prompt) if judge else None
+            golden = load_golden(config.data)
+            tune = golden._replace(
+                questions=tuple(q for q in golden.questions if q.split != "holdout")
+            )
+            holdout = golden._replace(
+                questions=tuple(q for q in golden.questions if q.split == "holdout")
+            )
+            scored = scored_questions(tune)
+            if len(scored) < MIN_QUESTIONS:
+                raise ConfigError(
+                    f"{config.data.questions}: the tuning split has {len(scored)} question(s) "
+                    f"with relevant chunks; the sweep's guards need at least {MIN_QUESTIONS} "
+                    "(with fewer, one question decides): add tuning questions"
+                )
+            _check_sweep_adapter(config)
+            tuned = {
+                s.key: _setting_scores(config, tune, s, "tune", (i, len(settings)), hooks)
+                for i, s in enumerate(settings)
+            }
+            try:
+                selection = select(
+                    scored,
+                    {s.label: tuned[s.key].values for s in settings},
+                    default.label,
+                    swept.primary,
+                    swept.secondary,
+                    SweepRule(
+                        swept.min_gain,
+                        swept.se_multiple,
+                        swept.min_stability,
+                        swept.secondary_tolerance,
+                    ),
+                )
+            except ValueError as exc:
+                raise ConfigError(f"sweep: {exc}") from None
+            by_label = {s.label: s for s in settings}
+            winner = by_label[selection.winner]
+            ranked = sorted(settings, key=lambda s: -tuned[s.key].mean(swept.primary))
+            to_judge = [default, *[s for s in ranked if s != default][: swept.judge_top]]
+            final = [default] if winner == default else [default, winner]
+            held = {
+                s.key: _setting_scores(config, holdout, s, "holdout", (i, len(final)), hooks)
+                for i, s in enumerate(final)
+                if holdout.questions
+            }
+            judged: dict[tuple[str, str], JudgeMeans] = {}
+            judge_used = None
+            if prompt is not None:
+                runs = [(s, "tune", tune, tuned[s.key]) for s in to_judge]
+                runs += [(s, "holdout", holdout, held[s.key]) for s in final if s.key in held]
+                judged, judge_used = _judge_settings(config, backend, prompt, runs, hooks)
+            outcome = SweepOutcome(
+                config=config,
+                started_at=started_at,
+                settings=settings,
+                default=default,
+                tuned=tuned,
+                selection=selection,
+                holdout=held,
+                judged=judged,
+                judge=judge_used,
+                folder=_new_sweep_folder(reports.path / "sweeps", started_at),
+            )
+            write_sweep(outcome)
+            return outcome
+    except KeyboardInterrupt:
+        raise Interrupted(
+            "sweep stopped; the answers given so far are saved and the verdicts cached: run "
+            "the same command again to resume"
+        ) from None
+
+
+def _new_sweep_folder(parent: Path, started_at: datetime) -> Path:
+    stamp = started_at.strftime("%Y%m%dT%H%M%SZ")
+    path, n = parent / stamp, 1
+    while path.exists():  # two sweeps in one second
+        n += 1
+        path = parent / f"{stamp}-{n}"
+    return path
+
+
+def _check_sweep_adapter(config: Config) -> None:
+    """Import the sweep's adapter once before anything is asked: a typo fails in one line."""
+    from judge.inputs.adapter import load_adapter
+
+    assert config.sweep is not None
+    spec = config.sweep.answer or config.sweep.factory or ""
+    load_adapter(spec, config.source.resolve().parent if config.source else None)
+
+
+def _setting_scores(
+    config: Config,
+    golden: GoldenSet,
+    setting: Setting,
+    split: str,
+    position: tuple[int, int],
+    hooks: SweepHooks,
+) -> SettingScores:
+    """A setting's answers on one split (saved ones reused, failed ones asked again), scored.
+
+    A setting the adapter failed on every question is a setting it rejects: the sweep stops
+    there with the adapter's own message, rather than ranking a setting that never ran.
+    """
+    from judge.inputs.adapter import saved_run
+    from judge.sweep.measure import setting_scores
+    from judge.sweep.settings import Built, setting_adapter, sweep_spec
+
+    assert config.sweep is not None
+    hooks.on_step(SweepStep("answers" if split == "tune" else "holdout", *position, setting.label))
+    search_dir = config.source.resolve().parent if config.source else None
+    spec = f"sweep-{sweep_spec(config.sweep)}-{setting.key}-{split}"
+    runs_dir = ReportsDir(config.reports.dir).runs_dir
+    adapter = setting_adapter(config.sweep, setting, search_dir)
+    saved = saved_run(runs_dir, spec, golden)
+    if isinstance(adapter, Built) and (saved is None or load_run(saved, golden).meta.failed):
+        adapter.built()  # it will be asked: a factory that rejects the setting fails here, once
+    answers = adapter_answers(
+        spec,
+        golden,
+        runs_dir,
+        config.data.adapter_concurrency,
+        on_progress=hooks.on_adapter,
+        search_dir=search_dir,
+        timeout_s=config.data.adapter_timeout_s,
+        adapter=adapter,
+    )
+    run = answers.run
+    if golden.questions and not run.records:
+        first = next(iter(run.meta.failed.values()), "no answer")
+        raise AdapterError(
+            f"the sweep's adapter failed every {split} question under {setting.label}, so it "
+            f"rejects that setting: {first} (fix the grid or the adapter; answers in "
+            f"{answers.path})"
+        )
+    return setting_scores(config, golden, setting, run, str(answers.path), answers.reused)
+
+
+def _judge_settings(
+    config: Config,
+    backend: JudgeBackend | None,
+    prompt: Prompt,
+    runs: list[tuple[Setting, str, GoldenSet, SettingScores]],
+    hooks: SweepHooks,
+) -> tuple[dict[tuple[str, str], JudgeMeans], str]:
+    """Judge each (setting, split)'s answers with one backend, through the verdict cache."""
+    from judge.sweep.measure import judge_means
+
+    runs_by_key = {(s.key, split): (golden, scores) for s, split, golden, scores in runs}
+    item_sets = {
+        key: build_items(
+            golden, load_run(Path(scores.run_path), golden), config.retrieval.context_k
+        )
+        for key, (golden, scores) in runs_by_key.items()
+    }
+    every_item = [item for items in item_sets.values() for item in items]
+    judged: dict[tuple[str, str], JudgeMeans] = {}
+    with judging_session(
+        config, backend, every_item, prompt, f"{len(runs)} sweep run(s)", hooks.on_judge_chosen
+    ) as (opened, cache):
+        for index, (setting, split, golden, _) in enumerate(runs):
+            hooks.on_step(SweepStep("judge", index, len(runs), f"{setting.label} ({split})"))
+            outcome = judge_items(
+                item_sets[(setting.key, split)],
+                opened.backend,
+                prompt,
+                cache,
+                concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
+                max_attempts=config.judge.max_attempts,
+                on_progress=hooks.on_judging,
+            )
+            if outcome.interrupted:
+                raise KeyboardInterrupt
+            judged[(setting.key, split)] = judge_means(
+                golden, outcome.verdicts, config.data.question_types
+            )
+    return judged, opened.backend.identity.describe()

@@ -1,0 +1,278 @@
+"""The run record: one typed, versioned account of one judged run (like inspect_ai's EvalLog).
+
+``judge.pipeline.evaluate`` builds it (``judge.report.build``), ``report.json`` is its dump
+(``record_json``), and ``read_record`` reads a folder's ``report.json`` back into the same
+object. Every view (report.md, review.html, verdicts.csv, the console summary, JUnit, the JSON
+summary) is a function of it, so the same words count the same things everywhere: the review
+reasons of a question (``QuestionRow.triage``) are computed once, here, and every view counts
+those.
+
+What it holds, in the order of ``report.json``:
+
+- ``format_version`` (first, as in every file the harness writes), ``manifest``, ``entry`` (the
+  run's history line);
+- ``questions``: one row per golden question, in golden-set order: what the judge saw, the
+  verdict, the adapter's failure, why it needs review;
+- ``tables``: the per-type tables as rows (judge, retrieval, and per split);
+- ``rule``, ``comparisons`` (with the last compatible run), ``baseline`` (with the pinned
+  baseline), ``gate`` (the checks the nightly and CI read), ``prompt_edit``;
+- ``agreement``: the audit summary and the corrected estimates, as data.
+
+Derived for machines and left out when read back (they follow from the rest):
+``adapter_failed``, ``needs_review``, ``regressions``.
+
+Older folders (format 1 wrote ``report.json`` without the questions) are refused in one line
+that says what to do.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any, NamedTuple
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    SkipValidation,
+    field_validator,
+    model_validator,
+)
+
+from judge.audit.agreement import AuditResult
+from judge.inputs.runs import Run
+from judge.jsonl import json_document_text, parse_records, read_json_document, read_jsonl
+from judge.judging.verdict import Verdict
+from judge.results.compare import Change, Flip, GateRule, SectionComparison
+from judge.results.folder import REPORT_FILE, ItemRecord
+from judge.results.gate import Gate
+from judge.results.history import HistoryEntry
+from judge.results.manifest import FORMAT_VERSION, Manifest
+from judge.results.review import NO_TRIAGE, Triage
+from judge.results.tables import TypeTable
+
+#: The keys of report.json derived from the rest (written for machines, not read back).
+DERIVED = ("adapter_failed", "needs_review", "regressions")
+
+
+def plain(value: Any) -> Any:
+    """A value as JSON data: named tuples as objects (not arrays), models as their dumps."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", by_alias=True)
+    if isinstance(value, tuple) and hasattr(value, "_asdict"):
+        return {k: plain(v) for k, v in value._asdict().items()}
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: plain(v) for k, v in value.items()}
+    return value
+
+
+_Plain = PlainSerializer(plain, when_used="json")
+
+
+def _comparison_json(comp: SectionComparison) -> dict[str, Any]:
+    return {
+        "section": comp.section,
+        "against": comp.baseline,
+        "note": comp.note,
+        "changes": [c.to_json() for c in comp.changes],
+    }
+
+
+Comparison = Annotated[SectionComparison, PlainSerializer(_comparison_json, when_used="json")]
+
+
+class PromptEdit(NamedTuple):
+    """What a prompt edit changed, against the run just before it."""
+
+    previous_folder: str
+    flips: list[Flip]
+    agreement_before: float | None
+    agreement_after: float | None
+    labelled: int
+
+
+class FailedAnswer(NamedTuple):
+    """A golden question the RAG system gave no answer for: the adapter raised, timed out or
+    returned something unusable."""
+
+    question_id: str
+    type: str
+    error: str
+    question: str
+
+
+class RunDiff(NamedTuple):
+    """Two runs compared question by question (``judge diff``)."""
+
+    old: str
+    new: str
+    """The two folders' names."""
+    differs: list[str]
+    """What the two runs do not share: "golden set", "corpus", "judge configuration", ..."""
+    rule: GateRule
+    comparisons: list[SectionComparison]
+    flips: list[Flip]
+
+
+class QuestionRow(BaseModel):
+    """One golden question in a run: the one per-question shape every view reads."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    question_id: str
+    type: str
+    split: str
+    question: str
+    status: str
+    """The verdict's status (``ok``, ``parse_error``, ...), ``adapter_failed`` (no answer) or
+    ``not_judged``."""
+    item: ItemRecord | None
+    """What the judge saw, with the retrieval values and the human labels (None: no answer)."""
+    verdict: Verdict | None
+    failure: str | None = None
+    """The adapter's error, for a question it gave no answer for."""
+    triage: Annotated[Triage, _Plain] = NO_TRIAGE
+    """Why a person should look at it (no flags: nothing to look at): ``judge.results.review``,
+    the one definition every view counts."""
+
+
+class Tables(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    judge: TypeTable
+    retrieval: TypeTable
+    splits: dict[str, TypeTable]
+    """Judge tables per split (tune, holdout) when the golden set has splits."""
+
+
+class Record(BaseModel):
+    """Everything one judged run measured, compared and concluded."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format_version: int = FORMAT_VERSION
+    manifest: Manifest
+    entry: HistoryEntry
+    questions: list[QuestionRow]
+    tables: Tables
+    rule: Annotated[GateRule, _Plain] = GateRule()
+    """The rule the comparisons were made with (margins, minimum questions)."""
+    comparisons: list[Comparison]
+    baseline: list[Comparison]
+    gate: Annotated[Gate, _Plain]
+    prompt_edit: Annotated[PromptEdit | None, _Plain] = None
+    agreement: dict[str, Any] | None = None
+    """Agreement with the human labels and the corrected estimates, when there are labels for
+    these answers (``judge.audit.agreement.as_json``)."""
+    # In memory only: what the live run computed them from (the record on disk has their data
+    # in ``agreement`` and the folder's ``run.jsonl``).
+    audit: SkipValidation[AuditResult | None] = Field(default=None, exclude=True)
+    run: SkipValidation[Run | None] = Field(default=None, exclude=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _drop_derived(cls, data: Any) -> Any:
+        if isinstance(data, dict) and any(key in data for key in DERIVED):
+            data = {k: v for k, v in data.items() if k not in DERIVED}
+        return data
+
+    @field_validator("comparisons", "baseline", mode="before")
+    @classmethod
+    def _comparisons_from_json(cls, value: Any) -> Any:
+        if isinstance(value, list):
+            return [_comparison_from_json(c) if isinstance(c, dict) else c for c in value]
+        return value
+
+    @field_validator("gate", mode="before")
+    @classmethod
+    def _gate_from_json(cls, value: Any) -> Any:
+        return _gate_from_json(value) if isinstance(value, dict) else value
+
+    # --- what views read ----------------------------------------------------------------------
+
+    @property
+    def judge(self) -> TypeTable:
+        return self.tables.judge
+
+    @property
+    def retrieval(self) -> TypeTable:
+        return self.tables.retrieval
+
+    @property
+    def splits(self) -> dict[str, TypeTable]:
+        return self.tables.splits
+
+    @property
+    def verdicts(self) -> list[Verdict]:
+        """The verdicts, in golden-set order."""
+        return [row.verdict for row in self.questions if row.verdict is not None]
+
+    @property
+    def items(self) -> list[ItemRecord]:
+        """What the judge saw, for every judged question, in golden-set order."""
+        return [row.item for row in self.questions if row.item is not None and row.verdict]
+
+    @property
+    def adapter_failed(self) -> list[FailedAnswer]:
+        """The golden questions without an answer, in golden-set order."""
+        return [
+            FailedAnswer(row.question_id, row.type, row.failure, row.question)
+            for row in self.questions
+            if row.failure is not None
+        ]
+
+    @property
+    def unjudged(self) -> list[Verdict]:
+        """The answers the judge gave no verdict for (status not ok), in golden-set order."""
+        return [v for v in self.verdicts if v.status != "ok"]
+
+    @property
+    def regressions(self) -> list[Change]:
+        return [c for comp in [*self.comparisons, *self.baseline] for c in comp.regressions]
+
+    @property
+    def needs_review(self) -> list[QuestionRow]:
+        """The judged questions a person should look at: the one list every view counts."""
+        return [
+            row for row in self.questions if row.triage.needs_review and row.verdict is not None
+        ]
+
+
+def _comparison_from_json(data: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "section": data["section"],
+        "baseline": data["against"],
+        "changes": data["changes"],
+        "note": data["note"],
+    }
+
+
+def _gate_from_json(data: dict[str, Any]) -> dict[str, Any]:
+    return {**data}
+
+
+def record_json(record: Record) -> str:
+    """``report.json``: the record, then what follows from it, for machines (refused, like
+    every state file, when its own reader would refuse it)."""
+    data = record.model_dump(mode="json", by_alias=True)
+    data["adapter_failed"] = {f.question_id: f.error for f in record.adapter_failed}
+    data["needs_review"] = {row.question_id: row.triage.reasons for row in record.needs_review}
+    data["regressions"] = len(record.regressions)
+    return json_document_text(data, REPORT_FILE, record.manifest.folder)
+
+
+def read_saved_verdicts(folder: Path) -> dict[str, Verdict]:
+    """A folder's ``verdicts.jsonl`` (the record's verdicts, one a line) by question id: what
+    ``judge report`` keeps for a verdict whose reply is no longer in the cache, read even when
+    the rendered files (``report.json`` among them) are damaged."""
+    path = folder / "verdicts.jsonl"
+    return {v.question_id: v for _, v in parse_records(path, read_jsonl(path), Verdict)}
+
+
+def read_record(folder: Path) -> Record:
+    """A report folder's ``report.json`` as the record it was written from: the one reader of
+    it (limits, format version and fields checked; one located line on any problem)."""
+    return read_json_document(folder / "report.json", Record, REPORT_FILE)

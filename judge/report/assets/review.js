@@ -1,0 +1,521 @@
+'use strict';
+const data = JSON.parse(document.getElementById('report-data').textContent);
+const $ = (id) => document.getElementById(id);
+function el(tag, cls, text) {
+  const node = document.createElement(tag);
+  if (cls) node.className = cls;
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  return node;
+}
+function fillSelect(select, entries) {
+  for (const [value, text] of entries) select.appendChild(el('option', null, text)).value = value;
+}
+function say(text, bad) {
+  $('message').textContent = text;
+  $('message').className = 'message' + (bad ? ' bad' : '');
+}
+
+// --- marks: one localStorage key for every page, keyed by question, answer and judge --------
+function emptyStore() { return {version: 1, reviewer: '', marks: {}}; }
+function readStore() {
+  let raw = null;
+  try { raw = localStorage.getItem(data.store_key); } catch (e) { return emptyStore(); }
+  if (!raw) return emptyStore();
+  try {
+    const parsed = JSON.parse(raw);
+    if (parsed && typeof parsed === 'object' && parsed.marks && typeof parsed.marks === 'object') {
+      return {version: 1, reviewer: typeof parsed.reviewer === 'string' ? parsed.reviewer : '', marks: parsed.marks};
+    }
+  } catch (e) { /* fall through */ }
+  say('the stored marks could not be read; marking here will start a new store', true);
+  return emptyStore();
+}
+let store = readStore();
+function saveStore(change) {
+  // Read again before writing: another page of the same store may have saved since.
+  const fresh = readStore();
+  change(fresh);
+  try {
+    localStorage.setItem(data.store_key, JSON.stringify(fresh));
+  } catch (e) {
+    say('could not save in the browser (' + e.name + '); export your marks now', true);
+    return false;
+  }
+  store = fresh;
+  return true;
+}
+function validMark(mark) {
+  return mark && typeof mark === 'object' && typeof mark.question_id === 'string'
+    && typeof mark.answer_sha256 === 'string' && typeof mark.judge_fingerprint === 'string';
+}
+const keyOf = (qid, sha, fingerprint) => JSON.stringify([qid, sha, fingerprint]);
+const itemKey = (item) => keyOf(item.question_id, item.answer_sha256, data.judge_fingerprint);
+function currentMark(item) {
+  if (!item.answer_sha256) return null;
+  const mark = store.marks[itemKey(item)];
+  return validMark(mark) ? mark : null;
+}
+function staleMark(item) {
+  // The newest mark of this question made on another answer or by another judge.
+  let newest = null;
+  const key = itemKey(item);
+  for (const [k, mark] of Object.entries(store.marks)) {
+    if (k === key || !validMark(mark) || mark.question_id !== item.question_id) continue;
+    if (!newest || String(mark.marked_at) > String(newest.marked_at)) newest = mark;
+  }
+  if (!newest) return null;
+  const why = [];
+  if (newest.answer_sha256 !== item.answer_sha256) why.push('answer changed');
+  if (newest.judge_fingerprint !== data.judge_fingerprint) why.push('judge changed');
+  return {mark: newest, why};
+}
+function markText(mark) {
+  const scores = 'F' + mark.faithfulness + ' R' + mark.relevance;
+  return mark.agree ? 'agree (' + scores + ')' : scores;
+}
+
+// --- rendering (textContent only) -----------------------------------------------------------
+const matchClass = {exact: 'good', normalised: 'good', partial: 'warn', absent: 'bad', too_short: 'bad', empty: '', cited: ''};
+const flagShort = {disagrees: '≠ human', foreign_quote: 'non-golden quote', unverified_quote: 'quote unverified',
+                   not_ok: 'not ok', adapter_failed: 'adapter failed', verdict_flags: 'flagged',
+                   low_confidence: 'low confidence', unsupported_sentences: 'unsupported sentence'};
+const unsupportedCount = (v) => (v && v.sentences ? v.sentences.filter((s) => s.verdict === 'unsupported').length : 0);
+function highlighted(text, start, end) {
+  // Spans are in Unicode code points (Python); JavaScript strings count UTF-16 units.
+  const chars = Array.from(text);
+  const box = el('div', 'text');
+  box.appendChild(document.createTextNode(chars.slice(0, start).join('')));
+  box.appendChild(el('mark', null, chars.slice(start, end).join('')));
+  box.appendChild(document.createTextNode(chars.slice(end).join('')));
+  return box;
+}
+// --- sentence mode: the answer sentence by sentence, each cited sentence in its chunk ---------
+// The pieces were cut in Python (spans are code points there); here they are only shown.
+function citedWhere(check) {
+  return (check.cited_n === null ? 'a sentence' : 'sentence ' + check.cited_n) + ' in ' + check.chunk_id;
+}
+function citeLink(check, citeMarks) {
+  const link = el('button', 'cite-link', '↗' + check.n);
+  link.type = 'button';
+  link.title = 'sentence ' + check.n + ' cites ' + citedWhere(check) + ': “' + check.evidence_text + '”';
+  link.setAttribute('aria-label', 'show the context sentence that sentence ' + check.n + ' cites');
+  link.addEventListener('click', () => {
+    const mark = citeMarks.get(check.n);
+    if (!mark) return;
+    for (const other of citeMarks.values()) other.classList.remove('flash');
+    mark.classList.add('flash');
+    mark.scrollIntoView({block: 'center'});
+  });
+  return link;
+}
+function sentenceAnswer(item, citeMarks) {
+  const box = el('div', 'text answer');
+  const checks = new Map(item.verdict.sentences.map((check) => [check.n, check]));
+  for (const piece of item.answer_pieces) {
+    const check = piece.n === null ? undefined : checks.get(piece.n);
+    if (!check) {
+      box.appendChild(document.createTextNode(piece.text));
+      continue;
+    }
+    const span = el('span', 'sent ' + check.verdict, piece.text);
+    span.dataset.n = String(check.n);
+    span.dataset.verdict = check.verdict;
+    span.title = 'sentence ' + check.n + ': ' + data.sentence_words[check.verdict];
+    box.appendChild(span);
+    if (check.verdict === 'unsupported') box.appendChild(el('span', 'sent-badge', '✗' + check.n + ' unsupported'));
+    else if (check.verdict === 'supported' && check.cited) box.appendChild(citeLink(check, citeMarks));
+  }
+  return box;
+}
+function sentenceList(sentences) {
+  const list = el('ol', 'sentences');
+  for (const check of sentences) {
+    const entry = el('li', check.verdict);
+    entry.value = check.n;
+    entry.dataset.n = String(check.n);
+    entry.appendChild(el('span', 'sent-verdict', data.sentence_words[check.verdict] + ': '));
+    entry.appendChild(el('span', null, check.text));
+    if (check.cited) entry.appendChild(el('div', 'cites', 'cites ' + citedWhere(check) + ': “' + check.evidence_text + '”'));
+    list.appendChild(entry);
+  }
+  return list;
+}
+function citedText(pieces, citeMarks) {
+  const box = el('div', 'text');
+  for (const piece of pieces) {
+    if (!piece.citing) {
+      box.appendChild(document.createTextNode(piece.text));
+      continue;
+    }
+    const mark = el('mark', 'cite', piece.text);
+    mark.dataset.citedBy = piece.citing.join(' ');
+    mark.title = 'cited by answer sentence' + (piece.citing.length > 1 ? 's ' : ' ') + piece.citing.join(', ');
+    for (const n of piece.citing) citeMarks.set(n, mark);
+    box.appendChild(mark);
+  }
+  return box;
+}
+const entries = new Map();  // question id → {item, section, row, detail, position}
+function fillRow(entry) {
+  const item = entry.item;
+  const v = item.verdict;
+  const row = entry.row;
+  row.replaceChildren();
+  row.appendChild(el('span', 'qid', item.question_id));
+  row.appendChild(el('span', 'badge', item.type));
+  if (!v) row.appendChild(el('span', 'badge bad', 'adapter failed'));
+  else if (v.status === 'ok') row.appendChild(el('span', 'badge scores', 'F' + v.faithfulness + ' R' + v.relevance));
+  else row.appendChild(el('span', 'badge bad', v.status));
+  for (const flag of item.flags) {
+    if (flag === 'unsupported_sentences') row.appendChild(el('span', 'badge bad flag', '✗ ' + unsupportedCount(v) + ' unsupported'));
+    else if (flag !== 'not_ok' && flag !== 'adapter_failed') row.appendChild(el('span', 'badge warn flag', flagShort[flag]));
+  }
+  const mark = currentMark(item);
+  const stale = mark ? null : staleMark(item);
+  if (mark) row.appendChild(el('span', 'badge mark', 'marked: ' + markText(mark)));
+  else if (stale) row.appendChild(el('span', 'badge stale', 'stale mark'));
+}
+function markBox(entry) {
+  const item = entry.item;
+  const v = item.verdict;
+  const box = el('div', 'markbox');
+  box.appendChild(el('div', 'label', 'Your judgement'));
+  const stale = staleMark(item);
+  if (stale && !currentMark(item)) {
+    const m = stale.mark;
+    box.appendChild(el('div', 'stale-note',
+      'Stale mark (' + stale.why.join(', ') + '; not counted): ' + markText(m)
+      + (m.comment ? ' · “' + m.comment + '”' : '') + ' · ' + m.marked_at + (m.folder ? ' on ' + m.folder : '')));
+  }
+  const controls = el('div', 'controls');
+  const judged = v && v.status === 'ok';
+  const agree = el('button', 'agree', judged ? 'Agree with the judge (F' + v.faithfulness + ' R' + v.relevance + ')' : 'Agree (no judge scores)');
+  agree.type = 'button';
+  agree.disabled = !judged;
+  const selects = {};
+  controls.appendChild(agree);
+  for (const axis of ['faithfulness', 'relevance']) {
+    const label = el('label', null, axis + ' ');
+    const select = el('select', 'mark-' + axis);
+    fillSelect(select, [['', '–'], ['0', '0'], ['1', '1'], ['2', '2']]);
+    label.appendChild(select);
+    controls.appendChild(label);
+    selects[axis] = select;
+  }
+  const save = el('button', 'save', 'Save my scores');
+  save.type = 'button';
+  const clear = el('button', 'clear', 'Remove mark');
+  clear.type = 'button';
+  controls.appendChild(save);
+  controls.appendChild(clear);
+  box.appendChild(controls);
+  const comment = el('textarea', 'mark-comment');
+  comment.maxLength = data.comment_max;
+  comment.placeholder = 'comment (optional, up to ' + data.comment_max + ' characters)';
+  box.appendChild(comment);
+  const state = el('div', 'mark-state');
+  box.appendChild(state);
+  function show() {
+    const mark = currentMark(item);
+    selects.faithfulness.value = mark ? String(mark.faithfulness) : '';
+    selects.relevance.value = mark ? String(mark.relevance) : '';
+    comment.value = mark ? String(mark.comment || '') : '';
+    clear.disabled = !mark;
+    state.textContent = mark ? 'Marked: ' + markText(mark) + ' · ' + mark.marked_at : 'Not marked yet.';
+  }
+  function record(agreeing) {
+    const f = agreeing ? v.faithfulness : Number(selects.faithfulness.value);
+    const r = agreeing ? v.relevance : Number(selects.relevance.value);
+    const mark = {
+      question_id: item.question_id, answer_sha256: item.answer_sha256,
+      judge_fingerprint: data.judge_fingerprint, agree: agreeing,
+      judge_faithfulness: judged ? v.faithfulness : null, judge_relevance: judged ? v.relevance : null,
+      faithfulness: f, relevance: r, comment: comment.value.slice(0, data.comment_max),
+      marked_at: new Date().toISOString(), folder: data.folder,
+    };
+    if (saveStore((s) => { s.marks[itemKey(item)] = mark; })) { show(); changed(entry); }
+  }
+  agree.addEventListener('click', () => record(true));
+  save.addEventListener('click', () => {
+    if (!selects.faithfulness.value || !selects.relevance.value) {
+      state.textContent = 'Choose both scores (or Agree) first.';
+      return;
+    }
+    record(false);
+  });
+  clear.addEventListener('click', () => {
+    if (saveStore((s) => { delete s.marks[itemKey(item)]; })) { show(); changed(entry); }
+  });
+  const edited = () => { if (currentMark(item)) state.textContent = 'Changed: press Agree or Save to keep it.'; };
+  comment.addEventListener('input', edited);
+  selects.faithfulness.addEventListener('change', edited);
+  selects.relevance.addEventListener('change', edited);
+  show();
+  if (!item.answer_sha256) {
+    for (const node of [agree, save, clear, selects.faithfulness, selects.relevance, comment]) node.disabled = true;
+    state.textContent = 'No answer, nothing to mark.';
+  }
+  return box;
+}
+function fillDetail(entry) {
+  const item = entry.item;
+  const v = item.verdict;
+  const detail = entry.detail;
+  const head = el('div', 'head');
+  const link = el('a', 'permalink', '#' + item.question_id);
+  link.href = '#' + encodeURIComponent(item.question_id);
+  head.appendChild(link);
+  head.appendChild(document.createTextNode(' '));
+  head.appendChild(el('span', 'badge', item.type + (item.split ? ' · ' + item.split : '')));
+  if (v && v.match && !v.sentences) head.appendChild(el('span', 'badge ' + (matchClass[v.match.kind] || ''), v.match.kind === 'cited' ? 'cited sentence' : 'quote: ' + v.match.kind));
+  if (v && v.sentences) {
+    const bad = unsupportedCount(v);
+    head.appendChild(el('span', 'badge ' + (bad ? 'bad' : 'good'), 'sentences: ' + bad + ' of ' + v.sentences.length + ' unsupported'));
+  }
+  if (item.score_probabilities) {
+    // The judge's own distribution over 0/1/2 per axis, where its backend reports it.
+    for (const [axis, probs] of Object.entries(item.score_probabilities)) {
+      head.appendChild(el('span', 'badge', axis + ' P(0/1/2) ' + probs.map((p) => Math.round(p * 100) + '%').join(' / ')));
+    }
+  }
+  for (const label of item.labels) {
+    head.appendChild(el('span', 'badge', 'human ' + label.labeller + ': F' + label.faithfulness + ' R' + label.relevance));
+  }
+  detail.appendChild(head);
+  if (item.reasons.length) {
+    const list = el('ul', 'reasons');
+    for (const reason of item.reasons) list.appendChild(el('li', null, reason));
+    detail.appendChild(list);
+  }
+  if (item.question !== null) {
+    detail.appendChild(el('div', 'label', 'Question'));
+    detail.appendChild(el('div', 'text question', item.question));
+  }
+  const citeMarks = new Map();  // answer sentence number → the <mark> of the sentence it cites
+  const bySentence = Boolean(v && v.sentences && item.answer_pieces);
+  if (item.answer !== null) {
+    detail.appendChild(el('div', 'label', 'Answer'));
+    detail.appendChild(bySentence ? sentenceAnswer(item, citeMarks) : el('div', 'text answer', item.answer));
+  }
+  if (v) {
+    detail.appendChild(el('div', 'label', 'Judge'));
+    if (bySentence) detail.appendChild(sentenceList(v.sentences));
+    else {
+      const absent = v.match && ['absent', 'too_short', 'partial'].includes(v.match.kind);
+      detail.appendChild(el('div', 'text quote' + (absent ? ' absent' : ''), v.evidence ? '“' + v.evidence + '”' : '(no quote)'));
+    }
+    if (v.origin) detail.appendChild(el('div', 'origin', 'evidence: ' + v.origin));
+    if (v.note) detail.appendChild(el('div', 'text', v.note));
+  }
+  if (item.context.length) detail.appendChild(el('div', 'label', 'Chunks the judge saw (rank order)'));
+  item.context.forEach((chunk, index) => {
+    const pieces = bySentence ? item.chunk_pieces[index] : null;
+    const cited = pieces ? pieces.some((piece) => piece.citing)
+      : Boolean(v && v.match && v.match.chunk_id === chunk.chunk_id && v.match.start !== null);
+    const box = el('div', 'chunk' + (cited ? ' cited' : ''));
+    box.dataset.chunk = chunk.chunk_id;
+    const golden = (item.relevant_chunks || []).includes(chunk.chunk_id) ? ' · golden' : '';
+    box.appendChild(el('div', 'cid', '#' + chunk.rank + ' ' + chunk.chunk_id + golden));
+    if (pieces) box.appendChild(citedText(pieces, citeMarks));
+    else box.appendChild(cited ? highlighted(chunk.text, v.match.start, v.match.end) : el('div', 'text', chunk.text));
+    detail.appendChild(box);
+  });
+  detail.appendChild(markBox(entry));
+}
+function setOpen(entry, open) {
+  if (open && !entry.detail.childElementCount) fillDetail(entry);
+  entry.detail.hidden = !open;
+  entry.row.setAttribute('aria-expanded', String(open));
+}
+let current = null;  // the question id keyboard navigation moves from
+function setCurrent(entry) {
+  if (current && entries.has(current)) entries.get(current).section.classList.remove('current');
+  current = entry.item.question_id;
+  entry.section.classList.add('current');
+  try { history.replaceState(null, '', '#' + encodeURIComponent(current)); } catch (e) { /* file:// quirks */ }
+}
+function build(item, position) {
+  const section = el('section', 'item' + (item.flags.length ? ' flagged' : ''));
+  section.dataset.qid = item.question_id;
+  const row = el('button', 'row');
+  row.type = 'button';
+  row.setAttribute('aria-expanded', 'false');
+  const detail = el('div', 'detail');
+  detail.hidden = true;
+  section.appendChild(row);
+  section.appendChild(detail);
+  const entry = {item, section, row, detail, position};
+  row.addEventListener('click', () => {
+    const open = detail.hidden;
+    setOpen(entry, open);
+    if (open) setCurrent(entry);
+  });
+  entries.set(item.question_id, entry);
+  fillRow(entry);
+  return section;
+}
+function changed(entry) {
+  fillRow(entry);
+  apply();
+}
+function redrawAll() {
+  for (const entry of entries.values()) {
+    fillRow(entry);
+    // Redraw rendered items, except one being typed in (its unsaved comment would be lost).
+    if (entry.detail.childElementCount && !entry.detail.contains(document.activeElement)) {
+      entry.detail.replaceChildren();
+      if (!entry.detail.hidden) fillDetail(entry);
+    }
+  }
+  apply();
+}
+
+// --- triage: filters, sort, progress ---------------------------------------------------------
+const filterIds = ['f-type', 'f-status', 'f-match', 'f-faith', 'f-rel', 'f-triage', 'f-mark'];
+function visibleNow(item) {
+  const v = item.verdict;
+  const status = v ? v.status : 'adapter_failed';
+  const kind = v && v.match ? v.match.kind : 'none';
+  const f = Object.fromEntries(filterIds.map((id) => [id, $(id).value]));
+  const mark = currentMark(item);
+  const triage = f['f-triage'];
+  const markFilter = f['f-mark'];
+  return (!f['f-type'] || item.type === f['f-type']) && (!f['f-status'] || status === f['f-status'])
+    && (!f['f-match'] || kind === f['f-match'])
+    && (!f['f-faith'] || (v && String(v.faithfulness) === f['f-faith']))
+    && (!f['f-rel'] || (v && String(v.relevance) === f['f-rel']))
+    && (!triage || (triage === 'any' ? item.flags.length > 0
+      : triage === 'needs_review' ? item.needs_review : item.flags.includes(triage)))
+    && (!markFilter
+        || (markFilter === 'unmarked' && item.answer_sha256 && !mark)
+        || (markFilter === 'marked' && mark)
+        || (markFilter === 'stale' && !mark && staleMark(item)));
+}
+function markable() { return data.items.filter((i) => i.answer_sha256); }
+function apply() {
+  let shown = 0;
+  for (const entry of entries.values()) {
+    const visible = Boolean(visibleNow(entry.item));
+    entry.section.hidden = !visible;
+    if (visible) shown += 1;
+  }
+  const items = markable();
+  const marked = items.filter((i) => currentMark(i)).length;
+  $('shown').textContent = shown + ' of ' + data.items.length + ' shown';
+  $('progress').textContent = 'marked ' + marked + ' of ' + items.length;
+}
+const sorts = {
+  order: (a, b) => a.position - b.position,
+  reasons: (a, b) => b.item.flags.length - a.item.flags.length || a.position - b.position,
+  gap: (a, b) => b.item.gap - a.item.gap || a.position - b.position,
+  // Least confident first; items without a confidence (none reported, or no verdict) last.
+  confidence: (a, b) => (a.item.confidence ?? 2) - (b.item.confidence ?? 2) || a.position - b.position,
+};
+function ordered() { return Array.from(entries.values()).sort(sorts[$('sort').value] || sorts.order); }
+function sortItems() { for (const entry of ordered()) list.appendChild(entry.section); }
+
+// --- navigation: #qid links, j/k ---------------------------------------------------------------
+function scrollToEntry(entry) {
+  // Below the sticky header, not behind it.
+  const top = entry.section.getBoundingClientRect().top + window.scrollY;
+  window.scrollTo({top: Math.max(0, top - document.querySelector('header').offsetHeight - 8)});
+  entry.row.focus({preventScroll: true});
+}
+function reveal(entry) {
+  if (entry.section.hidden) {
+    // A link must open its item whatever the filters say.
+    for (const id of filterIds) $(id).value = '';
+    apply();
+  }
+  setOpen(entry, true);
+  setCurrent(entry);
+  scrollToEntry(entry);
+}
+function openFromHash() {
+  const qid = decodeURIComponent(location.hash.slice(1));
+  if (!qid) return;
+  const entry = entries.get(qid);
+  if (entry) reveal(entry); else say('no item "' + qid + '" on this page', true);
+}
+function step(delta) {
+  const order = ordered();
+  const from = current === null ? -1 : order.findIndex((e) => e.item.question_id === current);
+  let index = from < 0 ? (delta > 0 ? -1 : order.length) : from;
+  do { index += delta; } while (index >= 0 && index < order.length && order[index].section.hidden);
+  if (index < 0 || index >= order.length) return;
+  // One item open at a time while stepping: the one being read.
+  if (from >= 0) setOpen(order[from], false);
+  const entry = order[index];
+  setOpen(entry, true);
+  setCurrent(entry);
+  scrollToEntry(entry);
+}
+document.addEventListener('keydown', (event) => {
+  if (event.altKey || event.ctrlKey || event.metaKey) return;
+  const target = event.target;
+  if (target.closest && target.closest('input, textarea, select, [contenteditable]')) return;
+  const onRow = target.classList && target.classList.contains('row');
+  if (event.key === 'j' || (onRow && event.key === 'ArrowDown')) step(1);
+  else if (event.key === 'k' || (onRow && event.key === 'ArrowUp')) step(-1);
+  else return;
+  event.preventDefault();
+});
+
+// --- export -----------------------------------------------------------------------------------
+const exportFields = ['question_id', 'answer_sha256', 'judge_fingerprint', 'agree', 'judge_faithfulness',
+                      'judge_relevance', 'faithfulness', 'relevance', 'comment', 'marked_at'];
+function exportMarks() {
+  const marks = [];
+  for (const item of data.items) {
+    const mark = currentMark(item);
+    if (mark) marks.push(Object.fromEntries(exportFields.map((f) => [f, mark[f] === undefined ? null : mark[f]])));
+  }
+  const payload = {
+    format: data.marks_format, version: data.marks_version, reviewer: store.reviewer.trim() || null,
+    folder: data.folder, judge_fingerprint: data.judge_fingerprint,
+    exported_at: new Date().toISOString(), marks,
+  };
+  const url = URL.createObjectURL(new Blob([JSON.stringify(payload, null, 2)], {type: 'application/json'}));
+  const link = el('a');
+  link.href = url;
+  link.download = 'review-marks-' + data.folder + '.json';
+  document.body.appendChild(link);
+  link.click();
+  link.remove();
+  URL.revokeObjectURL(url);
+  say('exported ' + marks.length + ' mark(s); import with: judge audit import FILE'
+      + (payload.reviewer ? '' : ' --labeller NAME (no reviewer name is set)'), !payload.reviewer);
+}
+
+// --- start ------------------------------------------------------------------------------------
+fillSelect($('f-type'), data.types.map((t) => [t, t]));
+fillSelect($('f-status'), data.statuses.map((s) => [s, s]));
+fillSelect($('f-match'), data.match_kinds.map((k) => [k, k]));
+const flagCount = (flag) => data.items.filter((i) => i.flags.includes(flag)).length;
+// "needs review" counts what the console and report.md count (the run record's questions
+// that need a look); "any flag" adds the adapter's failures and the judge's findings.
+fillSelect($('f-triage'), [['needs_review', 'needs review (' + data.items.filter((i) => i.needs_review).length + ')'],
+  ['any', 'any flag (' + data.items.filter((i) => i.flags.length).length + ')'],
+  ...Object.entries(data.triage).map(([flag, text]) => [flag, text + ' (' + flagCount(flag) + ')'])]);
+const list = $('items');
+data.items.forEach((item, position) => list.appendChild(build(item, position)));
+for (const id of filterIds) $(id).addEventListener('change', apply);
+$('sort').addEventListener('change', sortItems);
+$('reviewer').value = store.reviewer;
+$('reviewer').addEventListener('input', () => {
+  const name = $('reviewer').value.trim();
+  saveStore((s) => { s.reviewer = name; });
+});
+$('export').addEventListener('click', exportMarks);
+$('open-all').addEventListener('click', () => { for (const e of entries.values()) if (!e.section.hidden) setOpen(e, true); });
+$('close-all').addEventListener('click', () => { for (const e of entries.values()) setOpen(e, false); });
+window.addEventListener('hashchange', openFromHash);
+window.addEventListener('storage', (event) => {
+  // Marks saved in another tab: show them here too.
+  if (event.key !== data.store_key) return;
+  store = readStore();
+  $('reviewer').value = store.reviewer;
+  redrawAll();
+});
+apply();
+openFromHash();

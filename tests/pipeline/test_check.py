@@ -1,0 +1,34 @@
+"""``judge.pipeline.check``: the inputs validated once, every problem in one error."""
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from judge.config import Config
+from judge.errors import InputError
+from judge.pipeline import Inputs
+from judge.pipeline.check import check
+
+Tiny = Callable[..., Config]
+
+
+def test_check_counts_what_the_command_shows(tiny: Tiny) -> None:
+    seen: list[Inputs] = []
+    checked = check(tiny(), on_inputs=seen.append)
+    assert [i.run_source for i in seen] == [checked.inputs.run_source]  # called once
+    assert checked.per_type == {"factual": 1, "procedural": 1, "negative": 1, "out_of_scope": 1}
+    assert checked.unlabelled == []
+    assert checked.documents == 3  # pricing, setup and one more doc in the tiny corpus
+    assert checked.labellers == 0
+    assert len(checked.inputs.run.records) == 4
+
+
+def test_check_collects_every_problem_after_showing_the_inputs(tiny: Tiny, tmp_path: Path) -> None:
+    config = tiny().with_overrides(judge={"prompt": tmp_path / "no-such-prompt.md"})
+    seen: list[Inputs] = []
+    with pytest.raises(InputError) as raised:
+        check(config, on_inputs=seen.append)
+    assert len(seen) == 1  # the warnings come before the error
+    assert len(raised.value.problems) == 1
+    assert "no-such-prompt.md" in raised.value.problems[0]

@@ -1,0 +1,293 @@
+"""The layering of the package (the contracts in ``.importlinter``) and "one name, one home".
+
+``make check`` runs the same contracts with ``lint-imports``; these tests also show that the
+contracts can fail: without one of its allowances, or with one more forbidden import, a
+contract breaks.
+"""
+
+import ast
+import configparser
+import pkgutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import judge
+
+REPO = Path(__file__).resolve().parents[1]
+CONTRACTS = REPO / ".importlinter"
+PACKAGE = REPO / "judge"
+#: lint-imports of the environment running the tests (the dev extras install it).
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+def _lint(config: Path, *contracts: str) -> subprocess.CompletedProcess[str]:
+    """Run lint-imports on ``config`` (only ``contracts``, if given) from the repository root."""
+    if not LINT_IMPORTS.is_file():
+        pytest.fail(f"{LINT_IMPORTS} not found: install the dev extras (pip install -e '.[dev]')")
+    command = [str(LINT_IMPORTS), "--no-cache", "--no-logo", str(config)]
+    for contract in contracts:
+        command += ["--contract", contract]
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+
+
+def _read(path: Path) -> configparser.ConfigParser:
+    parser = configparser.ConfigParser(interpolation=None)
+    parser.read_string(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def _contracts(parser: configparser.ConfigParser) -> list[str]:
+    return [s.split(":", 2)[2] for s in parser.sections() if s.startswith("importlinter:contract:")]
+
+
+def _lines(value: str) -> list[str]:
+    return [line.strip() for line in value.strip().splitlines() if line.strip()]
+
+
+def _write_changed(
+    tmp_path: Path, contract: str, key: str, lines: list[str]
+) -> tuple[Path, configparser.ConfigParser]:
+    """A copy of .importlinter with one contract's ``key`` set to ``lines``. In the copy an
+    allowance that matches no import is no error, so that only the change decides."""
+    parser = _read(CONTRACTS)
+    section = parser[f"importlinter:contract:{contract}"]
+    section[key] = "\n" + "\n".join(lines)
+    section["unmatched_ignore_imports_alerting"] = "none"
+    path = tmp_path / ".importlinter"
+    with path.open("w", encoding="utf-8") as out:
+        parser.write(out)
+    return path, parser
+
+
+# --- (a) the contracts hold ---------------------------------------------------------------
+
+
+def test_the_contracts_hold() -> None:
+    done = _lint(CONTRACTS)
+    assert done.returncode == 0, done.stdout + done.stderr
+    count = len(_contracts(_read(CONTRACTS)))
+    assert count >= 6
+    assert f"Contracts: {count} kept, 0 broken." in done.stdout
+
+
+def test_every_allowance_says_why() -> None:
+    """An ``ignore_imports`` line is debt or a deliberate exception: a comment line above it (in
+    its block) says which. Comments are whole lines: after an expression one would be read as
+    part of it."""
+    unexplained: list[str] = []
+    in_block = explained = False
+    for number, raw in enumerate(CONTRACTS.read_text(encoding="utf-8").splitlines(), 1):
+        line = raw.strip()
+        if not raw.startswith((" ", "\t")) or not line:
+            in_block = raw.startswith("ignore_imports")
+            explained = False
+        elif line.startswith("#"):
+            explained = explained or in_block
+        elif in_block:
+            assert "#" not in line, f".importlinter:{number}: a comment after an import"
+            if not explained:
+                unexplained.append(f".importlinter:{number}: {line}")
+    assert unexplained == []
+
+
+# --- (b) they can fail --------------------------------------------------------------------
+
+
+def test_without_one_allowance_each_contract_with_debt_breaks(tmp_path: Path) -> None:
+    """For every contract that allows imports, drop its first allowance: lint-imports then
+    reports that contract broken (or, for the circles, names the import again)."""
+    parser = _read(CONTRACTS)
+    allowances = {
+        contract: _lines(parser[f"importlinter:contract:{contract}"]["ignore_imports"])
+        for contract in _contracts(parser)
+        if "ignore_imports" in parser[f"importlinter:contract:{contract}"]
+    }
+    allowances = {contract: lines for contract, lines in allowances.items() if lines}
+    if not allowances:
+        pytest.skip("no allowance left in .importlinter: the debt is paid")
+    for contract, lines in allowances.items():
+        path, _ = _write_changed(tmp_path, contract, "ignore_imports", lines[1:])
+        done = _lint(path, contract)
+        # Kept: the allowance matched no import (test_the_contracts_hold says so too).
+        assert done.returncode == 1, f"{contract} kept without {lines[0]}:\n{done.stdout}"
+        assert "BROKEN" in done.stdout
+        importer = lines[0].split("->")[0].strip()
+        # acyclic_siblings names the packages relative to their parent (".judging -> .results").
+        assert importer in done.stdout or importer.split(".")[1] in done.stdout, done.stdout
+
+
+def test_one_more_forbidden_import_that_exists_breaks_the_contract(tmp_path: Path) -> None:
+    """``judge.inputs`` does import ``judge.errors`` (every loader raises InputError): forbid it
+    and the inputs contract breaks, naming the import."""
+    parser = _read(CONTRACTS)
+    contract = "inputs-below-judging"
+    forbidden = _lines(parser[f"importlinter:contract:{contract}"]["forbidden_modules"])
+    path, _ = _write_changed(tmp_path, contract, "forbidden_modules", [*forbidden, "judge.errors"])
+    done = _lint(path, contract)
+    assert done.returncode == 1, done.stdout
+    assert "judge.inputs is not allowed to import judge.errors" in done.stdout
+    assert "judge.inputs.golden -> judge.errors" in done.stdout
+
+
+def test_nothing_but_python_minus_m_imports_the_cli(tmp_path: Path) -> None:
+    """The allowance of the protected contract is real: without it the contract breaks."""
+    path, _ = _write_changed(tmp_path, "nothing-imports-the-cli", "allowed_importers", [])
+    done = _lint(path, "nothing-imports-the-cli")
+    assert done.returncode == 1, done.stdout
+    assert "judge.__main__ -> judge.cli" in done.stdout
+
+
+def test_the_cli_contract_forbids_every_other_module_of_the_package() -> None:
+    """The CLI's contract lists what it may *not* import; a new module of the package must be
+    added to that list (or to the allowed ones, with a reason), or the CLI could use it."""
+    allowed = {"pipeline", "report", "console", "config", "errors", "formatting", "signals"}
+    itself = {"cli", "__main__"}
+    modules = {info.name for info in pkgutil.iter_modules(judge.__path__)}
+    assert allowed <= modules
+    parser = _read(CONTRACTS)
+    forbidden = _lines(parser["importlinter:contract:cli-parses-calls-prints"]["forbidden_modules"])
+    assert sorted(forbidden) == sorted(f"judge.{m}" for m in modules - allowed - itself)
+
+
+# --- (c) one name, one home ---------------------------------------------------------------
+
+#: Public names defined at the top level of two modules today, with their meanings. Each is a
+#: name that means two things (or one thing defined twice); strike a line when one of the two
+#: goes (the test fails on a stale line), and never add one for new code: give it its own name,
+#: or import the one that exists.
+TODAY: dict[str, tuple[frozenset[str], str]] = {
+    # Two meanings under one name.
+    "BACKENDS": (
+        frozenset({"judge.cli", "judge.judging.backends"}),
+        "cli: the names --backend accepts (with auto); judging.backends: the registry, name → "
+        "factory",
+    ),
+    "FORMAT_VERSION": (
+        frozenset({"judge.results.history", "judge.results.manifest", "judge.sweep.report"}),
+        "the format versions of three files: history.jsonl, manifest.json and sweep.json",
+    ),
+    "LEVEL": (
+        frozenset({"judge.audit.ppi", "judge.results.paired"}),
+        "audit.ppi: the level of the corrected estimates' intervals; results.paired: the level "
+        "of a paired change's bootstrap interval (both 0.95 today, two decisions)",
+    ),
+    "SCHEMA_VERSION": (
+        frozenset({"judge.judging.cache", "judge.judging.verdict"}),
+        "judging.cache: the SQLite cache's table layout; judging.verdict: the verdict record's "
+        "fields",
+    ),
+    "gate": (
+        frozenset({"judge.audit.agreement", "judge.results.gate"}),
+        "audit.agreement: the audit's bar (kappa, agreement); results.gate: the regression gate "
+        "of a run against its baseline",
+    ),
+    "read_manifest": (
+        frozenset({"judge.batch", "judge.results.manifest"}),
+        "batch: a batch export's manifest; results.manifest: a report folder's manifest.json",
+    ),
+    "sample_items": (
+        frozenset({"judge.audit.sampling", "judge.judging.stability"}),
+        "audit.sampling: the items to label (quotas per type, the unsure first); "
+        "judging.stability: a seeded random sample to judge again",
+    ),
+    # One meaning defined twice (the same value in two backends).
+    "PREFLIGHT_TIMEOUT_S": (
+        frozenset({"judge.judging.backends.ollama", "judge.judging.backends.openai"}),
+        "how long each backend's reachability check waits (5 s in both)",
+    ),
+    "TOP_LOGPROBS": (
+        frozenset({"judge.judging.backends.ollama", "judge.judging.backends.openai"}),
+        "how many alternatives each backend asks for per token (5 in both)",
+    ),
+}
+
+
+def _public_definitions(source: str) -> Iterator[str]:
+    """Public top-level names a module defines: functions, classes, UPPER_CASE constants and
+    CamelCase type aliases (not names starting with ``_``, not imports, not lower-case
+    variables such as ``logger``), including those under a top-level ``if``/``try``."""
+
+    def walk(body: list[ast.stmt]) -> Iterator[str]:
+        for node in body:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                yield node.name
+            elif isinstance(node, ast.Assign | ast.AnnAssign):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                for target in targets:
+                    if isinstance(target, ast.Name) and target.id[:1].isupper():
+                        yield target.id
+            elif isinstance(node, ast.If):
+                yield from walk(node.body)
+                yield from walk(node.orelse)
+            elif isinstance(node, ast.Try):
+                for part in (node.body, node.orelse, node.finalbody):
+                    yield from walk(part)
+                for handler in node.handlers:
+                    yield from walk(handler.body)
+
+    for name in walk(ast.parse(source).body):
+        if not name.startswith("_"):
+            yield name
+
+
+def _homes(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Public name → the modules of ``package`` (a folder) that define it."""
+    homes: dict[str, set[str]] = {}
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        for name in _public_definitions(path.read_text(encoding="utf-8")):
+            homes.setdefault(name, set()).add(module)
+    return homes
+
+
+def test_the_walk_sees_definitions_and_not_imports() -> None:
+    source = (
+        "from x import IMPORTED, imported\n"
+        "import y as ALIAS\n"
+        "LIMIT = 5\n"
+        "TIMEOUT_S: float = 1.0\n"
+        "Kind = int\n"
+        "logger = object()\n"
+        "_PRIVATE = 1\n"
+        "def run(): pass\n"
+        "async def fetch(): pass\n"
+        "def _helper(): pass\n"
+        "class Row: pass\n"
+        "class _Hidden: pass\n"
+        "if True:\n    def maybe(): pass\n"
+        "try:\n    FAST = 1\nexcept ImportError:\n    FAST = 0\n"
+        "def outer():\n    INNER = 1\n"
+    )
+    assert sorted(_public_definitions(source)) == sorted(
+        ["LIMIT", "TIMEOUT_S", "Kind", "run", "fetch", "Row", "maybe", "FAST", "FAST", "outer"]
+    )
+
+
+def test_the_walk_finds_a_name_defined_in_two_modules(tmp_path: Path) -> None:
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    (package / "__init__.py").write_text("def gate(): pass\n", encoding="utf-8")
+    (package / "sub" / "__init__.py").write_text("", encoding="utf-8")
+    (package / "sub" / "rules.py").write_text("def gate(): pass\n", encoding="utf-8")
+    (package / "other.py").write_text("from pkg import gate\nLIMIT = 1\n", encoding="utf-8")
+    assert _homes(package) == {"gate": {"pkg", "pkg.sub.rules"}, "LIMIT": {"pkg.other"}}
+
+
+def test_one_name_one_home() -> None:
+    """A public name defined in two modules means two things under one name (or one thing
+    twice): a reader, a grep or an import picks the wrong one. Only today's duplicates, each
+    explained in ``TODAY``, are allowed, and only in the modules they are in now."""
+    duplicates = {name: modules for name, modules in _homes().items() if len(modules) > 1}
+    new = {
+        name: sorted(modules)
+        for name, modules in duplicates.items()
+        if name not in TODAY or modules != TODAY[name][0]
+    }
+    assert new == {}, "defined in two modules: give one a name of its own, or import the other"
+    stale = sorted(set(TODAY) - set(duplicates))
+    assert stale == [], "no longer defined twice: strike these from TODAY"
