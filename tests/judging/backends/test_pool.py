@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import random
 import socket
 import threading
 import time
@@ -171,6 +173,75 @@ def test_judge_run_keeps_the_pools_capacity_in_flight(
     # With one item in flight the least-loaded rule would send all 4 to the first server.
     assert first.chat_requests + second.chat_requests == 4
     assert second.chat_requests > 0 and first.peak_in_flight == 2
+
+
+def test_a_request_its_client_gave_up_on_is_no_longer_counted_in_flight(
+    start_server: Callable[..., loopback_ollama.Loopback],
+) -> None:
+    """The loopback server's count: a client that timed out and asks again has one request in
+    flight, not two (the abandoned one would have kept its slot for its whole delay)."""
+    server = start_server(slots=1, delay_s=30.0)
+    config = _config("ollama", [(_url(server, "ollama"), 1)]).ollama
+    backend = OllamaBackend(
+        config.model_copy(update={"host": _url(server, "ollama"), "timeout_s": 0.3})
+    )
+    started = time.monotonic()
+    try:
+        for _ in range(2):  # the second waits for the slot the first held, unless it was freed
+            with pytest.raises(ConnectionLost, match=r"^no reply from Ollama within 0\.3 s"):
+                backend.complete(_request())
+        while server.in_flight and time.monotonic() - started < 5:
+            time.sleep(0.01)
+    finally:
+        backend.close()
+    assert (server.chat_requests, server.peak_in_flight, server.in_flight) == (2, 1, 0)
+    assert time.monotonic() - started < 5  # counted out at once, not after its 30 s
+
+
+def test_the_pool_never_gives_a_member_more_than_its_concurrency() -> None:
+    """The product's side of peak_in_flight: 12 threads on a pool of 3 + 2 + 1, with members that
+    answer after a random pause, fail now and then (transient errors, lost connections) and
+    come back; at no moment does a member have more calls than its concurrency."""
+    rng_lock, rng = threading.Lock(), random.Random(7)
+    counting_lock = threading.Lock()
+    running: dict[str, int] = {}
+    peak: dict[str, int] = {}
+
+    def member(name: str) -> ScriptedBackend:
+        def script(request: Any) -> Any:
+            with counting_lock:
+                running[name] = running.get(name, 0) + 1
+                peak[name] = max(peak.get(name, 0), running[name])
+            with rng_lock:
+                pause, fate = rng.random() * 0.004, rng.random()
+            time.sleep(pause)
+            with counting_lock:
+                running[name] -= 1
+            if fate < 0.05:
+                return ConnectionLost(f"{name}: connection to Ollama failed: ConnectError")
+            if fate < 0.10:
+                return TransientBackendError("HTTP 503: queue full")
+            return good_reply(request)
+
+        return ScriptedBackend(script)
+
+    pool = PooledBackend([(member("a"), 3), (member("b"), 2), (member("c"), 1)])
+    answered: list[int] = []
+
+    def work() -> None:
+        for _ in range(40):
+            with contextlib.suppress(ConnectionLost, TransientBackendError):
+                pool.complete(_request())
+                answered.append(1)
+
+    threads = [threading.Thread(target=work) for _ in range(12)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(answered) > 300  # most of the 480 requests were answered
+    assert all(peak[name] <= limit for name, limit in (("a", 3), ("b", 2), ("c", 1))), peak
+    assert peak["a"] == 3  # and the pool did fill it
 
 
 # --- a server that fails mid-run --------------------------------------------------------------------
