@@ -39,12 +39,21 @@ def main() -> None:
         f"  pytrec_eval {r.get('pytrec_eval_qps', 0):>10,} questions/s  ({r.get('pytrec_eval_s')} s)\n"
         f"  speed-up    {r.get('speedup')}x; max |ndcg@10 difference| {r.get('max_abs_diff_ndcg@10')}"
     )
-    print("judge overhead, zero-latency backend, cache writes included (target: >= 1,000 items/s)")
+    print("judge overhead, zero-latency backend, cache writes included (target: >= 2,000 items/s)")
     results["judge_overhead"] = o = judge_bench.overhead()
-    print(f"  {o['items_per_s']:,} items/s ({o['items']} items in {o['seconds']} s)")
+    print(
+        f"  {o['items_per_s']:,} items/s ({o['items']} items in {o['seconds']} s, "
+        f"{o['cpu_seconds']} s of CPU)"
+    )
     print("cached re-run of 1,000 items, start-up included (target: < 2 s)")
     results["cached_rerun"] = c = judge_bench.cached_rerun()
-    print(f"  {c['seconds']} s")
+    print(f"  {c['seconds']} s ({c['cpu_seconds']} s of CPU)")
+    print("cached re-run of 10,000 items, start-up and comparison included (target: < 3 s)")
+    results["cached_rerun_10k"] = c = judge_bench.cached_rerun(10_000)
+    print(f"  {c['seconds']} s ({c['cpu_seconds']} s of CPU)")
+    print("judge report re-rendering a 10,000-item folder, start-up included (target: < 2 s)")
+    results["rerender_10k"] = r = judge_bench.rerender(10_000)
+    print(f"  {r['seconds']} s ({r['cpu_seconds']} s of CPU)")
     print("loopback server, 0.2 s per reply, N slots, concurrency N (target: >= 90 % of N / delay)")
     results["concurrency"] = rows = [
         judge_bench.concurrency(slots=n, n_items=20 * n) for n in (1, 4, 8)

@@ -85,3 +85,64 @@ def test_lexical_tokens_use_bigrams_for_japanese_and_words_for_latin() -> None:
 def test_iteration_marks_and_astral_ideographs_stay_inside_words() -> None:
     assert lexical_tokens("様々な人々") == ["様々", "々な", "な人", "人々"]
     assert lexical_tokens("𠮷野家") == ["𠮷野", "野家"]
+
+
+def _by_cluster_reference(text: str) -> tuple[str, list[int]]:
+    """The rule as the module docstring states it, written out with no shortcut: each base
+    character with its marks, NFKC, case folding, quote marks and whitespace dropped."""
+    import unicodedata
+
+    from judge.textnorm import _DROP, is_mark
+
+    out: list[str] = []
+    offsets: list[int] = []
+    index = 0
+    while index < len(text):
+        end = index + 1
+        while end < len(text) and is_mark(text[end]):
+            end += 1
+        for char in unicodedata.normalize("NFKC", text[index:end]).casefold():
+            if char not in _DROP and not char.isspace():
+                out.append(char)
+                offsets.append(index)
+        index = end
+    return "".join(out), offsets
+
+
+#: Texts that take each path of ``normalise_with_offsets``: plain, with dropped characters,
+#: with expansions (ligatures, ㍿, …), with marks (half-width voicing, combining accents, a
+#: mark first), with the fast path's own stand-in character, and empty.
+_HOSTILE = [
+    "",
+    " ",
+    "設定は12日ごとに復元されます。",
+    "「ＰＲＯ」プラン　は ４００円",
+    'Tap  "Restore"\n now',
+    "ｶﾞｲﾄﾞ",
+    "まず ｶﾞｲﾄﾞ を見ます",
+    "\uff9eで始まる",
+    "\u0301e",
+    "cafe\u0301 CAFÉ Straße ǅ",
+    "ﬁle ㍿ … ①② Ⅻ ㌔",
+    "sentinel \uffff here",
+    "\uffff",
+    "tab\there\r\nand\u3000ideographic space\u2028",
+    "𠮷野家の様々な人々",
+    "İstanbul ΣΑΣ",
+    "か\u3099き\u309a",
+    "ﾊﾞｯｸｱｯﾌﾟ",
+]
+
+
+def test_the_fast_paths_give_exactly_the_cluster_by_cluster_result() -> None:
+    import random
+
+    rng = random.Random(7)
+    alphabet = "".join(_HOSTILE) + "abcABC 　「」()ａＺ０"
+    generated = [
+        "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(2000)
+    ]
+    for text in _HOSTILE + generated:
+        expected = _by_cluster_reference(text)
+        assert normalise_with_offsets(text) == expected, text
+        assert normalise(text) == expected[0], text

@@ -57,7 +57,12 @@ class HumanLabel(LabelScores):
     """sha256 hex of the exact UTF-8 answer text that was labelled."""
 
     def scores(self) -> LabelScores:
-        return LabelScores.model_validate(self.model_dump(exclude={"answer_sha256"}))
+        """The label without its answer hash. Its fields were validated when the label was
+        read, so they are copied, not dumped and validated again (one per labelled item of
+        every report)."""
+        return LabelScores.model_construct(
+            **{name: getattr(self, name) for name in LabelScores.model_fields}
+        )
 
 
 class Labels(NamedTuple):

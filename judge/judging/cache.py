@@ -235,6 +235,15 @@ class VerdictCache:
             )
             return {key for (key,) in rows}
 
+    def parts(self, fingerprint: str) -> dict[str, Any] | None:
+        """The parts ``fingerprint`` was registered with, or None if it never was (one row
+        read, where ``stats`` counts the replies of every fingerprint)."""
+        with self._errors():
+            row = self.db.execute(
+                "SELECT parts FROM fingerprints WHERE fingerprint = ?", (fingerprint,)
+            ).fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
     def stats(self) -> list[FingerprintStats]:
         with self._errors():
             rows = self.db.execute(

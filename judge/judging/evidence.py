@@ -78,6 +78,14 @@ class EvidenceMatch(BaseModel):
         return self.kind == "cited"
 
 
+@functools.lru_cache(maxsize=4096)
+def _normalised_chunk(text: str) -> tuple[str, tuple[int, ...]]:
+    """A chunk's normalised text and offsets, once per chunk rather than once per quote: the
+    same chunks are shown with many items (an immutable tuple, as it is shared)."""
+    normalised, offsets = normalise_with_offsets(text)
+    return normalised, tuple(offsets)
+
+
 def verify_quote(quote: str, context: Sequence[ContextChunk]) -> EvidenceMatch:
     """Find ``quote`` in ``context`` (see module docstring for the rules)."""
     stripped = quote.strip()
@@ -96,7 +104,7 @@ def verify_quote(quote: str, context: Sequence[ContextChunk]) -> EvidenceMatch:
                     kind="exact", chunk_id=chunk.chunk_id, start=start, end=end, coverage=1.0
                 )
             start = chunk.text.find(stripped, start + 1)
-    normalised = [(chunk, *normalise_with_offsets(chunk.text)) for chunk in context]
+    normalised = [(chunk, *_normalised_chunk(chunk.text)) for chunk in context]
     for chunk, text, offsets in normalised:
         index = text.find(target)
         if index >= 0:
@@ -104,7 +112,7 @@ def verify_quote(quote: str, context: Sequence[ContextChunk]) -> EvidenceMatch:
             return EvidenceMatch(
                 kind="normalised", chunk_id=chunk.chunk_id, start=start, end=end, coverage=1.0
             )
-    best: tuple[float, ContextChunk | None, int, int, list[int]] = (0.0, None, 0, 0, [])
+    best: tuple[float, ContextChunk | None, int, int, tuple[int, ...]] = (0.0, None, 0, 0, ())
     for chunk, text, offsets in normalised:
         if not text:
             continue

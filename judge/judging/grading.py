@@ -137,10 +137,8 @@ def cached_verdicts(
 
 def _registered_mode(cache: VerdictCache, fingerprint: str) -> Mode:
     """The prompt mode recorded with ``fingerprint`` in the cache (``quote`` if unrecorded)."""
-    for stats in cache.stats():
-        if stats.fingerprint == fingerprint:
-            return fingerprint_mode(stats.parts)
-    return "quote"
+    parts = cache.parts(fingerprint)
+    return "quote" if parts is None else fingerprint_mode(parts)
 
 
 def _ask(
@@ -213,13 +211,13 @@ def judge_items(
     cached_replies = cache.get_many(fingerprint.value, (item.key for item in items))
     progress = JudgeProgress(0, len(items), 0, 0)
 
-    def record(item: JudgeItem, reply: Reply, cached: bool) -> None:
+    def record(item: JudgeItem, verdict: Verdict) -> None:
         nonlocal progress
-        verdict = verdicts[item.question.id] = verdict_for(item, reply, cached, mode)
+        verdicts[item.question.id] = verdict
         progress = JudgeProgress(
             progress.done + 1,
             progress.total,
-            progress.cached + cached,
+            progress.cached + verdict.cached,
             progress.not_ok + (verdict.status != "ok"),
         )
         on_progress(progress)
@@ -227,12 +225,14 @@ def judge_items(
     todo = []
     for item in items:
         reply = cached_replies.get(item.key)
-        if reply is not None and not (
-            rejudge_failed and verdict_for(item, reply, cached=True, mode=mode).status != "ok"
-        ):
-            record(item, reply, cached=True)
-        else:
+        if reply is None:
             todo.append(item)
+            continue
+        verdict = verdict_for(item, reply, cached=True, mode=mode)  # derived once, kept
+        if rejudge_failed and verdict.status != "ok":
+            todo.append(item)
+        else:
+            record(item, verdict)
     on_progress(progress)
     interrupted = False
     stopping = threading.Event()
@@ -256,7 +256,7 @@ def judge_items(
                 item = pending.pop(future)
                 reply = future.result()
                 cache.put(fingerprint.value, item.key, item.question.id, reply)
-                record(item, reply, cached=False)
+                record(item, verdict_for(item, reply, cached=False, mode=mode))
                 next_item = next(queue, None)
                 if next_item is not None:
                     submit(next_item)

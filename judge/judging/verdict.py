@@ -276,6 +276,12 @@ def json_problem(exc: json.JSONDecodeError) -> str:
     return f"{exc.msg} at line {exc.lineno} column {exc.colno} (near {around!r})"
 
 
+#: ``json.loads(text, strict=False)`` without building a decoder per reply (json.loads does
+#: when given options). strict=False: a raw control character inside a string (a newline in
+#: "note") is read, not refused; some backends' grammars allow it and the meaning is plain.
+_LENIENT_JSON = json.JSONDecoder(strict=False)
+
+
 class ReplyProblem(Exception):
     """A reply that parsed but cannot be a verdict (the whole message says why)."""
 
@@ -321,9 +327,7 @@ def make_verdict(
         error = "reply cut off at the token limit (finish_reason 'length'); raise max_tokens"
         return Verdict(status="parse_error", error=error, **common)
     try:
-        # strict=False: a raw control character inside a string (a newline in "note") is
-        # read, not refused; some backends' grammars allow it and the meaning is plain.
-        parsed = json.loads(reply.text, strict=False)
+        parsed = _LENIENT_JSON.decode(reply.text)
         payload = _PAYLOADS[mode].model_validate(parsed)
         if isinstance(payload, VerdictPayload):
             judged = _quoted(payload, context, answerable)

@@ -146,6 +146,25 @@ def test_stats_and_prune(tmp_path: Path) -> None:
     cache.close()
 
 
+def test_parts_reads_one_fingerprint_as_stats_does(tmp_path: Path) -> None:
+    cache = VerdictCache(tmp_path / "c.sqlite3")
+    cache.register("h1:a", {"backend": "x", "mode": "cited", "options": {"seed": 1}}, "a")
+    cache.register("h1:b", {"backend": "y"}, "b")
+    by_stats = {s.fingerprint: s.parts for s in cache.stats()}
+    assert (
+        cache.parts("h1:a")
+        == by_stats["h1:a"]
+        == {
+            "backend": "x",
+            "mode": "cited",
+            "options": {"seed": 1},
+        }
+    )
+    assert cache.parts("h1:b") == by_stats["h1:b"]
+    assert cache.parts("h1:never") is None
+    cache.close()
+
+
 def test_a_damaged_cache_file_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "c.sqlite3"
     path.write_bytes(b"this is not a database" * 100)

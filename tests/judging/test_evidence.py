@@ -89,3 +89,18 @@ def test_an_exact_hit_may_not_end_inside_a_character() -> None:
     match = verify_quote("毎晩ﾊﾞｯｸｱｯﾌ", [chunk])
     assert match.kind != "exact"
     assert verify_quote("毎晩ﾊﾞｯｸｱｯﾌﾟを実行", [chunk]).kind == "exact"
+
+
+def test_a_chunk_normalised_once_serves_every_quote_with_its_own_id_and_span() -> None:
+    # Chunks are normalised once per text (cached): twins with the same text must still be
+    # told apart by rank, and the second quote into a chunk must get its own span.
+    twin = ContextChunk(3, "dup/b", JA.text)
+    first = verify_quote("毎日午前３時ごろに実行されます。", [JA, twin])
+    second = verify_quote("毎日午前３時ごろに実行されます。", [twin, JA])
+    assert (first.kind, first.chunk_id) == ("normalised", "backup/auto")
+    assert (second.kind, second.chunk_id) == ("normalised", "dup/b")
+    assert (first.start, first.end) == (second.start, second.end)
+    later = verify_quote("『設定 > バックアップ』から確認できます。", [twin])
+    assert later.kind == "normalised" and later.chunk_id == "dup/b"
+    # From the first matched character: the opening bracket, dropped by normalising, is not.
+    assert _span(twin, later.start, later.end) == "設定 > バックアップ」から確認できます。"
