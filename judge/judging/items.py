@@ -32,9 +32,9 @@ class ContextChunk:
 @functools.lru_cache(maxsize=1 << 14)
 def _shown(rank: int, chunk_id: str, text: str) -> ContextChunk:
     """The one ``ContextChunk`` for a chunk's text at a rank: immutable, so every item that
-    shows it shares it. A run of 10,000 items shows a few thousand distinct ones; building
-    50,000 objects instead, each one the garbage collector scans again and again, was a tenth
-    of a cached re-run (docs/benchmarks.md)."""
+    shows it shares it. A run of 10,000 items shows a few thousand distinct ones instead of
+    50,000 objects that all live to the end of the run, which the garbage collector would scan
+    again and again (docs/benchmarks.md)."""
     return ContextChunk(rank, chunk_id, text)
 
 

@@ -180,3 +180,25 @@ def test_a_request_in_flight_at_ctrl_c_is_abandoned_on_a_daemon_thread(
         assert stuck and all(t.daemon for t in stuck)
     finally:
         release.set()
+
+
+def test_a_cached_reply_is_derived_once_even_when_failed_ones_are_rejudged(
+    tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import judge.judging.grading as grading
+
+    items = _items(tiny())
+    _judge(items, ScriptedBackend(), tmp_path)  # every reply cached, all ok
+    derived: list[tuple[str, bool]] = []
+    real = grading.make_verdict
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        derived.append((args[0], args[5]))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(grading, "make_verdict", counting)
+    backend = ScriptedBackend()
+    outcome = _judge(items, backend, tmp_path, rejudge_failed=True)
+    assert not backend.calls  # nothing failed, so nothing was asked again
+    assert all(v.cached and v.status == "ok" for v in outcome.verdicts.values())
+    assert sorted(derived) == sorted((item.question.id, True) for item in items)

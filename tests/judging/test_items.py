@@ -151,3 +151,33 @@ def test_build_items_skips_questions_the_run_has_no_record_for(tiny: Tiny) -> No
         q2.question.question, q2.context, q2.record.answer, q2.question.reference_answer
     )
     assert [c.chunk_id for c in items[2].context] == ["pricing/plans"]  # fewer than context_k
+
+
+def test_items_share_one_context_chunk_per_chunk_text_and_rank() -> None:
+    from judge.inputs.golden import Chunk
+    from judge.inputs.runs import RetrievedChunk, RunRecord
+
+    corpus = {
+        c.chunk_id: c
+        for c in (
+            Chunk(chunk_id="a", doc="d", text="A のテキスト。"),
+            Chunk(chunk_id="b", doc="d", text="B のテキスト。"),
+        )
+    }
+
+    def record(*ranked: tuple[str, str | None]) -> RunRecord:
+        retrieved = tuple(RetrievedChunk(chunk_id=c, text=t) for c, t in ranked)
+        return RunRecord(id="q", retrieved=retrieved, answer="x")
+
+    first = context_for(record(("a", None), ("b", None)), corpus, 5)
+    second = context_for(record(("a", None), ("b", None)), corpus, 5)
+    assert first == [ContextChunk(1, "a", "A のテキスト。"), ContextChunk(2, "b", "B のテキスト。")]
+    assert all(x is y for x, y in zip(first, second, strict=True))
+    # Another rank, or the text the run itself supplied, is another chunk as shown.
+    swapped = context_for(record(("b", None), ("a", None)), corpus, 5)
+    assert swapped == [
+        ContextChunk(1, "b", "B のテキスト。"),
+        ContextChunk(2, "a", "A のテキスト。"),
+    ]
+    own = context_for(record(("a", "the generator's own text"), ("b", None)), corpus, 1)
+    assert own == [ContextChunk(1, "a", "the generator's own text")]
