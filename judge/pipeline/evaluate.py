@@ -22,9 +22,8 @@ from judge.inputs.golden import load_golden
 from judge.inputs.labels import load_labels_if_any
 from judge.inputs.runs import load_run
 from judge.judging.backends import JudgeBackend
-from judge.judging.backends.pool import judging_concurrency
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import Fingerprint, JudgeProgress, cached_verdicts, judge_items
+from judge.judging.grading import Fingerprint, JudgeProgress, cached_verdicts
 from judge.judging.items import build_items
 from judge.judging.prompts import load_prompt
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
@@ -154,20 +153,8 @@ def _evaluate(
         items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
         with judging_session(
             config, backend, items, prompt, inputs.run_source, hooks.on_judge_chosen
-        ) as (
-            opened,
-            cache,
-        ):
-            outcome = judge_items(
-                items,
-                opened.backend,
-                prompt,
-                cache,
-                concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
-                max_attempts=config.judge.max_attempts,
-                on_progress=hooks.on_judging,
-                rejudge_failed=rejudge_failed,
-            )
+        ) as session:
+            outcome = session.judge(items, hooks.on_judging, rejudge_failed=rejudge_failed)
         if outcome.interrupted:
             # The same command resumes: the verdicts are cached, and an adapter's answers are
             # saved and reused (no need to point --run at them).
@@ -176,7 +163,10 @@ def _evaluate(
                 "cached; run the same command again to resume"
             )
         judged = Judged(
-            outcome.verdicts, judge_info(opened, prompt), outcome.fingerprint, outcome.elapsed_s
+            outcome.verdicts,
+            judge_info(session.opened, prompt),
+            outcome.fingerprint,
+            outcome.elapsed_s,
         )
         name = reports.new_folder_name(outcome.fingerprint.value, started_at)
         report = build_report(config, measured, judged, inputs.labels.current, started_at, name)

@@ -5,7 +5,7 @@ the batch commands judge through it, so the choice of a judge is made in one pla
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
@@ -13,10 +13,10 @@ from typing import NamedTuple
 from judge.config import Config
 from judge.errors import BackendUnavailable
 from judge.judging.backends import JudgeBackend, OpenedBackend
-from judge.judging.backends.pool import PoolRefused
+from judge.judging.backends.pool import PoolRefused, judging_concurrency
 from judge.judging.cache import VerdictCache
 from judge.judging.evidence import VERIFIER_VERSION
-from judge.judging.grading import judge_fingerprint
+from judge.judging.grading import JudgeOutcome, JudgeProgress, judge_fingerprint, judge_items
 from judge.judging.items import JudgeItem
 from judge.judging.prompts import Prompt
 from judge.results.manifest import JudgeInfo
@@ -68,6 +68,41 @@ def _open(
         return OpenedBackend(offline, reason), True
 
 
+class Session(NamedTuple):
+    """An open judge: its backend, the prompt, the verdict cache, and how many requests are in
+    flight and how often one is tried (from the configuration). Commands judge through
+    ``judge``, so concurrency and retries are decided here, once."""
+
+    opened: OpenedBackend
+    prompt: Prompt
+    cache: VerdictCache
+    concurrency: int
+    max_attempts: int
+
+    @property
+    def backend(self) -> JudgeBackend:
+        return self.opened.backend
+
+    def judge(
+        self,
+        items: Sequence[JudgeItem],
+        on_progress: Callable[[JudgeProgress], None],
+        *,
+        rejudge_failed: bool = False,
+    ) -> JudgeOutcome:
+        """``judge_items`` with this session's backend, prompt, cache and settings."""
+        return judge_items(
+            items,
+            self.backend,
+            self.prompt,
+            self.cache,
+            concurrency=self.concurrency,
+            max_attempts=self.max_attempts,
+            on_progress=on_progress,
+            rejudge_failed=rejudge_failed,
+        )
+
+
 @contextmanager
 def judging_session(
     config: Config,
@@ -76,9 +111,9 @@ def judging_session(
     prompt: Prompt,
     run_source: str,
     on_judge_chosen: Callable[[JudgeChoice], None],
-) -> Iterator[tuple[OpenedBackend, VerdictCache]]:
-    """The backend (opened, announced, closed if this opened it) and the verdict cache, for
-    as long as a command judges: ``evaluate``, ``sweep`` and ``judge_stability`` alike."""
+) -> Iterator[Session]:
+    """The judge (backend opened, announced, closed if this opened it) and the verdict cache,
+    for as long as a command judges: ``evaluate``, ``sweep`` and ``judge_stability`` alike."""
     opened, owned = _open(config, backend, items, prompt)
     try:
         on_judge_chosen(
@@ -92,7 +127,13 @@ def judging_session(
         )
         cache = VerdictCache(config.judge.cache_path)
         try:
-            yield opened, cache
+            yield Session(
+                opened,
+                prompt,
+                cache,
+                judging_concurrency(opened.backend, config.judge.concurrency),
+                config.judge.max_attempts,
+            )
         finally:
             cache.close()
     finally:

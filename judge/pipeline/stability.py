@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 from judge.config import Config
 from judge.judging.backends import JudgeBackend
-from judge.judging.backends.pool import judging_concurrency
 from judge.judging.grading import JudgeProgress
 from judge.judging.items import build_items
 from judge.judging.prompts import load_prompt
@@ -47,19 +46,18 @@ def judge_stability(
     prompt = load_prompt(config.judge.prompt)
     inputs = load_inputs(config, run_path, with_labels=False)
     items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
-    with judging_session(config, backend, items, prompt, inputs.run_source, on_judge_chosen) as (
-        opened,
-        cache,
-    ):
+    with judging_session(
+        config, backend, items, prompt, inputs.run_source, on_judge_chosen
+    ) as session:
         report = check_stability(
             items,
-            opened.backend,
+            session.backend,
             prompt,
-            cache,
+            session.cache,
             sample=sample,
             seed=seed,
-            concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
-            max_attempts=config.judge.max_attempts,
+            concurrency=session.concurrency,
+            max_attempts=session.max_attempts,
             on_progress=on_judging,
         )
     folder = Path(config.reports.dir) / "stability"

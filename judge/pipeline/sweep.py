@@ -14,8 +14,7 @@ from judge.inputs.adapter import AdapterProgress, adapter_answers
 from judge.inputs.golden import GoldenSet, load_golden
 from judge.inputs.runs import load_run
 from judge.judging.backends import JudgeBackend
-from judge.judging.backends.pool import judging_concurrency
-from judge.judging.grading import JudgeProgress, judge_items
+from judge.judging.grading import JudgeProgress
 from judge.judging.items import build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.pipeline.inputs import _ignore
@@ -234,21 +233,13 @@ def _judge_settings(
     judged: dict[tuple[str, str], JudgeMeans] = {}
     with judging_session(
         config, backend, every_item, prompt, f"{len(runs)} sweep run(s)", hooks.on_judge_chosen
-    ) as (opened, cache):
+    ) as session:
         for index, (setting, split, golden, _) in enumerate(runs):
             hooks.on_step(SweepStep("judge", index, len(runs), f"{setting.label} ({split})"))
-            outcome = judge_items(
-                item_sets[(setting.key, split)],
-                opened.backend,
-                prompt,
-                cache,
-                concurrency=judging_concurrency(opened.backend, config.judge.concurrency),
-                max_attempts=config.judge.max_attempts,
-                on_progress=hooks.on_judging,
-            )
+            outcome = session.judge(item_sets[(setting.key, split)], hooks.on_judging)
             if outcome.interrupted:
                 raise KeyboardInterrupt
             judged[(setting.key, split)] = judge_means(
                 golden, outcome.verdicts, config.data.question_types
             )
-    return judged, opened.backend.identity.describe()
+    return judged, session.backend.identity.describe()
