@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from judge.config import Config
-from judge.errors import ConfigError, Interrupted
+from judge.errors import ConfigError, InputError, Interrupted
 from judge.inputs.adapter import AdapterProgress
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import load_labels_if_any
@@ -29,7 +29,7 @@ from judge.judging.prompts import load_prompt
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
 from judge.pipeline.session import JudgeChoice, judge_info, judging_session
 from judge.record import Record, read_saved_verdicts
-from judge.report.build import Judged, build_report
+from judge.report.build import Earlier, Judged, build_report
 from judge.report.files import render_files
 from judge.results.baseline import read_baseline
 from judge.results.folder import ReportFolder, ReportsDir
@@ -143,8 +143,9 @@ def _evaluate(
     reports = ReportsDir(config.reports.dir)
     with reports.lock():  # before the adapter is asked: a second run must not pay for answers
         prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
-        reports.history()  # and so does a damaged history, before anything is asked or judged
-        read_baseline(config.reports.baseline)  # and a baseline of the old format
+        # A damaged history or a baseline of the old format fails here too, before anything is
+        # asked or judged; both are read once and handed down.
+        earlier = earlier_runs(config, reports)
         inputs = load_inputs(
             config, run_path, fresh_answers=fresh_answers, on_adapter=hooks.on_adapter
         )
@@ -168,10 +169,28 @@ def _evaluate(
             outcome.fingerprint,
             outcome.elapsed_s,
         )
-        name = reports.new_folder_name(outcome.fingerprint.value, started_at)
-        report = build_report(config, measured, judged, inputs.labels.current, started_at, name)
+        name = reports.new_folder_name(outcome.fingerprint.value, started_at, earlier.history)
+        report = build_report(
+            config, measured, judged, inputs.labels.current, started_at, name, earlier
+        )
         folder = reports.publish(name, render_files(report), report.entry)
     return Evaluation(folder, report, inputs)
+
+
+def earlier_runs(config: Config, reports: ReportsDir) -> Earlier:
+    """The history and the pinned baseline, read once, and a reader of earlier runs' records
+    that reads each folder at most once (None for one gone, damaged or of another format)."""
+    read: dict[str, Record | None] = {}
+
+    def record(name: str) -> Record | None:
+        if name not in read:
+            try:
+                read[name] = reports.folder(name).record()
+            except (ConfigError, InputError, OSError):
+                read[name] = None
+        return read[name]
+
+    return Earlier(reports.history(), read_baseline(config.reports.baseline), record)
 
 
 def rerender(
@@ -232,6 +251,7 @@ def rerender(
             labels.current,
             datetime.fromisoformat(manifest.started_at),
             folder.name,
+            earlier_runs(config, reports),
             finished_at=datetime.fromisoformat(manifest.finished_at),
         )
         folder.write_files(render_files(report))

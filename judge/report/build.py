@@ -1,6 +1,7 @@
 """Assemble the report of one judged run: manifest, tables, comparisons, agreement, items.
 
-``build_report`` reads the history and the pinned baseline and writes nothing; the files are
+``build_report`` reads nothing and writes nothing: the history, the pinned baseline and the
+earlier runs' records come from the wiring (``Earlier``); the files are
 rendered from its ``Record`` (``judge.record``, ``judge.report.files``) and written by ``judge.results.folder``.
 A live run and a re-rendered folder both come here with a ``Judged``: the verdicts and which
 judge gave them.
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import platform
 import subprocess
+from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -18,7 +20,6 @@ from typing import NamedTuple
 from judge.audit.agreement import agreement, audit_items, judge_scores
 from judge.audit.agreement import as_json as audit_json
 from judge.config import Config
-from judge.errors import ConfigError
 from judge.hashing import tagged_hash, text_sha256
 from judge.inputs.golden import GoldenSet
 from judge.inputs.labels import HumanLabel, labels_by_answer
@@ -27,9 +28,9 @@ from judge.judging.grading import Fingerprint
 from judge.judging.items import context_for
 from judge.judging.verdict import STATUSES, Verdict
 from judge.record import PromptEdit, QuestionRow, Record, Tables
-from judge.results.baseline import compare_with_baseline, read_baseline
-from judge.results.compare import GateRule, TypeMetrics, changed_verdicts
-from judge.results.folder import ItemRecord, ReportFolder, ReportsDir
+from judge.results.baseline import Baseline, compare_with_baseline
+from judge.results.compare import GateRule, QuestionValues, TypeMetrics, changed_verdicts
+from judge.results.folder import ItemRecord
 from judge.results.gate import gate
 from judge.results.history import HistoryEntry, compare_with_history, prompt_only_predecessor
 from judge.results.manifest import (
@@ -41,7 +42,7 @@ from judge.results.manifest import (
 )
 from judge.results.review import NO_TRIAGE, triage
 from judge.results.tables import ADAPTER_FAILED, JUDGE_METRICS, NOT_OK, TypeTable, judge_table
-from judge.results.values import earlier_values, question_values
+from judge.results.values import question_values, record_values
 from judge.retrieval import RetrievalScores
 
 PACKAGES = ("judge", "httpx", "ollama", "pydantic", "tenacity", "pandas", "llama_cpp_python")
@@ -54,6 +55,17 @@ class Judged(NamedTuple):
     judge: JudgeInfo
     fingerprint: Fingerprint
     seconds: float
+
+
+class Earlier(NamedTuple):
+    """What a run is compared with, read by the wiring once per command and handed down:
+    the history, the pinned baseline, and earlier runs' records by folder name."""
+
+    history: list[HistoryEntry]
+    baseline: Baseline | None
+    record: Callable[[str], Record | None]
+    """An earlier run's record by folder name (read once per folder), or None when it is
+    gone, damaged or of another format: the comparison then falls back to an older run."""
 
 
 class Measured(NamedTuple):
@@ -141,6 +153,7 @@ def build_report(
     labels: list[HumanLabel],
     started_at: datetime,
     folder_name: str,
+    earlier: Earlier,
     finished_at: datetime | None = None,
 ) -> Record:
     """Assemble the record of one judged run (reads history and baseline, writes nothing)."""
@@ -189,33 +202,40 @@ def build_report(
         },
         status_counts=counts,
     )
-    reports = ReportsDir(config.reports.dir)
-    history = reports.history()
+    history = earlier.history
     # Only runs before this one count (a re-rendered report must not compare with later runs).
     names = [e.folder for e in history]
     if folder_name in names:
         history = history[: names.index(folder_name)]
     items = _item_records(config, measured, labels, judged.verdicts)
     item_map = {item.question_id: item for item in items}
-    # Question by question: this run's values from its records, an earlier run's from its folder.
+    # Question by question: this run's values from its records, an earlier run's from its record.
     values = question_values(items, judged.verdicts)
     rule = GateRule.from_config(config.reports)
     types = config.data.question_types
-    comparisons = compare_with_history(entry, history, values, earlier_values(reports), rule, types)
-    pinned = read_baseline(config.reports.baseline)
+
+    def earlier_values(name: str) -> QuestionValues | None:
+        record = earlier.record(name)
+        return None if record is None else record_values(record)
+
+    comparisons = compare_with_history(entry, history, values, earlier_values, rule, types)
+    pinned = earlier.baseline
     baseline = compare_with_baseline(entry, pinned, values, rule, types) if pinned else []
     audit = audit_items(folder_name, item_map, judged.verdicts, labels) if labels else None
     if audit is not None and audit.judge.n == 0:
         audit = None  # labels exist, but none for these exact answers
     prompt_edit = None
-    previous = _readable(reports, prompt_only_predecessor(entry, history))
+    predecessor = prompt_only_predecessor(entry, history)
+    previous = None if predecessor is None else earlier.record(predecessor.folder)
     if previous is not None:
-        old = previous.verdicts()
+        old = {v.question_id: v for v in previous.verdicts}
         flips = changed_verdicts(old, {v.question_id: v for v in verdicts})
         # Same run content, so the same items: only the verdicts differ.
         before = agreement("before", item_map, labels, judge_scores(old))
         after = agreement("after", item_map, labels, judge_scores(judged.verdicts))
-        prompt_edit = PromptEdit(previous.name, flips, before.both_exact, after.both_exact, after.n)
+        prompt_edit = PromptEdit(
+            previous.manifest.folder, flips, before.both_exact, after.both_exact, after.n
+        )
     failures = {q.id: failed[q.id] for q in golden.questions if q.id in failed}
     comparisons_all = [*comparisons, *baseline]
     checked = gate(
@@ -270,17 +290,6 @@ def _question_rows(
             )
         )
     return rows
-
-
-def _readable(reports: ReportsDir, entry: HistoryEntry | None) -> ReportFolder | None:
-    """The folder of a history entry, if it is still there and of this format."""
-    if entry is None:
-        return None
-    try:
-        folder = reports.folder(entry.folder)
-    except ConfigError:  # deleted, or written by another format version: nothing to compare
-        return None
-    return folder if (folder.path / "verdicts.jsonl").exists() else None
 
 
 def _item_records(

@@ -185,12 +185,16 @@ class ReportsDir:
                 return entry
         raise ConfigError(f"{folder.name} is not in {self.history_path}")
 
-    def new_folder_name(self, fingerprint: str, now: datetime) -> str:
+    def new_folder_name(
+        self, fingerprint: str, now: datetime, history: list[HistoryEntry] | None = None
+    ) -> str:
+        """A name for a new folder; ``history``: the history as the caller read it (read here
+        when not given)."""
         stamp = now.strftime("%Y%m%dT%H%M%SZ")
         name = f"{stamp}-{fingerprint.split(':')[1][:8]}"
         # Two runs in one second with the same judge; or a deleted folder whose history line
         # remains (a second line of the same name would make comparisons ambiguous).
-        taken = {entry.folder for entry in self.history()}
+        taken = {entry.folder for entry in (self.history() if history is None else history)}
         candidate, suffix = name, 2
         while (self.path / candidate).exists() or candidate in taken:
             candidate, suffix = f"{name}-{suffix}", suffix + 1

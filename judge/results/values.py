@@ -19,14 +19,13 @@ Per question:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 from judge.axes import JUDGE_VALUES
-from judge.errors import ConfigError, InputError
 from judge.judging.verdict import Verdict
 from judge.results.compare import MetricValues, QuestionValues
-from judge.results.folder import ItemRecord, ReportFolder, ReportsDir
+from judge.results.folder import ItemRecord, ReportFolder
 
 if TYPE_CHECKING:
     from judge.record import Record
@@ -78,19 +77,3 @@ def record_values(record: Record) -> QuestionValues:
 def folder_values(folder: ReportFolder) -> QuestionValues:
     """A report folder's values, from its record (a damaged file: one error naming it)."""
     return record_values(folder.record())
-
-
-def earlier_values(reports: ReportsDir) -> Callable[[str], QuestionValues | None]:
-    """Reads an earlier run's values by folder name, once per folder; None when the folder is
-    gone, damaged or of another format (the comparison then falls back to an older run)."""
-    read: dict[str, QuestionValues | None] = {}
-
-    def values(name: str) -> QuestionValues | None:
-        if name not in read:
-            try:
-                read[name] = folder_values(reports.folder(name))
-            except (ConfigError, InputError, OSError):
-                read[name] = None
-        return read[name]
-
-    return values

@@ -11,10 +11,11 @@ import pytest
 
 from judge.config import Config
 from judge.pipeline import evaluate
+from judge.pipeline.evaluate import earlier_runs
 from judge.results.compare import QuestionValues, Section
 from judge.results.folder import ReportsDir
 from judge.results.tables import TypeTable
-from judge.results.values import earlier_values, folder_values, question_values
+from judge.results.values import folder_values, question_values, record_values
 from tests.conftest import worse_run
 
 Tiny = Callable[..., Config]
@@ -54,8 +55,10 @@ def test_values_average_to_the_tables_and_read_back_the_same(tiny: Tiny) -> None
     # ok_share: 1 per ok verdict, 0 otherwise (all ok with the lexical judge).
     assert set(values.values["judge"]["ok_share"].values()) == {1.0}
     assert folder_values(result.folder) == values
-    read = earlier_values(ReportsDir(result.folder.path.parent))
-    assert read(result.folder.name) == values
+    # The wiring's reader of earlier runs: a folder's record by name, None for one gone.
+    read = earlier_runs(tiny(), ReportsDir(result.folder.path.parent)).record
+    earlier = read(result.folder.name)
+    assert earlier is not None and record_values(earlier) == values
     assert read("20991231T000000Z-gone") is None
 
 
