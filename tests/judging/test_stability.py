@@ -225,9 +225,9 @@ def test_a_second_run_comes_from_the_cache(
     assert len(cache.cached_keys(fingerprint)) == 30
 
 
-def test_verdicts_that_are_not_ok_are_counted_and_listed(
-    items: list[JudgeItem], prompt: Prompt, cache: VerdictCache
-) -> None:
+def with_failures(items: list[JudgeItem], prompt: Prompt, cache: VerdictCache) -> StabilityReport:
+    """The first four items checked where every Japanese injection gets a reply that is not
+    JSON and the second item's original gets a backend error (shared with the view's tests)."""
     broken_original = items[1].record.answer
 
     def script(request: JudgeRequest) -> Reply:
@@ -237,7 +237,13 @@ def test_verdicts_that_are_not_ok_are_counted_and_listed(
             return Reply(kind="error", detail="HTTP 400: bad request")
         return good_reply(request)
 
-    report = check_stability(items[:4], ScriptedBackend(script), prompt, cache, sample=4)
+    return check_stability(items[:4], ScriptedBackend(script), prompt, cache, sample=4)
+
+
+def test_verdicts_that_are_not_ok_are_counted_and_listed(
+    items: list[JudgeItem], prompt: Prompt, cache: VerdictCache
+) -> None:
+    report = with_failures(items, prompt, cache)
     _assert_adds_up(report)
     qid = items[1].question.id
     statuses = {(f.question_id, f.variant): f.status for f in report.failures}

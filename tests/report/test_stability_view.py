@@ -18,7 +18,7 @@ from judge.inputs.runs import load_run
 from judge.judging.backends import JudgeRequest
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.cache import VerdictCache
-from judge.judging.injection import INJECTION_EN, INJECTION_JA
+from judge.judging.injection import INJECTION_EN
 from judge.judging.items import JudgeItem, build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.stability import (
@@ -35,7 +35,8 @@ from judge.judging.verdict import Reply
 from judge.report.stability import CONSOLE_FLIPS, count_text, stability_lines, stability_markdown
 from judge.results.tables import ALL
 from tests.conftest import REPO
-from tests.fakes import ScriptedBackend, good_reply
+from tests.fakes import ScriptedBackend
+from tests.judging.test_stability import with_failures
 
 
 @pytest.fixture
@@ -68,16 +69,7 @@ def test_count_reads_as_k_of_n_with_a_percentage() -> None:
 def test_verdicts_that_are_not_ok_are_listed_with_their_errors(
     items: list[JudgeItem], prompt: Prompt, cache: VerdictCache
 ) -> None:
-    broken_original = items[1].record.answer
-
-    def script(request: JudgeRequest) -> Reply:
-        if request.answer.endswith(INJECTION_JA):
-            return Reply(text="{not json", finish_reason="stop")
-        if request.answer == broken_original and list(request.context) == items[1].context:
-            return Reply(kind="error", detail="HTTP 400: bad request")
-        return good_reply(request)
-
-    report = check_stability(items[:4], ScriptedBackend(script), prompt, cache, sample=4)
+    report = with_failures(items, prompt, cache)
     qid = items[1].question.id
     assert count_text(report.row("injection_ja").changed["faithfulness"]) == "0/0 (–)"
     text = "\n".join(stability_markdown(report))
