@@ -34,7 +34,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, NamedTuple, TypeVar, overload
+from typing import Annotated, Any, NamedTuple, NoReturn, TypeVar, overload
 
 from pydantic import (
     AfterValidator,
@@ -701,32 +701,43 @@ def json_document_text(
     (default: ``kind.what``)."""
     kind = _state_file(kind, what, None, "format_version", None)
     data = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
-    problem: str | None = None
-    text = ""
     try:
         text = json.dumps(data, ensure_ascii=False, indent=indent) + "\n"
+    except UnicodeEncodeError:
+        _refuse(kind, name, "a text holds half a character (a lone UTF-16 surrogate)")
+    except RecursionError:
+        _refuse(kind, name, "nested too deeply (arrays or objects inside each other)")
+    except ValueError as exc:  # an integer longer than Python writes
+        _refuse(kind, name, f"it cannot be written as JSON ({str(exc).split(';')[0]})")
+    return checked_document_text(text, kind, name)
+
+
+def checked_document_text(text: str, kind: StateFile, name: object = None) -> str:
+    """``text`` (a state file's JSON, encoded by the caller: a model's own fast encoder for a
+    large file) if ``load_json_document`` would read it back, else the same ``InputError`` as
+    ``json_document_text``: one writer's rules, whoever encoded the text."""
+    try:
         size = len(text.encode("utf-8"))
     except UnicodeEncodeError:
-        problem = "a text holds half a character (a lone UTF-16 surrogate)"
-    except RecursionError:
-        problem = "nested too deeply (arrays or objects inside each other)"
-    except ValueError as exc:  # an integer longer than Python writes
-        problem = f"it cannot be written as JSON ({str(exc).split(';')[0]})"
-    else:
-        if size > kind.max_mb * 1024 * 1024:
-            shown = math.ceil(size / 1024 / 1024 * 10) / 10
-            problem = f"it is {shown:g} MB, over the {kind.max_mb:g} MB limit for a {kind.what}"
-        else:
-            parsed = _parse_json(text)[1]
-            problem = None if parsed is None else parsed.text
-    if problem is not None:
-        raise InputError(
-            [
-                f"{name or kind.what}: the {kind.what} is not written: {problem}, and it could "
-                "not be read back"
-            ]
+        _refuse(kind, name, "a text holds half a character (a lone UTF-16 surrogate)")
+    if size > kind.max_mb * 1024 * 1024:
+        shown = math.ceil(size / 1024 / 1024 * 10) / 10
+        _refuse(
+            kind, name, f"it is {shown:g} MB, over the {kind.max_mb:g} MB limit for a {kind.what}"
         )
+    parsed = _parse_json(text)[1]
+    if parsed is not None:
+        _refuse(kind, name, parsed.text)
     return text
+
+
+def _refuse(kind: StateFile, name: object, problem: str) -> NoReturn:
+    raise InputError(
+        [
+            f"{name or kind.what}: the {kind.what} is not written: {problem}, and it could "
+            "not be read back"
+        ]
+    )
 
 
 def write_json_document(

@@ -27,6 +27,7 @@ that says what to do.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Annotated, Any, NamedTuple
 
@@ -39,10 +40,17 @@ from pydantic import (
     field_validator,
     model_validator,
 )
+from pydantic_core import PydanticSerializationError
 
 from judge.audit.agreement import AuditResult
 from judge.inputs.runs import Run
-from judge.jsonl import json_document_text, parse_records, read_json_document, read_jsonl
+from judge.jsonl import (
+    checked_document_text,
+    json_document_text,
+    parse_records,
+    read_json_document,
+    read_jsonl,
+)
 from judge.judging.verdict import Verdict
 from judge.results.compare import Change, Flip, GateRule, SectionComparison
 from judge.results.folder import REPORT_FILE, ItemRecord
@@ -255,13 +263,27 @@ def _gate_from_json(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def record_json(record: Record) -> str:
-    """``report.json``: the record, then what follows from it, for machines (refused, like
-    every state file, when its own reader would refuse it)."""
-    data = record.model_dump(mode="json", by_alias=True)
-    data["adapter_failed"] = {f.question_id: f.error for f in record.adapter_failed}
-    data["needs_review"] = {row.question_id: row.triage.reasons for row in record.needs_review}
-    data["regressions"] = len(record.regressions)
-    return json_document_text(data, REPORT_FILE, record.manifest.folder)
+    """``report.json``: the record, then what follows from it, for machines; refused, like
+    every state file, when its own reader would refuse it.
+
+    Encoded by pydantic's own serializer, not ``json.dumps`` (whose indenting encoder is pure
+    Python: four times slower on a 10,000-question record), then checked by the one writer's
+    rules (``checked_document_text``).
+    """
+    derived = {
+        "adapter_failed": {f.question_id: f.error for f in record.adapter_failed},
+        "needs_review": {row.question_id: row.triage.reasons for row in record.needs_review},
+        "regressions": len(record.regressions),
+    }
+    try:
+        text = record.model_dump_json(indent=2, by_alias=True)
+    except PydanticSerializationError:  # e.g. half a UTF-16 character: the writer says which
+        data = record.model_dump(mode="json", by_alias=True) | derived
+        return json_document_text(data, REPORT_FILE, record.manifest.folder)
+    tail = json.dumps(derived, ensure_ascii=False, indent=2)
+    # Both are indented objects: "{\n  ...\n}". The derived keys go after the record's own.
+    text = f"{text[:-2]},{tail[1:]}\n"
+    return checked_document_text(text, REPORT_FILE, record.manifest.folder)
 
 
 def read_saved_verdicts(folder: Path) -> dict[str, Verdict]:

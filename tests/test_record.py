@@ -1,0 +1,61 @@
+"""The run record: report.json is its dump, and a folder reads back into the same object."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+import pytest
+
+from judge.config import Config
+from judge.errors import InputError
+from judge.pipeline import evaluate
+from judge.record import DERIVED, read_record, record_json
+
+Tiny = Callable[..., Config]
+
+
+def test_a_folder_reads_back_into_the_record_it_was_written_from(tiny: Tiny) -> None:
+    evaluate(tiny(), backend="lexical")  # an earlier run, so the second has comparisons
+    result = evaluate(tiny(), backend="lexical")
+    record = result.report
+    assert record.comparisons and all(c.baseline for c in record.comparisons)
+    back = read_record(result.folder.path)
+    # Everything but what lives in memory only (the audit object and the run).
+    assert back.model_dump(mode="json") == record.model_dump(mode="json")
+    assert back.gate.verdict == record.gate.verdict
+    assert [row.question_id for row in back.questions] == [q.question_id for q in record.questions]
+    assert back.audit is None and back.run is None
+
+
+def test_report_json_is_the_record_then_what_follows_from_it(tiny: Tiny) -> None:
+    result = evaluate(tiny(), backend="lexical")
+    data = json.loads((result.folder.path / "report.json").read_text(encoding="utf-8"))
+    assert next(iter(data)) == "format_version"
+    assert list(data)[-len(DERIVED) :] == list(DERIVED)
+    record = result.report
+    assert data["regressions"] == len(record.regressions)
+    assert data["needs_review"] == {r.question_id: r.triage.reasons for r in record.needs_review}
+    assert data["adapter_failed"] == {}
+    # The comparisons keep their readable shape: objects, with "against".
+    assert all({"section", "against", "note", "changes"} <= set(c) for c in data["comparisons"])
+
+
+@pytest.mark.parametrize(
+    ("value", "problem"),
+    [
+        ("half a character \ud800", "lone UTF-16 surrogate"),
+        (10**5000, "an integer has more than 4300 digits"),
+    ],
+    ids=["lone-surrogate", "5000-digit-integer"],
+)
+def test_a_record_its_reader_would_refuse_is_not_written(
+    tiny: Tiny, value: object, problem: str
+) -> None:
+    record = evaluate(tiny(), backend="lexical").report
+    manifest = record.manifest.model_copy(update={"config": {"x": value}})
+    broken = record.model_copy(update={"manifest": manifest})
+    with pytest.raises(InputError, match=problem) as caught:
+        record_json(broken)
+    (line,) = caught.value.problems
+    assert line.startswith(f"{record.manifest.folder}: the report.json is not written: ")
