@@ -38,6 +38,7 @@ from judge.errors import (
     InputError,
     PromptTooLong,
 )
+from judge.folders import ReportsDir
 from judge.jsonl import (
     StateFile,
     StrictInt,
@@ -59,7 +60,6 @@ from judge.judging.items import JudgeItem, build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.verdict import Reply, verdict_schema
 from judge.pipeline import load_inputs
-from judge.results.folder import ReportsDir
 
 #: Bump when BatchManifest changes; it is the manifest's first field.
 MANIFEST_FORMAT = 1

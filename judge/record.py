@@ -1,8 +1,8 @@
 """The run record: one typed, versioned account of one judged run (like inspect_ai's EvalLog).
 
 ``judge.pipeline.evaluate`` builds it (``judge.report.build``), ``report.json`` is its dump
-(``record_json``), and ``read_record`` reads a folder's ``report.json`` back into the same
-object. Every view (report.md, review.html, verdicts.csv, the console summary, JUnit, the JSON
+(``record_json``), and ``judge.folders.read_record`` reads a folder's ``report.json`` back
+into the same object. Every view (report.md, review.html, verdicts.csv, the console summary, JUnit, the JSON
 summary) is a function of it, so the same words count the same things everywhere: the review
 reasons of a question (``QuestionRow.triage``) are computed once, here, and every view counts
 those.
@@ -28,7 +28,6 @@ that says what to do.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated, Any, NamedTuple
 
 from pydantic import (
@@ -43,22 +42,27 @@ from pydantic import (
 from pydantic_core import PydanticSerializationError
 
 from judge.audit.agreement import AuditResult
+from judge.errors import ConfigError
 from judge.inputs.runs import Run
-from judge.jsonl import (
-    checked_document_text,
-    json_document_text,
-    parse_records,
-    read_json_document,
-    read_jsonl,
-)
+from judge.jsonl import StateFile, checked_document_text, json_document_text
 from judge.judging.verdict import Verdict
-from judge.results.compare import Change, Flip, GateRule, SectionComparison
-from judge.results.folder import REPORT_FILE, ItemRecord
+from judge.results.compare import Change, Flip, GateRule, QuestionValues, SectionComparison
 from judge.results.gate import Gate
 from judge.results.history import HistoryEntry
+from judge.results.item_record import ItemRecord
 from judge.results.manifest import FORMAT_VERSION, Manifest
 from judge.results.review import NO_TRIAGE, Triage
 from judge.results.tables import TypeTable
+from judge.results.values import question_values
+
+#: ``report.json``: the run record, of the manifest's format version (read by
+#: ``judge.folders.read_record``, written by ``record_json``).
+REPORT_FILE = StateFile(
+    what="report.json",
+    remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
+    current=FORMAT_VERSION,
+    error=ConfigError,
+)
 
 #: The keys of report.json derived from the rest (written for machines, not read back).
 DERIVED = ("adapter_failed", "needs_review", "regressions")
@@ -241,6 +245,11 @@ class Record(BaseModel):
     def regressions(self) -> list[Change]:
         return [c for comp in [*self.comparisons, *self.baseline] for c in comp.regressions]
 
+    def values(self) -> QuestionValues:
+        """The run's values question by question (``judge.results.values``): what paired
+        comparisons with other runs are made of."""
+        return question_values(self.items, {v.question_id: v for v in self.verdicts})
+
     @property
     def needs_review(self) -> list[QuestionRow]:
         """The judged questions a person should look at: the one list every view counts."""
@@ -284,17 +293,3 @@ def record_json(record: Record) -> str:
     # Both are indented objects: "{\n  ...\n}". The derived keys go after the record's own.
     text = f"{text[:-2]},{tail[1:]}\n"
     return checked_document_text(text, REPORT_FILE, record.manifest.folder)
-
-
-def read_saved_verdicts(folder: Path) -> dict[str, Verdict]:
-    """A folder's ``verdicts.jsonl`` (the record's verdicts, one a line) by question id: what
-    ``judge report`` keeps for a verdict whose reply is no longer in the cache, read even when
-    the rendered files (``report.json`` among them) are damaged."""
-    path = folder / "verdicts.jsonl"
-    return {v.question_id: v for _, v in parse_records(path, read_jsonl(path), Verdict)}
-
-
-def read_record(folder: Path) -> Record:
-    """A report folder's ``report.json`` as the record it was written from: the one reader of
-    it (limits, format version and fields checked; one located line on any problem)."""
-    return read_json_document(folder / "report.json", Record, REPORT_FILE)

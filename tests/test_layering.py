@@ -186,8 +186,8 @@ TODAY: dict[str, tuple[frozenset[str], str]] = {
         "of a run against its baseline",
     ),
     "read_manifest": (
-        frozenset({"judge.batch", "judge.results.manifest"}),
-        "batch: a batch export's manifest; results.manifest: a report folder's manifest.json",
+        frozenset({"judge.batch", "judge.folders"}),
+        "batch: a batch export's manifest; folders: a report folder's manifest.json",
     ),
     "sample_items": (
         frozenset({"judge.audit.sampling", "judge.judging.stability"}),
@@ -291,3 +291,47 @@ def test_one_name_one_home() -> None:
     assert new == {}, "defined in two modules: give one a name of its own, or import the other"
     stale = sorted(set(TODAY) - set(duplicates))
     assert stale == [], "no longer defined twice: strike these from TODAY"
+
+
+def _file_names(source: str) -> set[str]:
+    """The string literals of a module that are not docstrings."""
+    tree = ast.parse(source)
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+        and isinstance(node.body[0].value, ast.Constant)
+    }
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    }
+
+
+def test_only_the_folder_module_names_a_report_folders_json_files() -> None:
+    """One reader of a report folder (judge.folders: manifest.json and report.json, through
+    the state-file reader). Besides it, only writers name them: the record and the manifest
+    in the messages of their own writers (judge.record, judge.results.manifest), the views in
+    the files they render (judge.report.files); the batch folder has a manifest.json of its
+    own (judge.batch, its own state file)."""
+    package = Path(__file__).resolve().parent.parent / "judge"
+    naming = {
+        str(path.relative_to(package.parent).with_suffix("")).replace("/", "."): found
+        for path in sorted(package.rglob("*.py"))
+        if (
+            found := _file_names(path.read_text(encoding="utf-8"))
+            & {"report.json", "manifest.json"}
+        )
+    }
+    assert naming == {
+        "judge.folders": {"report.json", "manifest.json"},
+        "judge.record": {"report.json"},
+        "judge.results.manifest": {"manifest.json"},
+        "judge.report.files": {"report.json", "manifest.json"},
+        "judge.batch": {"manifest.json"},
+    }

@@ -9,8 +9,9 @@ import pytest
 
 from judge.config import Config
 from judge.errors import InputError
+from judge.folders import read_record
 from judge.pipeline import evaluate
-from judge.record import DERIVED, read_record, record_json
+from judge.record import DERIVED, record_json
 
 Tiny = Callable[..., Config]
 

@@ -48,7 +48,7 @@ from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.backends.lexical import judge_lexically
 from judge.judging.verdict import Verdict
-from judge.results.folder import ItemRecord, ReportFolder
+from judge.results.item_record import ItemRecord
 
 
 def lexical_scores(item: ItemRecord) -> tuple[int, int]:
@@ -271,11 +271,6 @@ def audit_items(
         sorted({label.labeller for label in labels}),
         corrected_estimates(items, labels, judged),
     )
-
-
-def run_audit(folder: ReportFolder, labels: list[HumanLabel]) -> AuditResult:
-    """The audit of a saved report folder."""
-    return audit_items(folder.name, folder.items(), folder.verdicts(), labels)
 
 
 def gate(result: AuditResult, min_kappa: float | None, min_agreement: float | None) -> list[str]:

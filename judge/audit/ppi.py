@@ -46,7 +46,7 @@ from typing import NamedTuple
 from judge.audit.stats import AXES, Axis, Interval
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
-from judge.results.folder import ItemRecord
+from judge.results.item_record import ItemRecord
 
 LEVEL = 0.95
 """Confidence level of every corrected-estimate interval."""

@@ -11,7 +11,7 @@ from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.confidence import LOW_CONFIDENCE
 from judge.judging.verdict import Verdict
-from judge.results.folder import ItemRecord
+from judge.results.item_record import ItemRecord
 
 
 def uncertainty(item: ItemRecord, verdict: Verdict) -> list[str]:

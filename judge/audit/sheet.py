@@ -20,7 +20,7 @@ from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, load_labels_if_any
 from judge.jsonl import read_text, write_atomic, write_jsonl
-from judge.results.folder import ItemRecord
+from judge.results.item_record import ItemRecord
 
 SHEET_COLUMNS = [
     "question_id",

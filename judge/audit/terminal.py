@@ -11,7 +11,7 @@ from judge.formatting import terminal_text
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, load_labels_if_any
-from judge.results.folder import ItemRecord
+from judge.results.item_record import ItemRecord
 
 
 def label_in_terminal(

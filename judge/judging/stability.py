@@ -22,7 +22,7 @@ second run costs nothing and an interrupted one resumes.
 Counts are over *pairs* (the original's verdict and the variant's) where both are ok; a pair
 with a verdict that is not ok on either side is counted as such and listed, never dropped.
 Every share is a per-type mean of a 0/1 value per sampled question
-(``judge.results.grouped``), the way every per-type figure is aggregated.
+(``judge.grouped``), the way every per-type figure is aggregated.
 
 The result, ``StabilityReport``, is plain data; ``judge.report.stability`` renders it (as a
 Markdown section and as console lines).
@@ -38,6 +38,7 @@ from typing import Literal
 
 from judge.axes import AXES, FULL_MARKS, Axis
 from judge.errors import ConfigError, Interrupted
+from judge.grouped import ALL, grouped
 from judge.judging.backends import JudgeBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import JudgeProgress, judge_items
@@ -45,8 +46,6 @@ from judge.judging.injection import INJECTION_EN, INJECTION_JA
 from judge.judging.items import ContextChunk, JudgeItem, item_key
 from judge.judging.prompts import Prompt
 from judge.judging.verdict import Verdict
-from judge.results.grouped import grouped
-from judge.results.tables import ALL
 
 Variant = Literal["reversed", "shuffled", "injection_en", "injection_ja"]
 VARIANTS: tuple[Variant, ...] = ("reversed", "shuffled", "injection_en", "injection_ja")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from judge.audit.agreement import AuditResult, run_audit
+from judge.audit.agreement import AuditResult, audit_items
 from judge.audit.agreement import gate as audit_gate
 from judge.audit.disagreements import write_disagreements
 from judge.audit.marks import import_labels_file
@@ -18,9 +18,14 @@ from judge.audit.sheet import ImportResult, write_sheet
 from judge.audit.terminal import label_in_terminal
 from judge.config import Config
 from judge.errors import ConfigError
+from judge.folders import ReportFolder, ReportsDir
 from judge.inputs.golden import load_golden
-from judge.inputs.labels import load_labels_if_any
-from judge.results.folder import ReportsDir
+from judge.inputs.labels import HumanLabel, load_labels_if_any
+
+
+def run_audit(folder: ReportFolder, labels: list[HumanLabel]) -> AuditResult:
+    """The audit of a saved report folder, from its record."""
+    return audit_items(folder.name, folder.items(), folder.verdicts(), labels)
 
 
 def _ignore(_: str) -> None:

@@ -7,9 +7,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from judge.config import Config
+from judge.folders import ReportsDir
 from judge.results.baseline import Raised, pin_baseline, ratchet_baseline
-from judge.results.folder import ReportsDir
-from judge.results.values import folder_values
 
 
 class Pinned(NamedTuple):
@@ -33,7 +32,7 @@ def pin(config: Config, folder_name: str | None, *, replace: bool = False) -> Pi
     reports = ReportsDir(config.reports.dir)
     folder = reports.folder(folder_name)
     entry = reports.history_entry(folder)
-    values = folder_values(folder)
+    values = folder.record().values()
     path = config.reports.baseline
     pin_baseline(path, entry, values, replace=replace)
     return Pinned(path, folder.name, len(values.types))
@@ -44,5 +43,5 @@ def ratchet(config: Config, folder_name: str | None) -> Ratcheted:
     reports = ReportsDir(config.reports.dir)
     folder = reports.folder(folder_name)
     path = config.reports.baseline
-    _, raised = ratchet_baseline(path, reports.history_entry(folder), folder_values(folder))
+    _, raised = ratchet_baseline(path, reports.history_entry(folder), folder.record().values())
     return Ratcheted(path, folder.name, raised)

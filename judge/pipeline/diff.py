@@ -10,7 +10,6 @@ from judge.results.compare import (
     changed_verdicts,
     compare_values,
 )
-from judge.results.values import record_values
 
 #: Fingerprint → what it stands for, in the order a difference is noted.
 _PARTS = (
@@ -25,7 +24,7 @@ _PARTS = (
 def diff_records(old: Record, new: Record, rule: GateRule) -> RunDiff:
     """``new`` against ``old`` with the gate's rule, in the type order of ``new``'s
     configuration."""
-    values_old, values_new = record_values(old), record_values(new)
+    values_old, values_new = old.values(), new.values()
     types = tuple(new.manifest.config.get("data", {}).get("question_types", ()))
     fa = old.manifest.fingerprints.model_dump()
     fb = new.manifest.fingerprints.model_dump()

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from judge.config import Config
 from judge.errors import ConfigError, InputError, Interrupted
+from judge.folders import ReportFolder, ReportsDir, read_saved_verdicts
 from judge.inputs.adapter import AdapterProgress
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import load_labels_if_any
@@ -28,11 +29,10 @@ from judge.judging.items import build_items
 from judge.judging.prompts import load_prompt
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
 from judge.pipeline.session import JudgeChoice, judge_info, judging_session
-from judge.record import Record, read_saved_verdicts
+from judge.record import Record
 from judge.report.build import Earlier, Judged, build_report
 from judge.report.files import render_files
 from judge.results.baseline import read_baseline
-from judge.results.folder import ReportFolder, ReportsDir
 from judge.results.gate import Gate
 
 if TYPE_CHECKING:

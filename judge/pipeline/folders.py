@@ -4,10 +4,10 @@ views are ``judge.report.show``'s."""
 from __future__ import annotations
 
 from judge.config import Config
+from judge.folders import ReportsDir
 from judge.pipeline.diff import diff_records
 from judge.record import Record, RunDiff
 from judge.results.compare import GateRule
-from judge.results.folder import ReportsDir
 
 
 def folder_record(config: Config, folder_name: str | None) -> Record:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from judge.config import Config
 from judge.errors import AdapterError, ConfigError, Interrupted
+from judge.folders import ReportsDir
 from judge.inputs.adapter import AdapterProgress, adapter_answers
 from judge.inputs.golden import GoldenSet, load_golden
 from judge.inputs.runs import load_run
@@ -19,7 +20,6 @@ from judge.judging.items import build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.pipeline.inputs import _ignore
 from judge.pipeline.session import JudgeChoice, judging_session
-from judge.results.folder import ReportsDir
 
 if TYPE_CHECKING:
     from judge.sweep.measure import JudgeMeans, SettingScores

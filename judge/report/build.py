@@ -2,7 +2,7 @@
 
 ``build_report`` reads nothing and writes nothing: the history, the pinned baseline and the
 earlier runs' records come from the wiring (``Earlier``); the files are
-rendered from its ``Record`` (``judge.record``, ``judge.report.files``) and written by ``judge.results.folder``.
+rendered from its ``Record`` (``judge.record``, ``judge.report.files``) and written by ``judge.folders``.
 A live run and a re-rendered folder both come here with a ``Judged``: the verdicts and which
 judge gave them.
 """
@@ -30,19 +30,13 @@ from judge.judging.verdict import STATUSES, Verdict
 from judge.record import PromptEdit, QuestionRow, Record, Tables
 from judge.results.baseline import Baseline, compare_with_baseline
 from judge.results.compare import GateRule, QuestionValues, TypeMetrics, changed_verdicts
-from judge.results.folder import ItemRecord
 from judge.results.gate import gate
 from judge.results.history import HistoryEntry, compare_with_history, prompt_only_predecessor
-from judge.results.manifest import (
-    Fingerprints,
-    GitInfo,
-    JudgeInfo,
-    Manifest,
-    RunInfo,
-)
+from judge.results.item_record import ItemRecord
+from judge.results.manifest import Fingerprints, GitInfo, JudgeInfo, Manifest, RunInfo
 from judge.results.review import NO_TRIAGE, triage
 from judge.results.tables import ADAPTER_FAILED, JUDGE_METRICS, NOT_OK, TypeTable, judge_table
-from judge.results.values import question_values, record_values
+from judge.results.values import question_values
 from judge.retrieval import RetrievalScores
 
 PACKAGES = ("judge", "httpx", "ollama", "pydantic", "tenacity", "pandas", "llama_cpp_python")
@@ -216,7 +210,7 @@ def build_report(
 
     def earlier_values(name: str) -> QuestionValues | None:
         record = earlier.record(name)
-        return None if record is None else record_values(record)
+        return None if record is None else record.values()
 
     comparisons = compare_with_history(entry, history, values, earlier_values, rule, types)
     pinned = earlier.baseline

@@ -47,7 +47,7 @@ from judge.report.markdown import (
     cited_pieces,
     evidence_origin,
 )
-from judge.results.folder import ItemRecord
+from judge.results.item_record import ItemRecord
 from judge.results.review import TRIAGE_FLAGS
 
 if TYPE_CHECKING:

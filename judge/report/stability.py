@@ -11,8 +11,8 @@ import unicodedata
 from collections.abc import Callable
 
 from judge.formatting import markdown_text, terminal_text
+from judge.grouped import ALL
 from judge.judging.stability import Count, StabilityReport, VariantRow
-from judge.results.tables import ALL
 
 _HEADER = (
     "variant",

@@ -6,7 +6,8 @@ import math
 import unicodedata
 
 from judge.formatting import markdown_text, terminal_text
-from judge.results.tables import ALL, TypeTable
+from judge.grouped import ALL
+from judge.results.tables import TypeTable
 
 WEAKEST_MARK = "◀ weakest"
 

@@ -16,8 +16,8 @@ import numpy as np
 
 from judge.axes import SCORE_METRICS
 from judge.config import ReportsConfig
+from judge.grouped import type_order as grouped_type_order
 from judge.judging.verdict import Verdict
-from judge.results.grouped import type_order as grouped_type_order
 from judge.results.paired import Direction, bootstrap_interval, classify, seed_for
 
 Section = Literal["retrieval", "judge"]

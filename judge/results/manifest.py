@@ -20,7 +20,6 @@ from judge.jsonl import (
     StateFile,
     describe_validation_error,
     json_document_text,
-    read_json_document,
 )
 
 #: 2: ``report.json`` is the run record (``judge.record``), one row per question; folders of
@@ -132,8 +131,3 @@ MANIFEST_FILE = StateFile(
     invalid="{path}: not a valid manifest ({problem}); the folder is damaged",
     error=ConfigError,
 )
-
-
-def read_manifest(folder: Path) -> Manifest:
-    """A folder's manifest; another format version or a damaged file is one clear error."""
-    return read_json_document(folder / "manifest.json", Manifest, MANIFEST_FILE)

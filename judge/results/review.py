@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 from judge.judging.confidence import LOW_CONFIDENCE
 from judge.judging.verdict import SentenceCheck, Verdict, review_reasons
-from judge.results.folder import ItemRecord
+from judge.results.item_record import ItemRecord
 
 
 def unsupported(verdict: Verdict) -> list[SentenceCheck]:

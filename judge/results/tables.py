@@ -16,13 +16,12 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from judge.axes import EXPECTED_METRICS, JUDGE_TABLE_METRICS
 from judge.config import Config
+from judge.grouped import ALL
 from judge.inputs.golden import GoldenSet
 from judge.judging.verdict import STATUSES, Verdict
 from judge.metrics import metric_names
 from judge.results.values import verdict_values
 from judge.retrieval import RetrievalScores
-
-ALL = "all"
 
 
 class TypeTable(BaseModel):

@@ -20,15 +20,11 @@ Per question:
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
 
 from judge.axes import JUDGE_VALUES
 from judge.judging.verdict import Verdict
 from judge.results.compare import MetricValues, QuestionValues
-from judge.results.folder import ItemRecord, ReportFolder
-
-if TYPE_CHECKING:
-    from judge.record import Record
+from judge.results.item_record import ItemRecord
 
 
 def verdict_values(verdict: Verdict) -> dict[str, float]:
@@ -67,13 +63,3 @@ def question_values(items: Iterable[ItemRecord], verdicts: Mapping[str, Verdict]
     return QuestionValues(
         types, {"retrieval": retrieval, "judge": {m: v for m, v in judge.items() if v}}
     )
-
-
-def record_values(record: Record) -> QuestionValues:
-    """A run record's values."""
-    return question_values(record.items, {v.question_id: v for v in record.verdicts})
-
-
-def folder_values(folder: ReportFolder) -> QuestionValues:
-    """A report folder's values, from its record (a damaged file: one error naming it)."""
-    return record_values(folder.record())

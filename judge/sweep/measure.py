@@ -5,7 +5,7 @@ listed: a setting that cannot answer a question is worse for it, and leaving the
 would compare the settings on different questions (or quietly shrink n).
 
 The judge's means are per-type means of the per-question judge values
-(``judge.results.values.verdict_values``, aggregated by ``judge.results.grouped``), the same
+(``judge.results.values.verdict_values``, aggregated by ``judge.grouped``), the same
 values and the same aggregation as the run's judge table.
 """
 
@@ -16,12 +16,12 @@ from typing import Any, NamedTuple
 
 from judge.axes import AXES
 from judge.config import Config
+from judge.grouped import ALL, Group, grouped
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
 from judge.judging.verdict import Verdict
-from judge.results.grouped import Group, grouped
 from judge.results.paired import bootstrap_interval, seed_for
-from judge.results.tables import ALL, TypeTable, retrieval_table
+from judge.results.tables import TypeTable, retrieval_table
 from judge.results.values import verdict_values
 from judge.retrieval import score_run
 from judge.sweep.settings import Setting

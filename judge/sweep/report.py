@@ -20,7 +20,7 @@ import pandas as pd
 
 from judge.config import Config
 from judge.formatting import fmt_number, markdown_text
-from judge.results.tables import ALL
+from judge.grouped import ALL
 from judge.sweep.measure import JudgeMeans, SettingScores, pooled_change
 from judge.sweep.plot import primary_svg
 from judge.sweep.select import Selection

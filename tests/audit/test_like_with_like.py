@@ -22,7 +22,7 @@ from judge.inputs.labels import HumanLabel
 from judge.judging.items import ContextChunk
 from judge.judging.verdict import Verdict
 from judge.report.audit_text import render_audit
-from judge.results.folder import ItemRecord
+from judge.results.item_record import ItemRecord
 
 # question id → (type, human F/R, judge F/R or a non-ok status)
 CASES: dict[str, tuple[str, tuple[int, int], tuple[int, int] | str]] = {

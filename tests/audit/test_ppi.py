@@ -17,7 +17,7 @@ import numpy as np
 import ppi_py
 import pytest
 
-from judge.audit.agreement import AuditResult, as_json, audit_items, corrected_json, run_audit
+from judge.audit.agreement import AuditResult, as_json, audit_items, corrected_json
 from judge.audit.ppi import (
     MIN_LABELLED,
     Halving,
@@ -27,12 +27,14 @@ from judge.audit.ppi import (
 )
 from judge.cli import main
 from judge.config import load_config
+from judge.folders import ReportsDir
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.items import ContextChunk
 from judge.judging.verdict import Verdict
+from judge.pipeline.audit import run_audit
 from judge.report.audit_text import corrected_lines, corrected_markdown_lines, render_audit
-from judge.results.folder import ItemRecord, ReportsDir
+from judge.results.item_record import ItemRecord
 from tests.conftest import REPO, SAMPLE
 
 Z95 = 1.959963984540054

@@ -35,7 +35,7 @@ def test_a_judge_unsure_of_its_scores_makes_an_item_uncertain() -> None:
     from judge.judging.evidence import EvidenceMatch
     from judge.judging.items import ContextChunk
     from judge.judging.verdict import Verdict
-    from judge.results.folder import ItemRecord
+    from judge.results.item_record import ItemRecord
 
     chunk = "自動バックアップは毎日午前3時に実行されます。"
     item = ItemRecord(

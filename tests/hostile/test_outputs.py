@@ -492,8 +492,8 @@ def test_the_world_ran_cleanly(world: World) -> None:
 
 def test_styled_show_colours_only_our_text(world: World) -> None:
     """With colours on, `judge show` still escapes the data: only our own codes are ESC."""
+    from judge.folders import ReportFolder
     from judge.report.show import show_item
-    from judge.results.folder import ReportFolder
 
     case = Case("chunk", OSC)
     text = show_item(ReportFolder(world.folder).record(), _question_id(case), color=True)

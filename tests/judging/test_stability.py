@@ -12,6 +12,7 @@ import pytest
 from judge.axes import AXES
 from judge.config import Config, EmbeddedConfig
 from judge.errors import ConfigError, Interrupted
+from judge.grouped import ALL
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
 from judge.judging.backends import BackendIdentity, JudgeRequest
@@ -32,7 +33,6 @@ from judge.judging.stability import (
     sample_items,
 )
 from judge.judging.verdict import Reply
-from judge.results.tables import ALL
 from tests.conftest import REPO
 from tests.fakes import ScriptedBackend, good_reply
 

@@ -12,16 +12,17 @@ from typing import Any
 
 import pytest
 
-from judge.audit.agreement import run_audit
 from judge.audit.marks import import_labels_file
 from judge.cli import main
 from judge.config import Config
+from judge.folders import ReportFolder
 from judge.hashing import text_sha256
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import LabelScores, load_labels
 from judge.judging.evidence import EvidenceMatch
 from judge.judging.items import ContextChunk
 from judge.judging.verdict import SentenceCheck, Verdict
+from judge.pipeline.audit import run_audit
 from judge.report.review_page import (
     SCRIPT_ASSET,
     STYLE_ASSET,
@@ -29,7 +30,7 @@ from judge.report.review_page import (
     page_language,
     review_asset,
 )
-from judge.results.folder import ItemRecord, ReportFolder
+from judge.results.item_record import ItemRecord
 from judge.results.review import triage
 from tests.conftest import CORPUS, QUESTIONS, RUN, write_jsonl
 from tests.report.test_build import (

@@ -13,6 +13,7 @@ import pytest
 
 from judge.axes import Axis
 from judge.config import Config
+from judge.grouped import ALL
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
 from judge.judging.backends import JudgeRequest
@@ -33,7 +34,6 @@ from judge.judging.stability import (
 )
 from judge.judging.verdict import Reply
 from judge.report.stability import CONSOLE_FLIPS, count_text, stability_lines, stability_markdown
-from judge.results.tables import ALL
 from tests.conftest import REPO
 from tests.fakes import ScriptedBackend
 from tests.judging.test_stability import with_failures

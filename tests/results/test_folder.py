@@ -9,9 +9,10 @@ import pytest
 
 from judge.config import Config
 from judge.errors import ConfigError
+from judge.folders import ReportsDir
 from judge.judging.items import ContextChunk
 from judge.pipeline import evaluate
-from judge.results.folder import ItemRecord, ReportsDir
+from judge.results.item_record import ItemRecord
 from tests.conftest import RUN, history_entry
 
 Tiny = Callable[..., Config]

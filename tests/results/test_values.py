@@ -10,12 +10,12 @@ from collections.abc import Callable
 import pytest
 
 from judge.config import Config
+from judge.folders import ReportsDir
 from judge.pipeline import evaluate
 from judge.pipeline.evaluate import earlier_runs
 from judge.results.compare import QuestionValues, Section
-from judge.results.folder import ReportsDir
 from judge.results.tables import TypeTable
-from judge.results.values import folder_values, question_values, record_values
+from judge.results.values import question_values
 from tests.conftest import worse_run
 
 Tiny = Callable[..., Config]
@@ -54,11 +54,11 @@ def test_values_average_to_the_tables_and_read_back_the_same(tiny: Tiny) -> None
                     assert (type_name, metric) in means
     # ok_share: 1 per ok verdict, 0 otherwise (all ok with the lexical judge).
     assert set(values.values["judge"]["ok_share"].values()) == {1.0}
-    assert folder_values(result.folder) == values
+    assert result.folder.record().values() == values
     # The wiring's reader of earlier runs: a folder's record by name, None for one gone.
     read = earlier_runs(tiny(), ReportsDir(result.folder.path.parent)).record
     earlier = read(result.folder.name)
-    assert earlier is not None and record_values(earlier) == values
+    assert earlier is not None and earlier.values() == values
     assert read("20991231T000000Z-gone") is None
 
 

@@ -17,6 +17,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import NamedTuple
 
+#: The row of every per-type table that holds all questions together.
+ALL = "all"
+
 
 class Group(NamedTuple):
     """One type's (or the overall) aggregate."""

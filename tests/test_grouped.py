@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.results.grouped import Group, grouped, type_order
+from judge.grouped import Group, grouped, type_order
 
 TYPES = {"q1": "factual", "q2": "factual", "q3": "negative", "q4": "factual", "q5": "procedural"}
 
@@ -77,7 +77,7 @@ def test_a_value_without_a_type_and_an_overall_that_is_a_type_are_refused() -> N
 def test_it_is_pure_python() -> None:
     """A leaf-ish module: importing it loads neither pandas nor numpy."""
     code = (
-        "import sys, judge.results.grouped\n"
+        "import sys, judge.grouped\n"
         "heavy = [m for m in ('pandas', 'numpy') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )

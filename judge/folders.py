@@ -1,4 +1,5 @@
-"""Report folders and the reports directory that holds them.
+"""Report folders and the reports directory that holds them: the one module that opens a
+folder's files (``manifest.json``, ``report.json``, ``verdicts.jsonl``) and writes them.
 
 ``reports/`` (``reports.dir``) holds:
 
@@ -10,9 +11,11 @@
 - ``runs/``          runs produced by the adapter (``judge.inputs.adapter``);
 - ``.lock``          held while a run writes here (``judge.results.lock``).
 
-A folder holds ``manifest.json`` (``judge.results.manifest``), ``items.jsonl`` (what the judge
-saw, ``ItemRecord``), ``verdicts.jsonl``, ``run.jsonl`` (the judged run) and the rendered
-files (``judge.report``). This module is the only place that resolves, reads and writes them.
+A folder holds ``manifest.json`` (``judge.results.manifest``), ``report.json`` (the run record,
+``judge.record``), ``items.jsonl`` (what the judge saw, ``ItemRecord``), ``verdicts.jsonl``,
+``run.jsonl`` (the judged run) and the other rendered files (``judge.report``). This module is
+the only place that resolves, reads and writes them; ``tests/test_layering.py`` checks that no
+other module names the two JSON files.
 """
 
 from __future__ import annotations
@@ -24,36 +27,24 @@ from contextlib import contextmanager
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-from pydantic import BaseModel, ConfigDict
 
 from judge.errors import ConfigError
-from judge.inputs.labels import LabelScores
 from judge.jsonl import (
     StateFile,
+    parse_records,
     read_json_document,
+    read_jsonl,
     read_pointer,
     write_atomic,
     write_pointer,
 )
-from judge.judging.items import ContextChunk
 from judge.judging.verdict import Verdict
-from judge.results.compare import SECTIONS, Section, TypeMetrics
+from judge.record import REPORT_FILE, Record
 from judge.results.history import HistoryEntry, append_history, read_history
+from judge.results.item_record import ItemRecord
 from judge.results.lock import run_lock
-from judge.results.manifest import FORMAT_VERSION, Manifest, read_manifest
+from judge.results.manifest import MANIFEST_FILE, Manifest
 
-if TYPE_CHECKING:
-    from judge.record import Record
-
-#: ``report.json``: the report for machines, of the manifest's format version.
-REPORT_FILE = StateFile(
-    what="report.json",
-    remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
-    current=FORMAT_VERSION,
-    error=ConfigError,
-)
 #: ``reports/latest``: the name of the newest report folder.
 LATEST_FILE = StateFile(
     what="latest-run pointer",
@@ -61,26 +52,6 @@ LATEST_FILE = StateFile(
     "or delete it and run 'judge run'",
     error=ConfigError,
 )
-
-
-class ItemRecord(BaseModel):
-    """What the judge saw for one question, kept with the report (``items.jsonl``)."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    question_id: str
-    type: str
-    split: str
-    question: str
-    answer: str
-    context: list[ContextChunk]
-    """The top context_k chunks in rank order."""
-    relevant_chunks: list[str] | None = None
-    """None when the golden set does not say which chunks are relevant."""
-    retrieval: dict[str, float]
-    """Metrics at every k (empty for questions without relevant chunks)."""
-    labels: list[LabelScores]
-    """Human labels for this exact answer."""
 
 
 class ReportFolder:
@@ -100,10 +71,8 @@ class ReportFolder:
 
     def record(self) -> Record:
         """The folder's run record (``report.json``), read once: every command that opens a
-        saved run reads it through here (``judge.record.read_record``)."""
+        saved run reads it through here."""
         if self._record is None:
-            from judge.record import read_record
-
             self._record = read_record(self.path)
         return self._record
 
@@ -118,17 +87,6 @@ class ReportFolder:
     @property
     def run_path(self) -> Path:
         return self.path / "run.jsonl"
-
-    def metrics(self) -> dict[Section, TypeMetrics]:
-        """Per section, per type, every metric of the folder's tables (from ``report.json``)."""
-        report = read_json_document(self.path / "report.json", None, REPORT_FILE)
-        metrics: dict[Section, TypeMetrics] = {}
-        for section in SECTIONS:
-            metrics[section] = {
-                row["type"]: {k: v for k, v in row.items() if k != "type" and isinstance(v, float)}
-                for row in report["tables"][section]["rows"]
-            }
-        return metrics
 
     def write_files(self, files: dict[str, str]) -> None:
         """Write (or rewrite) files of this folder, each whole: write, then rename."""
@@ -217,3 +175,22 @@ class ReportsDir:
         append_history(self.history_path, entry)
         write_pointer(self.path / "latest", name, LATEST_FILE)
         return ReportFolder(final)
+
+
+def read_manifest(folder: Path) -> Manifest:
+    """A folder's manifest; another format version or a damaged file is one clear error."""
+    return read_json_document(folder / "manifest.json", Manifest, MANIFEST_FILE)
+
+
+def read_record(folder: Path) -> Record:
+    """A report folder's ``report.json`` as the record it was written from: the one reader of
+    it (limits, format version and fields checked; one located line on any problem)."""
+    return read_json_document(folder / "report.json", Record, REPORT_FILE)
+
+
+def read_saved_verdicts(folder: Path) -> dict[str, Verdict]:
+    """A folder's ``verdicts.jsonl`` (the record's verdicts, one a line) by question id: what
+    ``judge report`` keeps for a verdict whose reply is no longer in the cache, read even when
+    the rendered files (``report.json`` among them) are damaged."""
+    path = folder / "verdicts.jsonl"
+    return {v.question_id: v for _, v in parse_records(path, read_jsonl(path), Verdict)}
