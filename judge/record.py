@@ -1,6 +1,6 @@
 """The run record: one typed, versioned account of one judged run (like inspect_ai's EvalLog).
 
-``judge.pipeline.evaluate`` builds it (``judge.report.build``), ``report.json`` is its dump
+``judge.pipeline.evaluate`` builds it (``judge.pipeline.build``), ``report.json`` is its dump
 (``record_json``), and ``judge.folders.read_record`` reads a folder's ``report.json`` back
 into the same object. Every view (report.md, review.html, verdicts.csv, the console summary, JUnit, the JSON
 summary) is a function of it, so the same words count the same things everywhere: the review
@@ -43,7 +43,6 @@ from pydantic_core import PydanticSerializationError
 
 from judge.audit.agreement import AuditResult
 from judge.errors import ConfigError
-from judge.inputs.runs import Run
 from judge.jsonl import StateFile, checked_document_text, json_document_text
 from judge.judging.verdict import Verdict
 from judge.results.compare import Change, Flip, GateRule, QuestionValues, SectionComparison
@@ -179,10 +178,9 @@ class Record(BaseModel):
     agreement: dict[str, Any] | None = None
     """Agreement with the human labels and the corrected estimates, when there are labels for
     these answers (``judge.audit.agreement.as_json``)."""
-    # In memory only: what the live run computed them from (the record on disk has their data
-    # in ``agreement`` and the folder's ``run.jsonl``).
+    # In memory only: what the live run computed the agreement from (the record on disk has
+    # its data in ``agreement``).
     audit: SkipValidation[AuditResult | None] = Field(default=None, exclude=True)
-    run: SkipValidation[Run | None] = Field(default=None, exclude=True)
 
     @model_validator(mode="before")
     @classmethod

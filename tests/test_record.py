@@ -22,11 +22,11 @@ def test_a_folder_reads_back_into_the_record_it_was_written_from(tiny: Tiny) -> 
     record = result.report
     assert record.comparisons and all(c.baseline for c in record.comparisons)
     back = read_record(result.folder.path)
-    # Everything but what lives in memory only (the audit object and the run).
+    # Everything but what lives in memory only (the audit object).
     assert back.model_dump(mode="json") == record.model_dump(mode="json")
     assert back.gate.verdict == record.gate.verdict
     assert [row.question_id for row in back.questions] == [q.question_id for q in record.questions]
-    assert back.audit is None and back.run is None
+    assert back.audit is None
 
 
 def test_report_json_is_the_record_then_what_follows_from_it(tiny: Tiny) -> None:

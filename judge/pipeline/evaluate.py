@@ -21,16 +21,17 @@ from judge.folders import ReportFolder, ReportsDir, read_saved_verdicts
 from judge.inputs.adapter import AdapterProgress
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import load_labels_if_any
-from judge.inputs.runs import load_run
+from judge.inputs.runs import load_run, run_lines
+from judge.jsonl import jsonl_text
 from judge.judging.backends import JudgeBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import Fingerprint, JudgeProgress, cached_verdicts
 from judge.judging.items import build_items
 from judge.judging.prompts import load_prompt
+from judge.pipeline.build import Earlier, Judged, build_report
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
 from judge.pipeline.session import JudgeChoice, judge_info, judging_session
 from judge.record import Record
-from judge.report.build import Earlier, Judged, build_report
 from judge.report.files import render_files
 from judge.results.baseline import read_baseline
 from judge.results.gate import Gate
@@ -173,7 +174,9 @@ def _evaluate(
         report = build_report(
             config, measured, judged, inputs.labels.current, started_at, name, earlier
         )
-        folder = reports.publish(name, render_files(report), report.entry)
+        # The folder keeps the run that was judged beside what was rendered from it.
+        files = {**render_files(report), "run.jsonl": jsonl_text(run_lines(inputs.run))}
+        folder = reports.publish(name, files, report.entry)
     return Evaluation(folder, report, inputs)
 
 

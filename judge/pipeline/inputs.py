@@ -17,7 +17,7 @@ from judge.inputs.adapter import AdapterProgress, adapter_answers
 from judge.inputs.golden import GoldenSet, Leak, find_leaks, load_golden
 from judge.inputs.labels import Labels, load_labels_if_any
 from judge.inputs.runs import Run, load_run
-from judge.report.build import Measured
+from judge.pipeline.build import Measured
 from judge.results.tables import retrieval_table
 from judge.retrieval import score_run
 

@@ -1,4 +1,5 @@
-"""Every file of a report folder, rendered from a ``Record`` (written by ``judge.results``).
+"""Every rendered file of a report folder, from its ``Record`` (written by ``judge.folders``;
+the folder's ``run.jsonl``, the input that was judged, is the wiring's copy).
 
 - ``manifest.json``  format version first; configuration, fingerprints, versions, timings
 - ``report.md``      per-type tables, the comparison with earlier runs, items needing review
@@ -6,13 +7,11 @@
                      later command that reads the folder
 - ``verdicts.csv``   one row per question: every metric, score, quote, match kind, span
 - ``verdicts.jsonl`` the verdicts as data; ``items.jsonl`` what the judge saw
-- ``run.jsonl``      the run that was judged
 - ``review.html``    the reviewers' page
 """
 
 from __future__ import annotations
 
-from judge.inputs.runs import run_lines
 from judge.jsonl import jsonl_text
 from judge.record import Record, record_json
 from judge.report.data import verdicts_csv
@@ -30,6 +29,4 @@ def render_files(report: Record) -> dict[str, str]:
         "verdicts.jsonl": jsonl_text(report.verdicts),
         "items.jsonl": jsonl_text(report.items),
         "review.html": render_review_page(report),
-        # A record read back from a folder has no run in memory: the folder keeps its own.
-        **({} if report.run is None else {"run.jsonl": jsonl_text(run_lines(report.run))}),
     }

@@ -251,7 +251,6 @@ def build_report(
         prompt_edit=prompt_edit,
         agreement=None if audit is None else audit_json(audit),
         audit=audit,
-        run=measured.run,
     )
 
 
