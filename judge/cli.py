@@ -231,7 +231,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     from judge.console import adapter_progress, judge_progress
     from judge.pipeline import JudgeChoice, SweepHooks, SweepStep, sweep
-    from judge.sweep.report import decision_lines
+    from judge.report.sweep import decision_lines
 
     config = _config(args)
     if args.judge_top is not None and config.sweep is not None:

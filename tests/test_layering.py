@@ -167,7 +167,7 @@ TODAY: dict[str, tuple[frozenset[str], str]] = {
         "factory",
     ),
     "FORMAT_VERSION": (
-        frozenset({"judge.results.history", "judge.results.manifest", "judge.sweep.report"}),
+        frozenset({"judge.results.history", "judge.results.manifest", "judge.report.sweep"}),
         "the format versions of three files: history.jsonl, manifest.json and sweep.json",
     ),
     "LEVEL": (

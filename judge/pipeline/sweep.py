@@ -3,6 +3,8 @@ the default and the best few judged, the holdout scored for the final comparison
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,7 +25,7 @@ from judge.pipeline.session import JudgeChoice, judging_session
 
 if TYPE_CHECKING:
     from judge.sweep.measure import JudgeMeans, SettingScores
-    from judge.sweep.report import SweepOutcome
+    from judge.sweep.outcome import SweepOutcome
     from judge.sweep.settings import Setting
 
 
@@ -57,8 +59,9 @@ def sweep(
     sweep folder (``reports/sweeps/``). Answers are saved per setting and split, so a stopped
     sweep resumes and no setting is asked a question twice; verdicts go through the cache.
     """
-    from judge.sweep.measure import scored_questions
-    from judge.sweep.report import SweepOutcome, write_sweep
+    from judge.report.sweep import sweep_files
+    from judge.sweep.measure import pooled_change, scored_questions
+    from judge.sweep.outcome import SweepOutcome
     from judge.sweep.select import MIN_QUESTIONS, SweepRule, select
     from judge.sweep.settings import grid_settings
 
@@ -137,14 +140,32 @@ def sweep(
                 judged=judged,
                 judge=judge_used,
                 folder=_new_sweep_folder(reports.path / "sweeps", started_at),
+                holdout_changes={}
+                if winner == default or not held
+                else {
+                    metric: change
+                    for metric in (swept.primary, *swept.secondary)
+                    if (change := pooled_change(held[default.key], held[winner.key], metric))
+                },
             )
-            write_sweep(outcome)
+            _write_folder(outcome.folder, sweep_files(outcome))
             return outcome
     except KeyboardInterrupt:
         raise Interrupted(
             "sweep stopped; the answers given so far are saved and the verdicts cached: run "
             "the same command again to resume"
         ) from None
+
+
+def _write_folder(folder: Path, files: dict[str, str]) -> None:
+    """Write a sweep folder whole or not at all: into a hidden sibling, then renamed into place."""
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    for name, text in files.items():
+        (staging / name).write_text(text, encoding="utf-8")
+    os.replace(staging, folder)
 
 
 def _new_sweep_folder(parent: Path, started_at: datetime) -> Path:

@@ -1,4 +1,5 @@
-"""A sweep's outcome, and its folder: ``sweep.md``, ``sweep.json`` and ``primary.svg``.
+"""A sweep's outcome as its folder's files: ``sweep.md``, ``sweep.json`` and ``primary.svg``
+(written by ``judge.pipeline.sweep``).
 
 The outcome says first what to do (paste a snippet, or keep the defaults) and which guard
 decided; then the evidence: the guards, the winner against the default question by question,
@@ -9,50 +10,17 @@ and the holdout comparison, which is shown and never used to choose.
 from __future__ import annotations
 
 import json
-import os
-import shutil
-from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from judge.config import Config
 from judge.formatting import fmt_number, markdown_text
 from judge.grouped import ALL
-from judge.sweep.measure import JudgeMeans, SettingScores, pooled_change
+from judge.sweep.outcome import SweepOutcome
 from judge.sweep.plot import primary_svg
 from judge.sweep.select import Selection
-from judge.sweep.settings import Setting
 
 FORMAT_VERSION = 1
-
-
-@dataclass(frozen=True)
-class SweepOutcome:
-    config: Config
-    started_at: datetime
-    settings: list[Setting]
-    default: Setting
-    tuned: dict[str, SettingScores]
-    """Setting key → its retrieval on the tuning split."""
-    selection: Selection
-    holdout: dict[str, SettingScores]
-    """Setting key → its retrieval on the holdout split (the default and the winner only)."""
-    judged: dict[tuple[str, str], JudgeMeans]
-    """(setting key, "tune" | "holdout") → the judge's grades."""
-    judge: str | None
-    """The judge that graded (None with --no-judge)."""
-    folder: Path
-
-    @property
-    def winner(self) -> Setting:
-        return next(s for s in self.settings if s.label == self.selection.winner)
-
-    @property
-    def swept(self) -> Any:
-        return self.config.sweep
 
 
 # --- the decision -----------------------------------------------------------------------------
@@ -220,10 +188,7 @@ def _holdout_section(outcome: SweepOutcome) -> list[str]:
             "| metric | n | default | best | change | 95 % interval |",
             "|---|---|---|---|---|---|",
         ]
-        for metric in (sel.primary, *outcome.swept.secondary):
-            change = pooled_change(default, new, metric)
-            if change is None:
-                continue
+        for metric, change in outcome.holdout_changes.items():
             lines.append(
                 f"| {metric} | {change.n} | {default.mean(metric):.3f} | {new.mean(metric):.3f} | "
                 f"{change.mean:+.3f} | [{change.low:+.3f}, {change.high:+.3f}] |"
@@ -349,18 +314,11 @@ def sweep_json(outcome: SweepOutcome) -> dict[str, Any]:
     }
 
 
-def write_sweep(outcome: SweepOutcome) -> None:
-    """Write the folder whole or not at all: into a hidden sibling, then renamed into place."""
+def sweep_files(outcome: SweepOutcome) -> dict[str, str]:
+    """File name → text, for every file of a sweep folder."""
     sel = outcome.selection
-    files = {
+    return {
         "sweep.md": sweep_markdown(outcome),
         "sweep.json": json.dumps(sweep_json(outcome), ensure_ascii=False, indent=2) + "\n",
         "primary.svg": primary_svg(sel.primary, sel.means, sel.default, sel.winner, sel.adopt),
     }
-    outcome.folder.parent.mkdir(parents=True, exist_ok=True)
-    staging = outcome.folder.with_name(f".{outcome.folder.name}.{os.getpid()}.tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir()
-    for name, text in files.items():
-        (staging / name).write_text(text, encoding="utf-8")
-    os.replace(staging, outcome.folder)
