@@ -3,12 +3,12 @@
 Synthetic data, no model: a generated golden set, corpus and run of N questions
 (``judge_bench.write_dataset``, 10 chunks retrieved, context_k 5), nothing cached.
 
-1. export: ``judge.batch.export_batch`` end to end, as ``judge batch export`` runs it: the
+1. export: ``judge.pipeline.batch.export_batch`` end to end, as ``judge batch export`` runs it: the
    inputs loaded and validated, the items built, the cache looked up, every prompt rendered,
    the request files and the manifest written. Target: < 30 s for 100,000 items.
 2. import: the output file of a fake engine that answered every request with a valid verdict
    (OpenAI Batch output shape, written before the clock starts), read by
-   ``judge.batch.import_batch``: every line parsed and checked, every reply stored.
+   ``judge.pipeline.batch.import_batch``: every line parsed and checked, every reply stored.
    Target: < 60 s for 100,000 results. Then the same file again (everything already there).
 
 Run alone with ``.venv/bin/python bench/batch_bench.py [N]``.
@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from judge_bench import write_dataset
 
-from judge.batch import export_batch, import_batch
 from judge.config import load_config
+from judge.pipeline.batch import export_batch, import_batch
 
 VERDICT = json.dumps(
     {"evidence": "", "faithfulness": 2, "relevance": 2, "note": "ok"}, ensure_ascii=False

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 DEFAULT_CONFIG = "judge.toml"
 #: Allocations between two young-generation collections (Python's default is 700).
 GC_THRESHOLD = 20_000
-#: judge.batch.BATCH_MAX_FILE_MB, as a literal so that 'judge --help' imports nothing
+#: judge.pipeline.batch.BATCH_MAX_FILE_MB, as a literal so that 'judge --help' imports nothing
 #: (tests/test_batch.py checks they agree).
 DEFAULT_BATCH_FILE_MB = 100.0
 
@@ -490,7 +490,7 @@ class _Version(argparse.Action):
 
 
 def cmd_batch_export(args: argparse.Namespace) -> int:
-    from judge.batch import export_batch
+    from judge.pipeline.batch import export_batch
 
     config = _config(args)
     result = export_batch(
@@ -520,7 +520,7 @@ def cmd_batch_export(args: argparse.Namespace) -> int:
 
 
 def cmd_batch_import(args: argparse.Namespace) -> int:
-    from judge.batch import import_batch
+    from judge.pipeline.batch import import_batch
 
     config = _config(args)
     result = import_batch(

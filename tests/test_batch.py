@@ -1,4 +1,4 @@
-"""Batch export and import (judge.batch), with a fake batch engine built from the openai
+"""Batch export and import (judge.pipeline.batch), with a fake batch engine built from the openai
 backend's response shapes; the round trip against a real server is in
 tests/judging/backends/test_batch_roundtrip.py."""
 
@@ -14,14 +14,6 @@ from typing import Any
 import httpx
 import pytest
 
-from judge.batch import (
-    MANIFEST_NAME,
-    BatchExport,
-    engine_reply,
-    export_batch,
-    import_batch,
-    read_manifest,
-)
 from judge.config import Config
 from judge.errors import ConfigError, InputError
 from judge.judging.backends.openai import OpenAIBackend
@@ -31,6 +23,14 @@ from judge.judging.items import build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.verdict import Reply
 from judge.pipeline import evaluate, load_inputs
+from judge.pipeline.batch import (
+    MANIFEST_NAME,
+    BatchExport,
+    engine_reply,
+    export_batch,
+    import_batch,
+    read_manifest,
+)
 from tests.conftest import REPO
 from tests.judging.backends.test_openai import completion
 
@@ -598,8 +598,8 @@ def test_the_fingerprint_is_the_live_backends_without_a_server(tiny: Tiny) -> No
 def test_batch_commands_say_what_they_wrote_and_imported(
     tiny: Tiny, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from judge.batch import BATCH_MAX_FILE_MB
     from judge.cli import DEFAULT_BATCH_FILE_MB, main
+    from judge.pipeline.batch import BATCH_MAX_FILE_MB
 
     assert DEFAULT_BATCH_FILE_MB == BATCH_MAX_FILE_MB  # the literal that keeps --help fast
     config = openai_config(tiny)

@@ -95,12 +95,12 @@ def _input_models() -> list[type[BaseModel]]:
     """Every model a file or a setting is read into: the subclasses of StrictRecord (golden
     set, runs, labels, adapter output) and of the configuration's base, found, not listed."""
     import judge.audit.marks
-    import judge.batch
     import judge.config
     import judge.inputs.adapter
     import judge.inputs.golden
     import judge.inputs.labels
     import judge.inputs.runs
+    import judge.pipeline.batch
 
     def subclasses(base: type[BaseModel]) -> list[type[BaseModel]]:
         found = []

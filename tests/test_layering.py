@@ -186,7 +186,7 @@ TODAY: dict[str, tuple[frozenset[str], str]] = {
         "of a run against its baseline",
     ),
     "read_manifest": (
-        frozenset({"judge.batch", "judge.folders"}),
+        frozenset({"judge.pipeline.batch", "judge.folders"}),
         "batch: a batch export's manifest; folders: a report folder's manifest.json",
     ),
     "sample_items": (
@@ -318,7 +318,7 @@ def test_only_the_folder_module_names_a_report_folders_json_files() -> None:
     the state-file reader). Besides it, only writers name them: the record and the manifest
     in the messages of their own writers (judge.record, judge.results.manifest), the views in
     the files they render (judge.report.files); the batch folder has a manifest.json of its
-    own (judge.batch, its own state file)."""
+    own (judge.pipeline.batch, its own state file)."""
     package = Path(__file__).resolve().parent.parent / "judge"
     naming = {
         str(path.relative_to(package.parent).with_suffix("")).replace("/", "."): found
@@ -333,5 +333,5 @@ def test_only_the_folder_module_names_a_report_folders_json_files() -> None:
         "judge.record": {"report.json"},
         "judge.results.manifest": {"manifest.json"},
         "judge.report.files": {"report.json", "manifest.json"},
-        "judge.batch": {"manifest.json"},
+        "judge.pipeline.batch": {"manifest.json"},
     }

@@ -18,7 +18,7 @@ command                                     wiring (``judge.pipeline.<module>``)
 ``cache stats``, ``cache prune``            ``cache``: ``cache_stats``, ``prune_cache``
 ``sweep``                                   ``sweep``: ``sweep``
 ``stability``                               ``stability``: ``judge_stability``
-``batch export``, ``batch import``          ``judge.batch`` (not yet moved here)
+``batch export``, ``batch import``          ``judge.pipeline.batch``
 ==========================================  ================================================
 
 Shared by them: ``inputs`` (the golden set, the run and the labels, loaded and validated once;

@@ -10,11 +10,11 @@ from pathlib import Path
 import httpx
 import pytest
 
-from judge.batch import engine_reply, export_batch, import_batch
 from judge.config import Config, load_config
 from judge.judging.grading import JudgeProgress
 from judge.judging.verdict import Verdict
 from judge.pipeline import Hooks, evaluate
+from judge.pipeline.batch import engine_reply, export_batch, import_batch
 from tests.conftest import REPO, SAMPLE
 from tests.judging.backends.conftest import LLAMA_SERVER_MODEL
 

@@ -59,7 +59,7 @@ from judge.judging.grading import Fingerprint, judge_fingerprint
 from judge.judging.items import JudgeItem, build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.verdict import Reply, verdict_schema
-from judge.pipeline import load_inputs
+from judge.pipeline.inputs import load_inputs
 
 #: Bump when BatchManifest changes; it is the manifest's first field.
 MANIFEST_FORMAT = 1
