@@ -1,4 +1,5 @@
-"""Per-question-type tables from tidy per-question rows (pandas).
+"""Per-question-type tables from per-question values (``judge.grouped`` aggregates them; a
+table's ``frame`` is its pandas view).
 
 Every table is per type first, ``all`` last, with the weakest type named: averages hide the
 failures of the small types. Means use only the rows that have a value; the rows that do not
@@ -8,7 +9,7 @@ columns, never turned into 0 or NaN inside a mean.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -16,10 +17,11 @@ from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from judge.axes import EXPECTED_METRICS, JUDGE_TABLE_METRICS
 from judge.config import Config
-from judge.grouped import ALL
+from judge.grouped import ALL, grouped
 from judge.inputs.golden import GoldenSet
 from judge.judging.verdict import STATUSES, Verdict
 from judge.metrics import metric_names
+from judge.results.compare import MetricValues
 from judge.results.values import verdict_values
 from judge.retrieval import RetrievalScores
 
@@ -91,78 +93,72 @@ class TypeTable(BaseModel):
         return {"primary_metric": self.primary, "weakest_type": self.weakest, "rows": self.rows}
 
 
-def retrieval_rows(golden: GoldenSet, scores: RetrievalScores) -> pd.DataFrame:
-    """Tidy rows: question_id, type, split, metric, value (one row per question and metric)."""
-    by_id = golden.by_id()
-    n = len(scores.question_ids)
-    frames = [
-        pd.DataFrame(
-            {
-                "question_id": scores.question_ids,
-                "type": [by_id[q].type for q in scores.question_ids],
-                "split": [by_id[q].split or "" for q in scores.question_ids],
-                "metric": [metric] * n,
-                "value": values,
-            }
-        )
-        for metric, values in scores.values.items()
-    ]
-    return pd.concat(frames, ignore_index=True)
-
-
 def per_type_table(
-    rows: pd.DataFrame,
-    types: Sequence[str],
+    values: Mapping[str, Mapping[str, float]],
+    types: Mapping[str, str],
+    type_order: Sequence[str],
     metrics: Sequence[str],
     counts: dict[str, dict[str, int]] | None = None,
 ) -> TypeTable:
     """Mean of each metric per type, plus ``all``; ``metrics[0]`` is the primary metric.
 
-    ``rows`` are tidy (type, metric, value); ``n`` counts the questions with a value for the
-    primary metric. ``counts`` adds columns of per-type counts (e.g. excluded questions).
+    ``values``: metric → question id → value, for the questions of ``types`` (question id →
+    type) that have one; each mean is ``judge.grouped``'s, the one per-type aggregation. ``n``
+    counts the questions with a value for the primary metric. ``counts`` adds columns of
+    per-type counts (e.g. excluded questions).
     """
     counts = counts or {}
     primary = metrics[0]
-    means = rows.pivot_table(index="type", columns="metric", values="value", aggfunc="mean")
-    n_per_type = rows[rows["metric"] == primary].groupby("type")["question_id"].nunique()
-    overall = rows.groupby("metric")["value"].mean()
-    index = [*types, ALL]
+    index = [*type_order, ALL]
+    groups = {m: grouped(values.get(m, {}), types, type_order, overall=ALL) for m in metrics}
     frame = pd.DataFrame(index=index)
-    frame["n"] = [int(n_per_type.get(t, 0)) for t in types] + [int(n_per_type.sum())]
+    frame["n"] = [groups[primary][t].n for t in index]
     for name, per_type in counts.items():
-        frame[name] = [per_type.get(t, 0) for t in types] + [sum(per_type.values())]
+        frame[name] = [per_type.get(t, 0) for t in type_order] + [sum(per_type.values())]
     for metric in metrics:
-        column = means[metric] if metric in means.columns else pd.Series(dtype=float)
-        values: list[float] = [float(column.get(t, float("nan"))) for t in types]
-        values.append(overall.get(metric, float("nan")))
-        frame[metric] = values
-    candidates = frame.loc[list(types), primary].dropna()
-    weakest = str(candidates.idxmin()) if len(candidates) > 1 else None
+        means = [groups[metric][t].mean for t in index]
+        frame[metric] = [float("nan") if m is None else m for m in means]
+    candidates = [(groups[primary][t].mean, i, t) for i, t in enumerate(type_order)]
+    valued = [(mean, i, t) for mean, i, t in candidates if mean is not None]
+    # The lowest primary mean; a tie goes to the type listed first.
+    weakest = min(valued)[2] if len(valued) > 1 else None
     return TypeTable.from_frame(frame, list(metrics), ["n", *counts], primary, weakest)
+
+
+def retrieval_values(
+    scores: RetrievalScores, questions: Collection[str], metrics: Collection[str] | None = None
+) -> MetricValues:
+    """Metric → question id → value, for ``questions`` (and ``metrics``, if given)."""
+    return {
+        metric: {q: v for q, v in zip(scores.question_ids, column, strict=True) if q in questions}
+        for metric, column in scores.values.items()
+        if metrics is None or metric in metrics
+    }
+
+
+def judge_values(verdicts: Iterable[Verdict]) -> MetricValues:
+    """Metric → question id → value of the ok verdicts: faithfulness, relevance (0-2),
+    full_marks (1 when both are 2), quote_verified (1 when the quote was found exactly or
+    normalised; only for verdicts that quoted something), and the expected scores where the
+    judge gave probabilities."""
+    out: MetricValues = {}
+    for v in verdicts:
+        if v.status != "ok":
+            continue
+        # The same per-question values the paired comparison uses (ok_share apart: the table
+        # counts non-ok verdicts in their own columns).
+        values = verdict_values(v)
+        for metric in JUDGE_METRICS:
+            if metric in values:
+                out.setdefault(metric, {})[v.question_id] = values[metric]
+        for axis, expected in v.expected_scores.items():
+            out.setdefault(f"expected_{axis}", {})[v.question_id] = expected
+    return out
 
 
 #: Judge metrics, in display order; faithfulness is the primary one.
 JUDGE_METRICS = list(JUDGE_TABLE_METRICS)
 NOT_OK = [status for status in STATUSES if status != "ok"]
-
-
-def judge_rows(golden: GoldenSet, verdicts: Iterable[Verdict]) -> pd.DataFrame:
-    """Tidy rows of the ok verdicts: faithfulness, relevance (0-2), full_marks (1 when both are
-    2), quote_verified (1 when the quote was found exactly or normalised; only for verdicts
-    that quoted something)."""
-    by_id = golden.by_id()
-    rows: list[tuple[str, str, str, str, float]] = []
-    for v in verdicts:
-        if v.status != "ok":
-            continue
-        q = by_id[v.question_id]
-        base = (v.question_id, q.type, q.split or "")
-        # The same per-question values the paired comparison uses (ok_share apart: the table
-        # counts non-ok verdicts in their own columns).
-        values = verdict_values(v)
-        rows += [(*base, metric, values[metric]) for metric in JUDGE_METRICS if metric in values]
-        rows += [(*base, f"expected_{axis}", e) for axis, e in v.expected_scores.items()]
-    return pd.DataFrame(rows, columns=["question_id", "type", "split", "metric", "value"])
 
 
 def status_counts(golden: GoldenSet, verdicts: Iterable[Verdict]) -> dict[str, dict[str, int]]:
@@ -191,8 +187,10 @@ def retrieval_table(config: Config, golden: GoldenSet, scores: RetrievalScores) 
         qtype = by_id[qid].type
         per_type[qtype] = per_type.get(qtype, 0) + 1
     counts = {name: c for name, c in kinds.items() if c or name == "excluded"}
+    types = {q.id: q.type for q in golden.questions}
     return per_type_table(
-        retrieval_rows(golden, scores),
+        retrieval_values(scores, types),
+        types,
         config.data.question_types,
         metric_names(config.retrieval.ks),
         counts=counts,
@@ -238,14 +236,12 @@ def judge_table(
     if split is not None:
         verdicts = [v for v in verdicts if (by_id[v.question_id].split or "") == split]
     shown = context_metrics(config.retrieval.context_k)
-    retrieval = retrieval_rows(golden, scores)
-    retrieval = retrieval[retrieval["metric"].isin(shown)]
-    if split is not None:
-        retrieval = retrieval[retrieval["split"] == split]
-    rows = pd.concat([judge_rows(golden, verdicts), retrieval], ignore_index=True)
+    types = {q.id: q.type for q in golden.questions if split is None or (q.split or "") == split}
+    values = judge_values(verdicts) | retrieval_values(scores, types, shown)
     expected = list(EXPECTED_METRICS) if any(v.score_probabilities for v in verdicts) else []
     return per_type_table(
-        rows,
+        values,
+        types,
         config.data.question_types,
         [*JUDGE_METRICS, *expected, *shown],
         counts=status_counts(golden, verdicts)

@@ -11,7 +11,7 @@ Per question:
   ``quote_verified`` (1 when the quote was found; only for verdicts that quoted something: not
   for an empty quote, and not for a context sentence cited by number, which is real by
   construction and so verifies nothing), all for ok verdicts only, as in the judge table
-  (``judge.results.tables.judge_rows``); ``sentences_supported`` (``sentences`` mode only: the
+  (``judge.results.tables.judge_values``); ``sentences_supported`` (``sentences`` mode only: the
   share of the answer's sentences that claim something which the judge found supported; none
   for an answer that claims nothing); and ``ok_share``: 1 for an ok verdict, 0 for any other,
   so its mean is the table's share of ok verdicts among the judged answers.
