@@ -29,6 +29,7 @@ from functools import cached_property
 from pathlib import Path
 
 from judge.errors import ConfigError
+from judge.formatting import timestamp
 from judge.jsonl import (
     StateFile,
     parse_records,
@@ -148,7 +149,7 @@ class ReportsDir:
     ) -> str:
         """A name for a new folder; ``history``: the history as the caller read it (read here
         when not given)."""
-        stamp = now.strftime("%Y%m%dT%H%M%SZ")
+        stamp = timestamp(now)
         name = f"{stamp}-{fingerprint.split(':')[1][:8]}"
         # Two runs in one second with the same judge; or a deleted folder whose history line
         # remains (a second line of the same name would make comparisons ambiguous).

@@ -18,6 +18,7 @@ import csv
 import io
 import re
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 #: Below this many labelled pairs, figures say that their intervals are wide.
 FEW_ITEMS = 50
@@ -132,3 +133,13 @@ def markdown_text(text: object) -> str:
     text = re.sub("[ \t\n]+", " ", terminal_text(text)).strip(" ")
     text = _MARKDOWN_PUNCT.sub(lambda m: "\\" + m[0], text)
     return re.sub("[&<>]", lambda m: _HTML[m[0]], text)
+
+
+#: How every timestamped output of the harness is named (report, sweep, stability and batch
+#: folders or files): UTC, to the second, sortable as text.
+STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
+
+
+def timestamp(moment: datetime) -> str:
+    """``moment`` (UTC) as the harness names its timestamped outputs: ``20261201T165800Z``."""
+    return moment.strftime(STAMP_FORMAT)

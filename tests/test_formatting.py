@@ -104,3 +104,11 @@ def test_markdown_text_renders_as_the_text_it_is() -> None:
     assert markdown_text("out_of_scope") == "out_of_scope"
     assert markdown_text("_em_ __b__") == "\\_em\\_ \\_\\_b\\_\\_"
     assert markdown_text("年額3,800円です。") == "年額3,800円です。"
+
+
+def test_timestamped_outputs_share_one_name_format() -> None:
+    from datetime import UTC, datetime
+
+    from judge.formatting import timestamp
+
+    assert timestamp(datetime(2026, 12, 1, 16, 58, 7, 999, tzinfo=UTC)) == "20261201T165807Z"

@@ -39,6 +39,7 @@ from judge.errors import (
     PromptTooLong,
 )
 from judge.folders import ReportsDir
+from judge.formatting import timestamp
 from judge.jsonl import (
     StateFile,
     StrictInt,
@@ -177,8 +178,7 @@ class BatchExport(NamedTuple):
 
 def default_out_dir(config: Config, fingerprint: str, now: datetime) -> Path:
     """``reports/batch/<UTC time>-<fingerprint digits>``: one folder per export."""
-    stamp = now.strftime("%Y%m%dT%H%M%SZ")
-    return config.reports.dir / "batch" / f"{stamp}-{fingerprint.split(':')[-1][:8]}"
+    return config.reports.dir / "batch" / f"{timestamp(now)}-{fingerprint.split(':')[-1][:8]}"
 
 
 def _request_lines(

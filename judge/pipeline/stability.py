@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from judge.config import Config
+from judge.formatting import timestamp
 from judge.judging.backends import JudgeBackend
 from judge.judging.grading import JudgeProgress
 from judge.judging.items import build_items
@@ -62,6 +63,6 @@ def judge_stability(
         )
     folder = Path(config.reports.dir) / "stability"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{started_at.strftime('%Y%m%dT%H%M%SZ')}.md"
+    path = folder / f"{timestamp(started_at)}.md"
     write_atomic(path, "\n".join(stability_markdown(report)) + "\n")
     return report, path

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from judge.config import Config
 from judge.errors import AdapterError, ConfigError, Interrupted
 from judge.folders import ReportsDir
+from judge.formatting import timestamp
 from judge.inputs.adapter import AdapterProgress, adapter_answers
 from judge.inputs.golden import GoldenSet, load_golden
 from judge.inputs.runs import load_run
@@ -169,7 +170,7 @@ def _write_folder(folder: Path, files: dict[str, str]) -> None:
 
 
 def _new_sweep_folder(parent: Path, started_at: datetime) -> Path:
-    stamp = started_at.strftime("%Y%m%dT%H%M%SZ")
+    stamp = timestamp(started_at)
     path, n = parent / stamp, 1
     while path.exists():  # two sweeps in one second
         n += 1
