@@ -66,6 +66,9 @@ class EvidenceMatch(BaseModel):
     end: int | None = None
     coverage: float = 0.0
     """Share of the normalised quote found as one span (1.0 for exact and normalised)."""
+    sentence: int | None = None
+    """For a cited context sentence: the number the prompt showed it under, kept when the
+    verdict is made so that no view has to number the chunks again."""
 
     @property
     def found(self) -> bool:
@@ -201,4 +204,5 @@ def cite(sentence: Sentence) -> EvidenceMatch:
         start=sentence.start,
         end=sentence.end,
         coverage=1.0,
+        sentence=sentence.n,
     )

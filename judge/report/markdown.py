@@ -20,7 +20,7 @@ from typing import TypeVar
 from judge.audit.agreement import AuditResult
 from judge.formatting import FEW_ITEMS, fmt_number, fmt_share
 from judge.formatting import markdown_text as md
-from judge.judging.evidence import EvidenceMatch, context_sentences
+from judge.judging.evidence import EvidenceMatch
 from judge.judging.items import ContextChunk
 from judge.judging.verdict import SentenceCheck, Verdict
 from judge.record import QuestionRow, Record
@@ -173,9 +173,7 @@ def needs_review_lines(rows: Sequence[QuestionRow]) -> list[str]:
         verdict = row.verdict
         said = list(row.triage.reasons)
         if verdict is not None and verdict.status == "ok" and verdict.mode == "cited":
-            said.append(
-                f"evidence: {evidence_origin(verdict, row.item.context if row.item else None)}"
-            )
+            said.append(f"evidence: {evidence_origin(verdict)}")
         lines.append(f"- **{md(row.question_id)}**: {md('; '.join(said))}")
     return lines or ["Nothing flagged."]
 
@@ -275,15 +273,14 @@ SENTENCE_WORDS = {
 Tag = TypeVar("Tag")
 
 
-def evidence_origin(verdict: Verdict, context: Sequence[ContextChunk] | None = None) -> str:
+def evidence_origin(verdict: Verdict) -> str:
     """Which mode produced the verdict's evidence and what that proves ("" when not ok).
 
     A quote is text the judge wrote, searched for in the chunks afterwards: "verified" means it
     was found (exact or normalised), and only that. A cited sentence is one the judge picked by
     number, so its text is real whatever the judge meant, and finding it proves nothing about
-    support: the words say so instead of calling it verified. With the ``context`` the judge saw,
-    a cited sentence is named by its number as the prompt showed it. A lexical-baseline quote
-    says what it is in the judge line.
+    support: the words say so instead of calling it verified; it is named by the number the
+    prompt showed it under. A lexical-baseline quote says what it is in the judge line.
     """
     if verdict.status != "ok":
         return ""
@@ -298,7 +295,7 @@ def evidence_origin(verdict: Verdict, context: Sequence[ContextChunk] | None = N
         )
     match = verdict.match
     if match is not None and match.cited:
-        return f"{cited_name(match, context)} ({CITED_CAVEAT})"
+        return f"{cited_name(match)} ({CITED_CAVEAT})"
     if verdict.mode == "cited":
         kind = match.kind.replace("_", " ") if match else "none"
         return "no sentence cited" if kind in ("empty", "none") else f"no sentence cited ({kind})"
@@ -313,25 +310,10 @@ def evidence_origin(verdict: Verdict, context: Sequence[ContextChunk] | None = N
     return f"quote (not verified: {match.kind.replace('_', ' ')})"
 
 
-def cited_number(match: EvidenceMatch, context: Sequence[ContextChunk] | None) -> int | None:
-    """The number the prompt showed a cited context sentence under (None without the context
-    or when no sentence of it has that chunk and span: another numbering, or not a citation)."""
-    if context is None or not match.cited:
-        return None
-    return next(
-        (
-            s.n
-            for s in context_sentences(context)
-            if (s.chunk_id, s.start, s.end) == (match.chunk_id, match.start, match.end)
-        ),
-        None,
-    )
-
-
-def cited_name(match: EvidenceMatch, context: Sequence[ContextChunk] | None = None) -> str:
+def cited_name(match: EvidenceMatch) -> str:
     """A cited context sentence by its number and chunk ("cited sentence 7 in backup/restore"),
-    or by chunk and character span when the number cannot be told."""
-    number = cited_number(match, context)
+    or by chunk and character span when the match has no number."""
+    number = match.sentence
     where = f" in {match.chunk_id}" if match.chunk_id else ""
     if number is not None:
         return f"cited sentence {number}{where}"

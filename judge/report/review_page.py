@@ -38,12 +38,10 @@ from typing import TYPE_CHECKING, Any
 
 from judge.audit.marks import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
 from judge.hashing import text_sha256
-from judge.judging.items import ContextChunk
 from judge.judging.verdict import Verdict
 from judge.report.markdown import (
     SENTENCE_WORDS,
     answer_pieces,
-    cited_number,
     cited_pieces,
     evidence_origin,
 )
@@ -72,7 +70,7 @@ def page_language(texts: Iterable[str]) -> str:
     return counts.most_common(1)[0][0] if counts else "en"
 
 
-def _verdict_json(verdict: Verdict, context: list[ContextChunk]) -> dict[str, Any]:
+def _verdict_json(verdict: Verdict) -> dict[str, Any]:
     sentences = None
     if verdict.status == "ok" and verdict.sentences is not None:
         sentences = [
@@ -81,7 +79,7 @@ def _verdict_json(verdict: Verdict, context: list[ContextChunk]) -> dict[str, An
                 "text": check.text,
                 "verdict": check.verdict,
                 "cited": bool(check.evidence and check.evidence.cited),
-                "cited_n": cited_number(check.evidence, context) if check.evidence else None,
+                "cited_n": check.evidence.sentence if check.evidence else None,
                 "chunk_id": check.evidence.chunk_id if check.evidence else None,
                 "evidence_text": check.evidence_text,
             }
@@ -96,7 +94,7 @@ def _verdict_json(verdict: Verdict, context: list[ContextChunk]) -> dict[str, An
         "error": verdict.error,
         "match": verdict.match.model_dump(mode="json") if verdict.match else None,
         "mode": verdict.mode,
-        "origin": evidence_origin(verdict, context),
+        "origin": evidence_origin(verdict),
         "sentences": sentences,
     }
 
@@ -144,7 +142,7 @@ def page_data(report: Record) -> dict[str, Any]:
                 ],
                 "relevant_chunks": item.relevant_chunks,
                 "labels": [label.model_dump(mode="json") for label in item.labels],
-                "verdict": _verdict_json(verdict, item.context),
+                "verdict": _verdict_json(verdict),
                 "adapter_error": None,
                 "flags": found.flags,
                 "reasons": found.reasons,

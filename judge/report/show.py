@@ -12,7 +12,6 @@ from judge.record import Record, RunDiff
 from judge.report.markdown import (
     SENTENCE_WORDS,
     answer_pieces,
-    cited_number,
     cited_pieces,
     evidence_origin,
     unsupported_marker,
@@ -76,7 +75,7 @@ def show_item(record: Record, question_id: str, color: bool) -> str:
     else:
         lines += _sentence_lines(checks, item.context, style)
     if v.status == "ok":
-        lines.append(style(BOLD, "evidence") + f"  {_word(evidence_origin(v, item.context))}")
+        lines.append(style(BOLD, "evidence") + f"  {_word(evidence_origin(v))}")
     lines.append(style(BOLD, "note") + f"      {_block(v.note)}")
     for label in item.labels:
         lines.append(
@@ -132,7 +131,7 @@ def _sentence_lines(
         if match is not None and match.cited:
             rank = ranks.get(match.chunk_id or "")
             where = f"#{rank} " if rank is not None else ""
-            number = cited_number(match, context)
+            number = match.sentence
             which = f"sentence {number} " if number is not None else ""
             lines.append(
                 f"  {'':<{len(str(check.n))}} {'':<13}  cites {which}({where}"

@@ -104,3 +104,23 @@ def test_a_chunk_normalised_once_serves_every_quote_with_its_own_id_and_span() -
     assert later.kind == "normalised" and later.chunk_id == "dup/b"
     # From the first matched character: the opening bracket, dropped by normalising, is not.
     assert _span(twin, later.start, later.end) == "設定 > バックアップ」から確認できます。"
+
+
+def test_a_cited_sentence_keeps_the_number_the_prompt_showed() -> None:
+    from judge.judging.evidence import cite, context_sentences
+    from judge.judging.items import ContextChunk
+
+    chunks = [
+        ContextChunk(rank=1, chunk_id="a/x", text="First. Second."),
+        ContextChunk(rank=2, chunk_id="b/y", text="Third."),
+    ]
+    third = context_sentences(chunks)[2]
+    match = cite(third)
+    # Numbered across the chunks: the third sentence is the first of the second chunk.
+    assert (match.kind, match.chunk_id, match.start, match.end, match.sentence) == (
+        "cited",
+        "b/y",
+        0,
+        6,
+        3,
+    )

@@ -237,14 +237,19 @@ def test_needs_review_names_the_cited_evidence(tiny: Tiny) -> None:
     row = result.report.questions[1]
     assert row.item is not None
     row = row.model_copy(update={"verdict": flagged, "triage": triage(row.item, flagged)})
-    # Without the chunks the judge saw, the cited sentence by its characters.
-    lines = needs_review_lines([row.model_copy(update={"item": None})])
+    # A cited match without its number (none the harness makes: it keeps the number the prompt
+    # showed) is named by its characters.
+    assert flagged.match is not None and flagged.match.sentence == 7
+    unnumbered = flagged.model_copy(
+        update={"match": flagged.match.model_copy(update={"sentence": None})}
+    )
+    lines = needs_review_lines([row.model_copy(update={"verdict": unnumbered})])
     assert lines == [
         "- **q2**: faithful, but the cited sentence is from another chunk; evidence: cited "
         "sentence in backup/restore, characters 26–39 (real by construction; whether it "
         "supports the verdict is the reviewer's call)"
     ]
-    # With the chunks the judge saw, the sentence by its number as the prompt showed it.
+    # The sentence by its number as the prompt showed it.
     assert needs_review_lines([row])[0].endswith(
         "; evidence: cited sentence 7 in backup/restore (real by construction; whether it "
         "supports the verdict is the reviewer's call)"
