@@ -140,21 +140,17 @@ def _judge_metrics(table: TypeTable) -> TypeMetrics:
     return out
 
 
-def build_report(
+def _manifest(
     config: Config,
     measured: Measured,
     judged: Judged,
-    labels: list[HumanLabel],
-    started_at: datetime,
+    counts: dict[str, int],
     folder_name: str,
-    earlier: Earlier,
-    finished_at: datetime | None = None,
-) -> Record:
-    """Assemble the record of one judged run (reads history and baseline, writes nothing)."""
+    started_at: datetime,
+    finished_at: datetime | None,
+) -> Manifest:
     golden = measured.golden
-    verdicts = [judged.verdicts[q.id] for q in golden.questions if q.id in judged.verdicts]
-    counts: dict[str, int] = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
-    manifest = Manifest(
+    return Manifest(
         folder=folder_name,
         started_at=started_at.isoformat(timespec="seconds"),
         finished_at=(finished_at or datetime.now(UTC)).isoformat(timespec="seconds"),
@@ -174,18 +170,21 @@ def build_report(
         status_counts=counts,
         judge_seconds=round(judged.seconds, 3),
     )
-    failed = measured.run.meta.failed
-    table = judge_table(config, golden, measured.scores, verdicts, failed=failed)
-    splits = sorted({q.split for q in golden.questions if q.split})
-    split_tables: dict[str, TypeTable] = {
-        split: judge_table(config, golden, measured.scores, verdicts, split, failed=failed)
-        for split in splits
-    }
-    entry = HistoryEntry(
-        folder=folder_name,
+
+
+def _entry(
+    manifest: Manifest,
+    measured: Measured,
+    judged: Judged,
+    table: TypeTable,
+    counts: dict[str, int],
+) -> HistoryEntry:
+    """The run's history line: its compatibility keys and per-type means."""
+    return HistoryEntry(
+        folder=manifest.folder,
         started_at=manifest.started_at,
-        golden_hash=golden.questions_hash,
-        corpus_hash=golden.corpus_hash,
+        golden_hash=manifest.fingerprints.golden,
+        corpus_hash=manifest.fingerprints.corpus,
         run_hash=manifest.fingerprints.run,
         retrieval_fingerprint=manifest.fingerprints.retrieval,
         judge_fingerprint=judged.fingerprint.value,
@@ -196,6 +195,48 @@ def build_report(
         },
         status_counts=counts,
     )
+
+
+def _prompt_edit(
+    previous: Record,
+    judged: Judged,
+    items: dict[str, ItemRecord],
+    labels: list[HumanLabel],
+) -> PromptEdit:
+    """What changed against the run just before, which differed only in its prompt: the same
+    run content, so the same items; only the verdicts differ."""
+    old = {v.question_id: v for v in previous.verdicts}
+    # In golden-set order (the items'), as every list of the record is.
+    flips = changed_verdicts(old, {qid: judged.verdicts[qid] for qid in items})
+    before = agreement("before", items, labels, judge_scores(old))
+    after = agreement("after", items, labels, judge_scores(judged.verdicts))
+    return PromptEdit(previous.manifest.folder, flips, before.both_exact, after.both_exact, after.n)
+
+
+def build_report(
+    config: Config,
+    measured: Measured,
+    judged: Judged,
+    labels: list[HumanLabel],
+    started_at: datetime,
+    folder_name: str,
+    earlier: Earlier,
+    finished_at: datetime | None = None,
+) -> Record:
+    """Assemble the record of one judged run; it reads and writes nothing (what the run is
+    compared with comes in ``earlier``)."""
+    golden = measured.golden
+    verdicts = [judged.verdicts[q.id] for q in golden.questions if q.id in judged.verdicts]
+    counts: dict[str, int] = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
+    manifest = _manifest(config, measured, judged, counts, folder_name, started_at, finished_at)
+    failed = measured.run.meta.failed
+    table = judge_table(config, golden, measured.scores, verdicts, failed=failed)
+    splits = sorted({q.split for q in golden.questions if q.split})
+    split_tables: dict[str, TypeTable] = {
+        split: judge_table(config, golden, measured.scores, verdicts, split, failed=failed)
+        for split in splits
+    }
+    entry = _entry(manifest, measured, judged, table, counts)
     history = earlier.history
     # Only runs before this one count (a re-rendered report must not compare with later runs).
     names = [e.folder for e in history]
@@ -218,18 +259,9 @@ def build_report(
     audit = audit_items(folder_name, item_map, judged.verdicts, labels) if labels else None
     if audit is not None and audit.judge.n == 0:
         audit = None  # labels exist, but none for these exact answers
-    prompt_edit = None
     predecessor = prompt_only_predecessor(entry, history)
     previous = None if predecessor is None else earlier.record(predecessor.folder)
-    if previous is not None:
-        old = {v.question_id: v for v in previous.verdicts}
-        flips = changed_verdicts(old, {v.question_id: v for v in verdicts})
-        # Same run content, so the same items: only the verdicts differ.
-        before = agreement("before", item_map, labels, judge_scores(old))
-        after = agreement("after", item_map, labels, judge_scores(judged.verdicts))
-        prompt_edit = PromptEdit(
-            previous.manifest.folder, flips, before.both_exact, after.both_exact, after.n
-        )
+    prompt_edit = None if previous is None else _prompt_edit(previous, judged, item_map, labels)
     failures = {q.id: failed[q.id] for q in golden.questions if q.id in failed}
     comparisons_all = [*comparisons, *baseline]
     checked = gate(
