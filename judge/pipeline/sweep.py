@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from judge.config import Config
+from judge.config import Config, SweepConfig
 from judge.errors import AdapterError, ConfigError, Interrupted
 from judge.folders import ReportsDir
 from judge.formatting import timestamp
@@ -25,8 +25,9 @@ from judge.pipeline.inputs import _ignore
 from judge.pipeline.session import JudgeChoice, judging_session
 
 if TYPE_CHECKING:
-    from judge.sweep.measure import JudgeMeans, SettingScores
+    from judge.sweep.measure import JudgeMeans, PooledChange, SettingScores
     from judge.sweep.outcome import SweepOutcome
+    from judge.sweep.select import Selection
     from judge.sweep.settings import Setting
 
 
@@ -61,9 +62,9 @@ def sweep(
     sweep resumes and no setting is asked a question twice; verdicts go through the cache.
     """
     from judge.report.sweep import sweep_files
-    from judge.sweep.measure import pooled_change, scored_questions
+    from judge.sweep.measure import scored_questions
     from judge.sweep.outcome import SweepOutcome
-    from judge.sweep.select import MIN_QUESTIONS, SweepRule, select
+    from judge.sweep.select import MIN_QUESTIONS
     from judge.sweep.settings import grid_settings
 
     started_at = datetime.now(UTC)
@@ -98,22 +99,7 @@ def sweep(
                 s.key: _setting_scores(config, tune, s, "tune", (i, len(settings)), hooks)
                 for i, s in enumerate(settings)
             }
-            try:
-                selection = select(
-                    scored,
-                    {s.label: tuned[s.key].values for s in settings},
-                    default.label,
-                    swept.primary,
-                    swept.secondary,
-                    SweepRule(
-                        swept.min_gain,
-                        swept.se_multiple,
-                        swept.min_stability,
-                        swept.secondary_tolerance,
-                    ),
-                )
-            except ValueError as exc:
-                raise ConfigError(f"sweep: {exc}") from None
+            selection = _select(swept, scored, settings, default, tuned)
             by_label = {s.label: s for s in settings}
             winner = by_label[selection.winner]
             ranked = sorted(settings, key=lambda s: -tuned[s.key].mean(swept.primary))
@@ -141,13 +127,7 @@ def sweep(
                 judged=judged,
                 judge=judge_used,
                 folder=_new_sweep_folder(reports.path / "sweeps", started_at),
-                holdout_changes={}
-                if winner == default or not held
-                else {
-                    metric: change
-                    for metric in (swept.primary, *swept.secondary)
-                    if (change := pooled_change(held[default.key], held[winner.key], metric))
-                },
+                holdout_changes=_holdout_changes(swept, held, default, winner),
             )
             _write_folder(outcome.folder, sweep_files(outcome))
             return outcome
@@ -156,6 +136,48 @@ def sweep(
             "sweep stopped; the answers given so far are saved and the verdicts cached: run "
             "the same command again to resume"
         ) from None
+
+
+def _select(
+    swept: SweepConfig,
+    scored: list[str],
+    settings: list[Setting],
+    default: Setting,
+    tuned: dict[str, SettingScores],
+) -> Selection:
+    """The guarded choice among the settings on the tuning split (``judge.sweep.select``)."""
+    from judge.sweep.select import SweepRule, select
+
+    try:
+        return select(
+            scored,
+            {s.label: tuned[s.key].values for s in settings},
+            default.label,
+            swept.primary,
+            swept.secondary,
+            SweepRule(
+                swept.min_gain, swept.se_multiple, swept.min_stability, swept.secondary_tolerance
+            ),
+        )
+    except ValueError as exc:
+        raise ConfigError(f"sweep: {exc}") from None
+
+
+def _holdout_changes(
+    swept: SweepConfig, held: dict[str, SettingScores], default: Setting, winner: Setting
+) -> dict[str, PooledChange]:
+    """The winner against the default on the holdout, question by question, per metric (none
+    when the default won or there is no holdout): shown, never used to choose."""
+    from judge.sweep.measure import pooled_change
+
+    if winner == default or not held:
+        return {}
+    changes = {}
+    for metric in (swept.primary, *swept.secondary):
+        change = pooled_change(held[default.key], held[winner.key], metric)
+        if change is not None:
+            changes[metric] = change
+    return changes
 
 
 def _write_folder(folder: Path, files: dict[str, str]) -> None:
