@@ -11,6 +11,8 @@ The Python API (the command line calls the same functions)::
     result.questions()        # one row per golden question (pandas)
     result.gate.verdict       # "ok: ...", "REGRESSED: ...", "FAILED: the adapter failed ...",
                               # or "no compatible earlier run ..."
+    result.report             # the run record (judge.Record): what every file was rendered from
+    judge.read_record(result.folder.path)   # a saved folder's record (its report.json)
 
 Importing this package loads no model, opens no connection and does not import pandas: every
 name below is loaded on first use.
@@ -34,6 +36,8 @@ _EXPORTS = {
     "load_inputs": "judge.pipeline",
     "Evaluation": "judge.pipeline",
     "Hooks": "judge.pipeline",
+    "Record": "judge.record",
+    "read_record": "judge.folders",
     "HarnessError": "judge.errors",
     "InputError": "judge.errors",
     "ConfigError": "judge.errors",
@@ -50,8 +54,10 @@ if TYPE_CHECKING:
         load_config,
     )
     from judge.errors import ConfigError, HarnessError, InputError
+    from judge.folders import read_record as read_record
     from judge.pipeline.evaluate import Evaluation, Hooks, evaluate, rerender
     from judge.pipeline.inputs import load_inputs
+    from judge.record import Record as Record
 
 
 def _version() -> str:

@@ -68,3 +68,28 @@ def test_the_readme_pytest_example_passes_as_written(tmp_path: Path) -> None:
     )
     assert failed.returncode == 1
     assert "negative recall@5" in failed.stdout
+
+
+def test_the_record_is_part_of_the_api(tmp_path: Path) -> None:
+    """``judge.Record`` and ``judge.read_record``: a saved folder reads back into the record
+    ``evaluate`` returned (loaded on first use, like every name of the package)."""
+    code = (
+        "import sys, judge\n"
+        "print('judge.record' in sys.modules, 'judge.folders' in sys.modules)\n"
+        f"config = judge.load_config({str(REPO / 'judge.toml')!r}).with_overrides(\n"
+        f"    judge={{'cache_path': {str(tmp_path / 'cache.sqlite3')!r}}},\n"
+        f"    reports={{'dir': {str(tmp_path / 'reports')!r}}})\n"
+        "result = judge.evaluate(config, backend='lexical')\n"
+        "back = judge.read_record(result.folder.path)\n"
+        "print(isinstance(back, judge.Record), back.model_dump(mode='json') == "
+        "result.report.model_dump(mode='json'))\n"
+        "print(len(back.questions), [r.question_id for r in back.needs_review] == "
+        "[r.question_id for r in result.report.needs_review])\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+    ).stdout.splitlines()
+    assert out[0] == "False False"
+    assert out[1] == "True True"
+    questions, same = out[2].split()
+    assert int(questions) == 30 and same == "True"
