@@ -196,11 +196,6 @@ class Record(BaseModel):
             return [_comparison_from_json(c) if isinstance(c, dict) else c for c in value]
         return value
 
-    @field_validator("gate", mode="before")
-    @classmethod
-    def _gate_from_json(cls, value: Any) -> Any:
-        return _gate_from_json(value) if isinstance(value, dict) else value
-
     # --- what views read ----------------------------------------------------------------------
 
     @property
@@ -263,10 +258,6 @@ def _comparison_from_json(data: dict[str, Any]) -> dict[str, Any]:
         "changes": data["changes"],
         "note": data["note"],
     }
-
-
-def _gate_from_json(data: dict[str, Any]) -> dict[str, Any]:
-    return {**data}
 
 
 def record_json(record: Record) -> str:
