@@ -442,6 +442,51 @@ def cmd_cache_prune(args: argparse.Namespace) -> int:
 
 Handler = Callable[[argparse.Namespace], int]
 
+
+class Number:
+    """The type of every numeric option, with its range: the one rule that checks options
+    before anything is opened. argparse refuses a value out of range while it parses (exit 2,
+    one line naming the option), so ``judge stability --sample 0`` is a bad option even when
+    no judge answers, and no command loads a config, asks an adapter or opens a cache with a
+    value it would refuse later. ``tests/test_cli.py`` walks the parser: every option with a
+    type of int or float has one of these."""
+
+    def __init__(
+        self,
+        kind: type[int] | type[float],
+        low: float | None = None,
+        high: float | None = None,
+        *,
+        above: bool = False,
+    ) -> None:
+        self.kind, self.low, self.high, self.above = kind, low, high, above
+        self.__name__ = kind.__name__  # argparse names the type in its "invalid ..." message
+
+    def describe(self) -> str:
+        """The range in words ("an integer of at least 1", "a number from 0 to 1")."""
+        noun = "an integer" if self.kind is int else "a number"
+        low, high = (f"{v:g}" if v is not None else None for v in (self.low, self.high))
+        if low is not None and high is not None:
+            return f"{noun} from {low} to {high}"
+        if low is not None:
+            return f"{noun} {'above' if self.above else 'of at least'} {low}"
+        if high is not None:
+            return f"{noun} of at most {high}"
+        return noun
+
+    def __call__(self, text: str) -> int | float:
+        try:
+            value = self.kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {self.describe()}, not {text!r}") from None
+        finite = value == value and value not in (float("inf"), float("-inf"))
+        low_ok = self.low is None or (value > self.low if self.above else value >= self.low)
+        high_ok = self.high is None or value <= self.high
+        if not (finite and low_ok and high_ok):
+            raise argparse.ArgumentTypeError(f"must be {self.describe()}, not {text}")
+        return value
+
+
 # --config works before and after the command: every sub-parser accepts it too, with a default
 # that does not overwrite the one given before the command.
 _CONFIG = argparse.ArgumentParser(add_help=False)
@@ -581,7 +626,9 @@ def _add_run_commands(commands: _Commands) -> None:
     )
     _backend_option(run)
     run.add_argument("--prompt", type=Path, help="a prompt file (overrides judge.prompt)")
-    run.add_argument("--concurrency", type=int, help="items judged at once (judge.concurrency)")
+    run.add_argument(
+        "--concurrency", type=Number(int, 1, 256), help="items judged at once (judge.concurrency)"
+    )
     run.add_argument(
         "--rejudge-failed",
         action="store_true",
@@ -631,7 +678,7 @@ def _add_sweep_command(commands: _Commands) -> None:
     _backend_option(sweep)
     sweep.add_argument(
         "--judge-top",
-        type=int,
+        type=Number(int, 0, 20),
         metavar="N",
         help="besides the default, judge the N best settings (overrides sweep.judge_top)",
     )
@@ -647,8 +694,12 @@ def _add_stability_command(commands: _Commands) -> None:
         "re-judge a sample with the chunks reordered and a prompt injection appended to the "
         "answer: how often the judge's verdicts change (docs/judge.md)",
     )
-    stability.add_argument("--sample", type=int, default=20, help="answers to re-judge (20)")
-    stability.add_argument("--seed", type=int, default=0, help="which sample and shuffle (0)")
+    stability.add_argument(
+        "--sample", type=Number(int, 1), default=20, help="answers to re-judge (20)"
+    )
+    stability.add_argument(
+        "--seed", type=Number(int), default=0, help="which sample and shuffle (0)"
+    )
     _backend_option(stability)
     stability.add_argument("--run", type=Path, help="a run file (overrides data.run)")
 
@@ -678,31 +729,35 @@ def _add_folder_commands(commands: _Commands) -> None:
 def _add_audit_commands(commands: _Commands) -> None:
     audit = commands.add("audit", cmd_audit, "agreement of the judge with human labels")
     audit.add_argument("--folder", help=_FOLDER_HELP)
-    audit.add_argument("--min-kappa", type=float, help="exit 1 if either axis' kappa is lower")
     audit.add_argument(
-        "--min-agreement", type=float, help="exit 1 if either axis' exact agreement is lower (0-1)"
+        "--min-kappa", type=Number(float), help="exit 1 if either axis' kappa is lower"
+    )
+    audit.add_argument(
+        "--min-agreement",
+        type=Number(float),
+        help="exit 1 if either axis' exact agreement is lower (0-1)",
     )
     audit.add_argument(
         "--limit",
-        type=int,
+        type=Number(int, 0),
         default=20,
         help="disagreements to print, largest score gap first (0: all; every one goes to "
         "disagreements.csv in the report folder)",
     )
     steps = _Commands(audit, "audit_command", required=False)
     sample = steps.add("sample", cmd_audit_sample, "write a blind labelling sheet (CSV)")
-    sample.add_argument("--n", type=int, required=True, help="how many items")
+    sample.add_argument("--n", type=Number(int, 1), required=True, help="how many items")
     sample.add_argument(
         "--out", default="labelling-sheet.csv", help="the sheet to write (labelling-sheet.csv)"
     )
     sample.add_argument(
         "--oversample-uncertain",
-        type=float,
+        type=Number(float, 0, 1),
         default=0.0,
         metavar="SHARE",
         help="share (0-1) of each type's quota taken first from items the judge may be unsure about",
     )
-    sample.add_argument("--seed", type=int, default=0, help="random seed of the sample (0)")
+    sample.add_argument("--seed", type=Number(int), default=0, help="random seed of the sample (0)")
     sample.add_argument("--folder", help=_FOLDER_HELP)
     imp = steps.add(
         "import",
@@ -724,7 +779,9 @@ def _add_cache_commands(commands: _Commands) -> None:
     cache = _Commands(commands.add("cache", None, "the verdict cache"), "cache_command")
     cache.add("stats", cmd_cache_stats, "judge configurations and their replies")
     prune = cache.add("prune", cmd_cache_prune, "drop configurations not used lately")
-    prune.add_argument("--days", type=float, required=True, help="unused for this many days")
+    prune.add_argument(
+        "--days", type=Number(float, 0), required=True, help="unused for this many days"
+    )
     prune.add_argument(
         "--dry-run", action="store_true", help="say what would be removed, remove nothing"
     )
@@ -746,7 +803,7 @@ def _add_batch_commands(commands: _Commands) -> None:
     )
     export.add_argument(
         "--max-file-mb",
-        type=float,
+        type=Number(float, 0, above=True),
         default=DEFAULT_BATCH_FILE_MB,
         help=f"largest request file, in MB (default {DEFAULT_BATCH_FILE_MB:g}; "
         "at most 50,000 requests a file)",

@@ -105,16 +105,68 @@ class RetrievalConfig(_Frozen):
         return (self.context_k, *rest)
 
 
-def _distinct(urls: list[str], key: str) -> None:
-    """Refuse an empty pool, and a server listed twice (its slots would count twice)."""
+#: The port the Ollama client adds to a host given without one (``ollama._client._parse_host``).
+OLLAMA_PORT = 11434
+#: Host names and addresses that name this machine: a server reached as ``localhost`` and as
+#: ``127.0.0.1`` is one server, whose slots must count once.
+_THIS_MACHINE = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "::"})
+
+
+def server_key(url: str, bare_port: int) -> str:
+    """The server an endpoint names, spelled one way: ``scheme://host:port/path``, the scheme
+    and host in lower case, the port filled in as the client fills it (80 for ``http://``, 443
+    for ``https://``, ``bare_port`` for a host given without a scheme, as the Ollama client
+    reads ``a:11434`` and ``a``), an IP address in its canonical form, and ``localhost``, the
+    IPv6 loopback and ``0.0.0.0`` as ``127.0.0.1``. Other names are not looked up (no
+    network while a configuration is read): ``a.example`` and its address count as two."""
+    import ipaddress
+    from urllib.parse import urlsplit
+
+    text = url.strip().rstrip("/")
+    scheme, separator, rest = text.partition("://")
+    if not separator:
+        scheme, rest = "http", text
+        default_port = bare_port
+    else:
+        scheme = scheme.lower()
+        default_port = {"http": 80, "https": 443}.get(scheme, bare_port)
+    parts = urlsplit(f"{scheme}://{rest}")
+    try:
+        port = parts.port or default_port
+    except ValueError:  # not a port: the backend says so when it connects
+        return text
+    host = (parts.hostname or "127.0.0.1").rstrip(".").lower()
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        pass
+    else:
+        mapped = getattr(address, "ipv4_mapped", None)
+        host = str(mapped or address)
+    if host in _THIS_MACHINE:
+        host = "127.0.0.1"
+    shown = f"[{host}]" if ":" in host else host
+    return f"{scheme}://{shown}:{port}{parts.path.rstrip('/')}"
+
+
+def _distinct(urls: list[str], key: str, bare_port: int) -> None:
+    """Refuse an empty pool, and a server listed twice, however it is spelled (its slots would
+    count twice): ``server_key`` decides what is the same server."""
     if not urls:
         raise ValueError(f"endpoints is empty; list the servers, or remove it to use {key}")
-    seen: set[str] = set()
+    seen: dict[str, str] = {}
     for url in urls:
         url = url.rstrip("/")
-        if url in seen:
+        server = server_key(url, bare_port)
+        first = seen.get(server)
+        if first == url:
             raise ValueError(f"endpoints lists {key} {url} twice; give each server once")
-        seen.add(url)
+        if first is not None:
+            raise ValueError(
+                f"endpoints lists {key} {first} and {url}, the same server ({server}); give "
+                "each server once"
+            )
+        seen[server] = url
 
 
 class OllamaEndpoint(_Frozen):
@@ -151,7 +203,7 @@ class OllamaConfig(_Frozen):
     @model_validator(mode="after")
     def _check(self) -> OllamaConfig:
         if self.endpoints is not None:
-            _distinct([e.host for e in self.endpoints], "host")
+            _distinct([e.host for e in self.endpoints], "host", OLLAMA_PORT)
         return self
 
 
@@ -195,7 +247,7 @@ class OpenAIConfig(_Frozen):
     @model_validator(mode="after")
     def _check(self) -> OpenAIConfig:
         if self.endpoints is not None:
-            _distinct([e.base_url for e in self.endpoints], "base_url")
+            _distinct([e.base_url for e in self.endpoints], "base_url", 80)
         return self
 
 

@@ -25,13 +25,16 @@ still fill ``IsoDatetime`` fields: the records come from JSON, which has no tupl
 
 from __future__ import annotations
 
+import fcntl
 import json
 import math
 import os
 import re
 import sys
+import time
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, NamedTuple, NoReturn, TypeVar, overload
@@ -81,6 +84,28 @@ IsoDatetime = Annotated[datetime, BeforeValidator(_iso_text)]
 # files that `judge trec export` writes), control characters and invisible format characters
 # (U+200B, U+FEFF ...: two ids that look the same would differ).
 _ID_BAD_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zs", "Zl", "Zp"})
+#: Invisible characters of other categories: the Hangul fillers (letters, category Lo, that
+#: render as nothing: U+3164, U+115F, U+1160, U+FFA0), the combining grapheme joiner, the
+#: variation selectors and the other default-ignorable marks, and the blank Braille pattern.
+#: An id holding one looks like an id without it.
+INVISIBLE_FILLERS = frozenset(
+    {
+        "\u034f",  # COMBINING GRAPHEME JOINER
+        "\u115f",  # HANGUL CHOSEONG FILLER
+        "\u1160",  # HANGUL JUNGSEONG FILLER
+        "\u17b4",  # KHMER VOWEL INHERENT AQ
+        "\u17b5",  # KHMER VOWEL INHERENT AA
+        "\u180b",  # MONGOLIAN FREE VARIATION SELECTOR ONE
+        "\u180c",
+        "\u180d",
+        "\u180f",
+        "\u2800",  # BRAILLE PATTERN BLANK
+        "\u3164",  # HANGUL FILLER
+        "\uffa0",  # HALFWIDTH HANGUL FILLER
+        *(chr(code) for code in range(0xFE00, 0xFE10)),  # VARIATION SELECTOR-1 to -16
+        *(chr(code) for code in range(0xE0100, 0xE01F0)),  # VARIATION SELECTOR-17 to -256
+    }
+)
 _CHAR_NAMES = {"\t": "a tab", "\n": "a line break", "\r": "a carriage return", " ": "a space"}
 
 
@@ -94,11 +119,47 @@ def id_problem(value: str) -> str | None:
     if value.isascii() and value.isprintable() and " " not in value:
         return None  # the common case, decided in C: ids are checked by the ten thousand
     for position, char in enumerate(value, start=1):
-        if char.isspace() or unicodedata.category(char) in _ID_BAD_CATEGORIES:
+        if (
+            char.isspace()
+            or unicodedata.category(char) in _ID_BAD_CATEGORIES
+            or char in INVISIBLE_FILLERS
+        ):
             return (
                 f"contains {_describe_char(char)} at character {position}; ids may not contain "
                 "whitespace, control or invisible characters (they break the TREC export): "
                 "see golden/README.md"
+            )
+    return None
+
+
+#: Characters that reorder how the text around them is displayed (bidirectional overrides and
+#: isolates): in a stored note they would make every later view show other text than was typed.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+#: The control characters a note (several lines of a reviewer's text) may hold.
+_NOTE_CONTROLS = frozenset("\t\n\r")
+
+
+def text_problem(value: str, *, one_line: bool) -> str | None:
+    """Why ``value`` cannot be stored as a person's text, or None when it can: a name
+    (``one_line``: a labeller, a reviewer) may hold no control, format or invisible character
+    (a tab or a line break neither); a note or comment may hold tabs and line breaks but no
+    other control character and no bidirectional override. They are refused where a person
+    gives them (an import, ``--labeller``), so that the labels file never stores an escape
+    sequence or a bell that a later ``cat`` or terminal would act on."""
+    if value.isascii() and value.isprintable():
+        return None
+    for position, char in enumerate(value, start=1):
+        category = unicodedata.category(char)
+        if one_line:
+            bad = category in _ID_BAD_CATEGORIES - {"Zs"} or char in INVISIBLE_FILLERS
+        else:
+            bad = (category == "Cc" and char not in _NOTE_CONTROLS) or char in _BIDI_CONTROLS
+        if bad:
+            kind = "a name" if one_line else "a note"
+            allowed = "" if one_line else " (line breaks and tabs are fine)"
+            return (
+                f"contains {_describe_char(char)} at character {position}; {kind} may not hold "
+                f"control or invisible characters{allowed}: remove it"
             )
     return None
 
@@ -404,6 +465,140 @@ def in_line_order(path: Path, problems: list[str]) -> list[str]:
         return int(number) if number.isdigit() else 0
 
     return sorted(problems, key=line_of)
+
+
+# --- files that more than one command writes ------------------------------------------------
+#
+# The labels file (``judge audit import``, ``judge audit label``), the pinned baseline (``pin``,
+# ``ratchet``) and ``history.jsonl`` are read, changed and written back by commands that may run
+# at the same time. Each such update holds the file's lock (``locked``) from its read to its
+# write, so the second command reads what the first wrote and merges into it, instead of both
+# writing what they read before and one losing the other's work.
+
+#: How long a command waits for another one to finish updating a shared file before it gives up
+#: with one line. An update (an import, a pin, a history line) takes well under a second; only
+#: an interactive ``judge audit label`` holds a lock for longer.
+LOCK_WAIT_S = 30.0
+_LOCK_POLL_S = 0.05
+
+
+class Busy(HarnessError):
+    """Another command holds the lock of a file this one must write (exit 2: run it again)."""
+
+
+def lock_file(path: Path) -> Path:
+    """The lock file of ``path``: ``.<name>.lock`` beside it, there only while it is held."""
+    return path.with_name(f".{path.name}.lock")
+
+
+def _lock_holder(fd: int) -> str:
+    with suppress(OSError):
+        text = os.pread(fd, 64, 0).decode("utf-8", "replace").strip()
+        if text.isdigit():
+            return text
+    return "?"
+
+
+@contextmanager
+def locked(path: Path, *, wait_s: float = LOCK_WAIT_S, doing: str = "writing") -> Iterator[None]:
+    """Hold ``path``'s lock (an OS ``flock`` on ``lock_file(path)``) for a read-modify-write.
+
+    Waits up to ``wait_s`` seconds for another command that holds it, then raises ``Busy``
+    with one line naming the file and the holder's pid. The operating system releases the lock
+    when its process ends, however it ends, so a crash never leaves it stuck; the lock file is
+    removed on release (a waiter that locked a removed file locks again, the one in place).
+    Not re-entrant: a process holds each file's lock once.
+    """
+    lock = lock_file(path)
+    deadline = time.monotonic() + wait_s
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _lock_holder(fd)
+            os.close(fd)
+            if time.monotonic() >= deadline:
+                raise Busy(
+                    f"{path}: another judge command (pid {holder}) is {doing} this file; wait "
+                    "for it to finish, then run this again (its lock is released when it exits)"
+                ) from None
+            time.sleep(_LOCK_POLL_S)
+            continue
+        except BaseException:
+            os.close(fd)
+            raise
+        try:
+            here = os.stat(lock)
+            held = os.fstat(fd)
+            same = (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino)
+        except FileNotFoundError:
+            same = False
+        if same:
+            break
+        os.close(fd)  # released and removed while this one waited: lock the file in place
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        with suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+def end_with_newline(path: Path) -> bool:
+    """Give a non-empty text file without a final newline one (a line written by hand or by an
+    editor that leaves none), so that a line appended next is a line of its own, never glued
+    onto the last one. True when the file was changed (a missing file is not). Call it holding
+    the file's lock."""
+    if not path.is_file():
+        return False
+    with path.open("r+b") as handle:
+        if handle.seek(0, os.SEEK_END) == 0:
+            return False
+        handle.seek(-1, os.SEEK_END)
+        if handle.read(1) == b"\n":
+            return False
+        handle.write(b"\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    return True
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line (``line`` ends with ``\\n``), synced; a last line without its newline
+    gets one first (``end_with_newline``). Call it holding the file's lock."""
+    with path.open("a+b") as handle:
+        if handle.tell() > 0:
+            handle.seek(-1, os.SEEK_END)
+            if handle.read(1) != b"\n":
+                line = "\n" + line
+        handle.write(line.encode("utf-8"))
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def claim_unique(parent: Path, stem: str, suffix: str = "", *, folder: bool = False) -> Path:
+    """Create ``parent/<stem><suffix>`` exclusively (an empty file, or a folder), or, when it
+    exists, ``<stem>-2<suffix>``, ``<stem>-3<suffix>``, ...: the first name no other command
+    has. Timestamped outputs are named to the second, and two commands started in the same
+    second must not write (or replace) one file. The caller then fills what it claimed (a
+    file by ``write_atomic``, which replaces the empty one; a folder by renaming a staged one
+    over the empty one)."""
+    parent.mkdir(parents=True, exist_ok=True)
+    number = 1
+    while True:
+        path = parent / (f"{stem}{suffix}" if number == 1 else f"{stem}-{number}{suffix}")
+        try:
+            if folder:
+                path.mkdir()
+            else:
+                os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        except FileExistsError:
+            number += 1
+            continue
+        return path
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -30,7 +30,7 @@ from pydantic import Field, ValidationError, field_validator
 from judge.audit.sheet import ImportResult, import_sheet, store_labels
 from judge.errors import InputError
 from judge.inputs.golden import GoldenQuestion
-from judge.inputs.labels import HumanLabel
+from judge.inputs.labels import HumanLabel, given_text_problems
 from judge.jsonl import (
     Id,
     IsoDatetime,
@@ -165,6 +165,10 @@ def _labeller(path: Path, header: _Header, labeller: str | None) -> str:
                 "reviewer field in review.html before exporting)"
             ]
         )
+    problems = given_text_problems(name)
+    if problems:
+        where = "the reviewer" if reviewer else "--labeller"
+        raise InputError([f"{path}: {where}: {problem}" for problem in problems])
     return name
 
 
@@ -191,6 +195,7 @@ def parse_marks(
         scores, problem = _scores(mark)
         if problem:
             mark_problems.append(problem)
+        mark_problems += given_text_problems(None, mark.comment, "comment")
         key = (mark.question_id, mark.answer_sha256)
         if key in seen:
             mark_problems.append(f"a second mark for the same answer (mark {seen[key]}); keep one")

@@ -18,8 +18,8 @@ from judge.errors import InputError
 from judge.formatting import bom_csv, from_spreadsheet_text
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
-from judge.inputs.labels import HumanLabel, load_labels_if_any
-from judge.jsonl import read_text, write_atomic, write_jsonl
+from judge.inputs.labels import HumanLabel, given_text_problems, load_labels_if_any
+from judge.jsonl import locked, read_text, write_atomic, write_jsonl
 from judge.results.item_record import ItemRecord
 
 SHEET_COLUMNS = [
@@ -128,6 +128,7 @@ def parse_sheet(
             )
         if not labeller:
             row_problems.append("labeller is empty (fill the column or pass --labeller NAME)")
+        row_problems += given_text_problems(labeller, cell("note"))
         if row_problems:
             problems += [f"{where}: {p}" for p in row_problems]
             continue
@@ -203,12 +204,16 @@ def store_labels(
     """Merge validated labels into the labels file and write it once (atomically), or raise
     with every conflict and write nothing. Shared by every import (sheet, review marks).
 
-    Labels of retired questions stay in the file: they are not counted, but not deleted.
+    The file is read, merged into and written back holding its lock (``judge.jsonl.locked``):
+    two imports at once (two reviewers) both keep their labels, the second merging into what
+    the first wrote; a ``judge audit label`` in progress holds it too. Labels of retired
+    questions stay in the file: they are not counted, but not deleted.
     """
-    existing = load_labels_if_any(labels_path, questions)
-    merged, result, conflicts = merge_labels(existing.current, new, replace)
-    if conflicts:
-        raise InputError([*conflicts, "nothing was imported"])
-    if result.added or result.replaced:
-        write_jsonl(labels_path, [*merged, *(label for _, label in existing.retired)])
+    with locked(labels_path):
+        existing = load_labels_if_any(labels_path, questions)
+        merged, result, conflicts = merge_labels(existing.current, new, replace)
+        if conflicts:
+            raise InputError([*conflicts, "nothing was imported"])
+        if result.added or result.replaced:
+            write_jsonl(labels_path, [*merged, *(label for _, label in existing.retired)])
     return result._replace(retired=len(existing.retired))

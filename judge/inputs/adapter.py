@@ -9,6 +9,15 @@ in flight, and a question the adapter fails (an exception, the wrong shape, its 
 ``sys.exit()``, or no answer within ``data.adapter_timeout_s``) is recorded in
 ``run_meta.failed`` while the rest go on.
 
+The user's code is contained: any exception it raises, ``BaseException`` subclasses of its own
+included, is one failed question with its message (or, from a sweep factory, a refusal of the
+setting), never a traceback of the harness. Only ``KeyboardInterrupt`` from a plain function
+stops the run, as Ctrl-C does (the signals the harness handles arrive as one:
+``judge.signals``). What the adapter writes to ``sys.stdout`` and ``sys.stderr`` while it is
+asked goes to a log beside its saved answers (``reports/runs/<answers>.log``, named in a
+warning line), never to the harness's output: the nightly's first line stays its verdict, and
+no escape sequence or bell of the adapter's reaches the terminal.
+
 Answers cost time and money and a generator need not be deterministic, so a produced run is
 saved under ``reports/runs/`` (``save_checked_run``), and later commands reuse the newest valid
 one for the same adapter, golden set and corpus instead of asking again; only the questions the
@@ -19,16 +28,20 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import functools
 import importlib
 import inspect
+import io
+import logging
 import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import IO, Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
@@ -57,22 +70,196 @@ class AdapterOutput(StrictRecord):
 
 Adapter = Callable[[str], Any]
 
+logger = logging.getLogger(__name__)
+
+
+# --- the user's code, contained ---------------------------------------------------------------
+
+_user = threading.local()
+
+
+@contextmanager
+def _user_code() -> Iterator[None]:
+    """Mark this thread as running the user's code (what it prints goes to the adapter's log)."""
+    depth = getattr(_user, "depth", 0)
+    _user.depth = depth + 1
+    try:
+        yield
+    finally:
+        _user.depth = depth
+
+
+def _in_user_code() -> bool:
+    """Whether the current thread runs the user's code: inside ``_user_code``, or the adapter
+    event loop's thread (which runs nothing but adapters)."""
+    return getattr(_user, "depth", 0) > 0 or threading.current_thread() is _loop_thread
+
+
+def _exited(exc: BaseException) -> RuntimeError:
+    # Any BaseException that is not an Exception, raised by the adapter's own code: SystemExit
+    # (escaping a worker it would end the harness: sys.exit(0) gives exit 0 and no message), a
+    # KeyboardInterrupt in the event loop (it would stop the loop's thread and leave every
+    # waiter hanging), GeneratorExit, or a class of its own (``class Abort(BaseException)``),
+    # which would end the command with a traceback. Each is one failed question.
+    return RuntimeError(f"the adapter raised {type(exc).__name__}({exc})")
+
+
+def _contained(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function`` (the adapter, ``sweep.answer`` or ``sweep.factory``) as the harness calls
+    it: an exception that is not an ``Exception`` comes back as one (``_exited``), so every
+    ``except Exception`` around user code catches it. A plain function's ``KeyboardInterrupt``
+    passes (Ctrl-C, or the function's own: it stops the run as Ctrl-C does), and so does an
+    async function's cancellation (the harness cancels it at its deadline); an async
+    function's ``KeyboardInterrupt`` would stop the event loop, so it is one failed question.
+    What it prints goes to the adapter's log."""
+    if _is_async(function):
+
+        @functools.wraps(function)
+        async def call_async(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return await function(*args, **kwargs)
+            except (Exception, asyncio.CancelledError):
+                raise
+            except BaseException as exc:
+                raise _exited(exc) from None
+
+        return call_async
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with _user_code():
+            try:
+                return function(*args, **kwargs)
+            except (Exception, KeyboardInterrupt):
+                # Ctrl-C and SIGTERM (judge.signals), or the function's own, which stops the
+                # run as they do (``_answer_sync``)
+                raise
+            except BaseException as exc:
+                raise _exited(exc) from None
+
+    return call
+
 
 def load_adapter(spec: str, search_dir: Path | None = None) -> Adapter:
-    """Import ``module:function`` from ``search_dir`` (the config's folder) or the Python path."""
+    """Import ``module:function`` from ``search_dir`` (the config's folder) or the Python path.
+
+    The function comes back contained (``_contained``); what the module prints on import goes
+    to the adapter's log too, when one is open."""
     module_name, _, attribute = spec.partition(":")
     if not module_name or not attribute:
         raise AdapterError(f"adapter '{spec}': expected 'module:function', e.g. 'my_rag:answer'")
     if search_dir is not None and str(search_dir) not in sys.path:
         sys.path.insert(0, str(search_dir))
     try:
-        module = importlib.import_module(module_name)
-    except (Exception, SystemExit) as exc:  # a module that calls sys.exit() on import
-        raise AdapterError(f"adapter '{spec}': cannot import '{module_name}': {exc}") from exc
+        with _user_code():
+            module = importlib.import_module(module_name)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # sys.exit() or a BaseException of its own on import
+        raise AdapterError(
+            f"adapter '{spec}': cannot import '{module_name}': {_user_error(exc)}"
+        ) from None
     function = getattr(module, attribute, None)
     if not callable(function):
         raise AdapterError(f"adapter '{spec}': '{module_name}' has no callable '{attribute}'")
-    return function  # type: ignore[no-any-return]
+    return _contained(function)
+
+
+def _user_error(exc: BaseException) -> str:
+    """An exception of the user's code in a message: an ``Exception``'s or ``SystemExit``'s
+    text; for a class of its own, its name and text (``_failure``)."""
+    return str(exc) if isinstance(exc, Exception | SystemExit) else _failure(exc)
+
+
+# --- what the adapter prints ------------------------------------------------------------------
+
+
+class AdapterLog:
+    """The file that receives what the user's code writes to ``sys.stdout`` and ``sys.stderr``
+    while a command asks it: created on the first write (an adapter that prints nothing leaves
+    no file), appended to by a thread that writes after the command stopped listening."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.chars = 0
+        self._lock = threading.Lock()
+        self._handle: IO[str] | None = None
+        self._closed = False
+
+    @property
+    def written(self) -> bool:
+        return self.chars > 0
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            if self._handle is None:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._handle = self.path.open("a", encoding="utf-8", errors="replace")
+            self._handle.write(text)
+            self._handle.flush()
+            self.chars += len(text)
+            if self._closed:  # a late write (an abandoned thread): the file is not kept open
+                self._handle.close()
+                self._handle = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if self._handle is not None:
+                self._handle.close()
+                self._handle = None
+
+
+class _Split(io.TextIOBase):
+    """``sys.stdout`` or ``sys.stderr`` while the adapter is asked: the user's code's writes go
+    to the log, the harness's to the stream it replaced (everything else is that stream's)."""
+
+    def __init__(self, stream: Any, log: AdapterLog) -> None:
+        super().__init__()
+        self._stream = stream
+        self._log = log
+
+    def write(self, text: str) -> int:
+        if _in_user_code():
+            self._log.write(text)
+            return len(text)
+        return int(self._stream.write(text))
+
+    def flush(self) -> None:
+        if not _in_user_code():
+            self._stream.flush()
+
+    def isatty(self) -> bool:
+        return False if _in_user_code() else bool(self._stream.isatty())
+
+    def fileno(self) -> int:
+        return int(self._stream.fileno())
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self._stream, "encoding", "utf-8"))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def adapter_output(path: Path) -> Iterator[AdapterLog]:
+    """Send what the user's code prints to ``path`` for the duration of the block (the
+    harness's own output is untouched). A stream that something else put in place meanwhile
+    (a progress display) is left to whoever put it there."""
+    log = AdapterLog(path)
+    stdout, stderr = sys.stdout, sys.stderr
+    split_out, split_err = _Split(stdout, log), _Split(stderr, log)
+    sys.stdout, sys.stderr = split_out, split_err
+    try:
+        yield log
+    finally:
+        if sys.stdout is split_out:
+            sys.stdout = stdout
+        if sys.stderr is split_err:
+            sys.stderr = stderr
+        log.close()
 
 
 def _to_record(question: GoldenQuestion, result: Any) -> RunRecord:
@@ -133,37 +320,38 @@ def _is_async(adapter: Adapter) -> bool:
     return inspect.iscoroutinefunction(adapter) or inspect.iscoroutinefunction(call)
 
 
-def _exited(exc: BaseException) -> RuntimeError:
-    # SystemExit (or, in the event loop, KeyboardInterrupt) raised by the adapter's own code:
-    # escaping a worker it would end the harness (sys.exit(0): exit 0 and no message) or stop
-    # the loop's thread and leave every waiter hanging. The adapter's own exit is one failed
-    # question.
-    return RuntimeError(f"the adapter raised {type(exc).__name__}({exc})")
-
-
 async def _answer_async(adapter: Adapter, question: GoldenQuestion) -> RunRecord:
+    # The adapter may be a function a factory built (not contained by load_adapter): any
+    # BaseException but the harness's cancellation is one failed question (``_exited``).
     try:
         result = await adapter(question.question)
-    except (KeyboardInterrupt, SystemExit) as exc:
+    except (Exception, asyncio.CancelledError):
+        raise
+    except BaseException as exc:
         raise _exited(exc) from None
     return _to_record(question, result)
 
 
 def _answer_sync(adapter: Adapter, question: GoldenQuestion) -> RunRecord:
     try:
-        result = adapter(question.question)
+        with _user_code():
+            result = adapter(question.question)
         if inspect.isawaitable(result):  # a plain function that hands back a coroutine
             result = asyncio.run_coroutine_threadsafe(_awaited(result), adapter_loop()).result()
-    except SystemExit as exc:
+    except (Exception, KeyboardInterrupt):
+        # A KeyboardInterrupt it raises reaches the main thread, and stops the run like Ctrl-C.
+        raise
+    except BaseException as exc:  # SystemExit, GeneratorExit, a class of its own
         raise _exited(exc) from None
-    # A KeyboardInterrupt it raises reaches the main thread, and stops the run like Ctrl-C.
     return _to_record(question, result)
 
 
 async def _awaited(awaitable: Any) -> Any:
     try:
         return await awaitable
-    except (KeyboardInterrupt, SystemExit) as exc:
+    except (Exception, asyncio.CancelledError):
+        raise
+    except BaseException as exc:
         raise _exited(exc) from None
 
 
@@ -260,7 +448,9 @@ def produce_run(
                 try:
                     records[qid] = future.result()
                     error = None
-                except Exception as exc:  # the user's code: any exception is one failed question
+                except KeyboardInterrupt:
+                    raise
+                except BaseException as exc:  # the user's code: any exception fails one question
                     error = failed[qid] = _failure(exc)
                 finished(qid, error)
             now = time.monotonic()
@@ -293,7 +483,7 @@ def produce_run(
 MAX_ERROR_CHARS = 500
 
 
-def _failure(exc: Exception) -> str:
+def _failure(exc: BaseException) -> str:
     """What a failed question's error says: one exception's type and message, shortened, with
     any half character (a lone surrogate) replaced, so that the saved run can be read back."""
     text = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace").decode("utf-8")
@@ -320,6 +510,34 @@ class Answers(NamedTuple):
     """True when saved answers were used instead of asking the adapter every question."""
     asked_again: int
     """Questions the saved answers lacked (the adapter had failed them) and that were asked again."""
+    log: Path | None = None
+    """What the adapter printed while it was asked this time (None: it printed nothing)."""
+
+    def log_note(self) -> str | None:
+        """The line that names the adapter's log, or None when it printed nothing."""
+        if self.log is None:
+            return None
+        return (
+            f"the adapter printed to stdout or stderr while it was asked: kept in {self.log} "
+            "(never shown here)"
+        )
+
+
+@contextmanager
+def _asking(runs_dir: Path, stem: str) -> Iterator[AdapterLog]:
+    """While the adapter is asked: its output to ``<runs_dir>/<stem>.log``."""
+    with adapter_output(runs_dir / f"{stem}.log") as log:
+        yield log
+
+
+def _named(answers: Answers, log: AdapterLog) -> Answers:
+    """``answers`` with the adapter's log, when it wrote one, named (and said, once, as a
+    warning line of the ``judge.inputs.adapter`` logger, which the CLI prints)."""
+    if not log.written:
+        return answers
+    named = answers._replace(log=log.path)
+    logger.warning(named.log_note())
+    return named
 
 
 def adapter_answers(
@@ -342,29 +560,36 @@ def adapter_answers(
     those) and ``Interrupted`` says where.
     """
     saved = None if fresh else saved_run(runs_dir, spec, golden)
-    if saved is None:
-        try:
-            run = produce_run(
-                spec, golden, concurrency, on_progress, search_dir, timeout_s, adapter
+    if saved is not None:
+        run = load_run(saved, golden)
+        if not run.meta.failed:
+            return Answers(run, saved, True, 0)
+    stamp = _stamp()
+    with _asking(runs_dir, _run_prefix(spec, golden) + stamp) as log:
+        if saved is None:
+            try:
+                run = produce_run(
+                    spec, golden, concurrency, on_progress, search_dir, timeout_s, adapter
+                )
+            except AnswersInterrupted as stop:
+                raise _interrupted(stop.run, stop.run, runs_dir, spec, golden, stamp) from None
+            path = save_checked_run(run, runs_dir, spec, golden, stamp)
+            answers = Answers(run, path, False, 0)
+        else:
+            missing = golden._replace(
+                questions=tuple(q for q in golden.questions if q.id in run.meta.failed)
             )
-        except AnswersInterrupted as stop:
-            raise _interrupted(stop.run, stop.run, runs_dir, spec, golden) from None
-        return Answers(run, save_checked_run(run, runs_dir, spec, golden), False, 0)
-    run = load_run(saved, golden)
-    if not run.meta.failed:
-        return Answers(run, saved, True, 0)
-    missing = golden._replace(
-        questions=tuple(q for q in golden.questions if q.id in run.meta.failed)
-    )
-    try:
-        retry = produce_run(spec, missing, concurrency, on_progress, search_dir, timeout_s, adapter)
-    except AnswersInterrupted as stop:
-        raise _interrupted(
-            _merged(run, stop.run, golden), stop.run, runs_dir, spec, golden
-        ) from None
-    merged = _merged(run, retry, golden)
-    path = save_checked_run(merged, runs_dir, spec, golden)
-    return Answers(merged, path, True, len(missing.questions))
+            try:
+                retry = produce_run(
+                    spec, missing, concurrency, on_progress, search_dir, timeout_s, adapter
+                )
+            except AnswersInterrupted as stop:
+                merged = _merged(run, stop.run, golden)
+                raise _interrupted(merged, stop.run, runs_dir, spec, golden, stamp) from None
+            merged = _merged(run, retry, golden)
+            path = save_checked_run(merged, runs_dir, spec, golden, stamp)
+            answers = Answers(merged, path, True, len(missing.questions))
+    return _named(answers, log)
 
 
 def _merged(saved: Run, retry: Run, golden: GoldenSet) -> Run:
@@ -377,7 +602,7 @@ def _merged(saved: Run, retry: Run, golden: GoldenSet) -> Run:
 
 
 def _interrupted(
-    run: Run, asked: Run, runs_dir: Path, spec: str, golden: GoldenSet
+    run: Run, asked: Run, runs_dir: Path, spec: str, golden: GoldenSet, stamp: str | None = None
 ) -> BaseException:
     """Save what the adapter answered before Ctrl-C (``asked``: the questions asked this time);
     the exception that says so (a plain KeyboardInterrupt when there was nothing to save)."""
@@ -385,7 +610,7 @@ def _interrupted(
     if not answered:
         return KeyboardInterrupt()
     try:
-        path = save_checked_run(run, runs_dir, spec, golden)
+        path = save_checked_run(run, runs_dir, spec, golden, stamp)
     except InputError as exc:  # kept as *.invalid.jsonl, never reused
         return Interrupted(f"the adapter was stopped; {exc.problems[-1]}")
     missing = len(run.meta.failed)
@@ -414,15 +639,22 @@ def saved_run(runs_dir: Path, spec: str, golden: GoldenSet) -> Path | None:
     return found[-1] if found else None
 
 
-def save_checked_run(run: Run, runs_dir: Path, spec: str, golden: GoldenSet) -> Path:
+def _stamp() -> str:
+    """The time in a saved run's name (to the microsecond: sorted, the newest is last)."""
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+def save_checked_run(
+    run: Run, runs_dir: Path, spec: str, golden: GoldenSet, stamp: str | None = None
+) -> Path:
     """Validate an adapter-produced run and keep it either way: answers cost time and money.
 
     A valid run is saved for reuse; one that fails validation is saved as ``*.invalid.jsonl``
-    (never reused) and the problems are raised, naming that file.
+    (never reused) and the problems are raised, naming that file. ``stamp``: the time in its
+    name (default now; ``adapter_answers`` gives the one of the adapter's log beside it).
     """
     runs_dir.mkdir(parents=True, exist_ok=True)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
-    path = runs_dir / f"{_run_prefix(spec, golden)}{stamp}.jsonl"
+    path = runs_dir / f"{_run_prefix(spec, golden)}{stamp or _stamp()}.jsonl"
     invalid = path.with_name(path.name.removesuffix(".jsonl") + INVALID_SUFFIX)
     try:
         validate_run(run, golden, lambda qid: f"{invalid} (question '{qid}')")

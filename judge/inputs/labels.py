@@ -30,6 +30,7 @@ from judge.jsonl import (
     in_line_order,
     parse_records,
     read_jsonl,
+    text_problem,
 )
 
 
@@ -107,6 +108,23 @@ class Labels(NamedTuple):
 
 
 NO_LABELS = Labels([], [])
+
+
+def given_text_problems(
+    labeller: str | None, note: str = "", note_field: str = "note"
+) -> list[str]:
+    """What is wrong with a labeller's name and a note as a person gave them (a sheet's
+    cells, a marks file, ``--labeller``), one phrase each: control and invisible characters
+    are refused there, when the label is made (``judge.jsonl.text_problem``). A labels file
+    read back is not held to it: a label stored by an earlier version stays readable."""
+    problems = []
+    name_problem = text_problem(labeller, one_line=True) if labeller else None
+    if name_problem:
+        problems.append(f"labeller {name_problem}")
+    note_problem = text_problem(note, one_line=False) if note else None
+    if note_problem:
+        problems.append(f"{note_field} {note_problem}")
+    return problems
 
 
 def load_labels(path: Path, questions: dict[str, GoldenQuestion]) -> Labels:

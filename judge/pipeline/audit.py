@@ -20,7 +20,8 @@ from judge.config import Config
 from judge.errors import ConfigError
 from judge.folders import ReportFolder, ReportsDir
 from judge.inputs.golden import load_golden
-from judge.inputs.labels import HumanLabel, load_labels_if_any
+from judge.inputs.labels import HumanLabel, given_text_problems, load_labels_if_any
+from judge.jsonl import end_with_newline, locked
 
 
 def run_audit(folder: ReportFolder, labels: list[HumanLabel]) -> AuditResult:
@@ -139,7 +140,19 @@ def import_labels(
 
 def label(config: Config, folder_name: str | None, labeller: str) -> int:
     """Label a report folder's items in the terminal (blind, saved after each item); return
-    the labels saved. The terminal dialogue is ``judge.audit.terminal``'s."""
+    the labels saved. The terminal dialogue is ``judge.audit.terminal``'s.
+
+    The session holds the labels file's lock (``judge.jsonl.locked``) from its first read to
+    its last label, since each label is appended to the file: an import meanwhile would
+    replace the file with what it read before, losing them, so it waits, then is refused in
+    one line. A last line without its newline (a file edited by hand) gets one first, so the
+    first label is a line of its own."""
+    problems = given_text_problems(labeller)
+    if problems:
+        raise ConfigError(f"--labeller: {problems[0].removeprefix('labeller ')}")
     golden = load_golden(config.data)
     items = list(ReportsDir(config.reports.dir).folder(folder_name).items().values())
-    return label_in_terminal(items, labels_path(config), golden.by_id(), labeller)
+    path = labels_path(config)
+    with locked(path, doing="labelling into"):
+        end_with_newline(path)
+        return label_in_terminal(items, path, golden.by_id(), labeller)

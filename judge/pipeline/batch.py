@@ -45,6 +45,7 @@ from judge.jsonl import (
     StrictInt,
     StrictRecord,
     check_readable,
+    claim_unique,
     read_json_document,
     write_json_document,
 )
@@ -342,7 +343,10 @@ def export_batch(
     )
     if not pending:
         return result
-    if (out / MANIFEST_NAME).exists() or any(out.glob("requests-*.jsonl")):
+    if out_dir is None:  # <time>-<fingerprint>, or -2, ... when another export had that name
+        out = claim_unique(out.parent, out.name, folder=True)
+        result = result._replace(out_dir=out)
+    elif (out / MANIFEST_NAME).exists() or any(out.glob("requests-*.jsonl")):
         raise ConfigError(
             f"{out}: already holds a batch export; give another --out or remove the folder"
         )
@@ -584,8 +588,9 @@ def import_batch(
     located problem in the result, and the good lines are imported all the same. Idempotent
     (a reply already cached is kept; importing twice changes nothing) and resumable (one
     transaction per ``chunk_rows`` replies: a crash keeps whole chunks, and importing again
-    completes). Raises ``InputError``, writing nothing, when a file cannot be read or when the
-    configuration no longer gives the manifest's fingerprint (then with every bad line too).
+    completes). Raises ``InputError``, writing nothing, when a file cannot be read (an empty,
+    0-byte file included: no engine writes one) or when the configuration no longer gives the
+    manifest's fingerprint (then with every bad line too).
     """
     manifest_path = manifest or find_manifest(files)
     loaded = read_manifest(manifest_path)
@@ -596,6 +601,12 @@ def import_batch(
             check_readable(path, config.data.max_file_mb)
         except InputError as exc:
             unreadable += exc.problems
+            continue
+        if path.stat().st_size == 0:  # never "0 lines": an output that is not there
+            unreadable.append(
+                f"{path}: the file is empty (0 bytes), not a batch engine's output; import the "
+                "files the engine wrote (a download or a copy cut short leaves an empty file)"
+            )
     if unreadable:
         raise InputError(unreadable)
     fingerprint, prompt = current_fingerprint(config)

@@ -36,7 +36,7 @@ def judge_stability(
     the result as ``reports/stability/<time>.md`` and return it with that path. Everything
     judged goes through the verdict cache, so a second check costs nothing.
     """
-    from judge.jsonl import write_atomic
+    from judge.jsonl import claim_unique, write_atomic
     from judge.judging.stability import check_stability
     from judge.report.stability import stability_markdown
 
@@ -61,8 +61,8 @@ def judge_stability(
             max_attempts=session.max_attempts,
             on_progress=on_judging,
         )
-    folder = Path(config.reports.dir) / "stability"
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{timestamp(started_at)}.md"
+    # Named by the second it started, made unique when another check started in the same
+    # second (claimed exclusively: <time>-2.md, ...), never written over.
+    path = claim_unique(Path(config.reports.dir) / "stability", timestamp(started_at), ".md")
     write_atomic(path, "\n".join(stability_markdown(report)) + "\n")
     return report, path

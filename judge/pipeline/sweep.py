@@ -192,12 +192,11 @@ def _write_folder(folder: Path, files: dict[str, str]) -> None:
 
 
 def _new_sweep_folder(parent: Path, started_at: datetime) -> Path:
-    stamp = timestamp(started_at)
-    path, n = parent / stamp, 1
-    while path.exists():  # two sweeps in one second
-        n += 1
-        path = parent / f"{stamp}-{n}"
-    return path
+    """``<time>/``, or ``<time>-2/``, ... when another sweep started in the same second: claimed
+    exclusively (an empty folder that ``_write_folder`` renames the finished one over)."""
+    from judge.jsonl import claim_unique
+
+    return claim_unique(parent, timestamp(started_at), folder=True)
 
 
 def _check_sweep_adapter(config: Config) -> None:

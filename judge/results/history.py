@@ -19,7 +19,6 @@ gate is ``judge.results.gate``.
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
@@ -29,8 +28,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from judge.errors import InputError
 from judge.jsonl import (
     StateFile,
+    append_line,
     checked_line,
     describe_validation_error,
+    locked,
     parse_json_line,
     version_problem,
     write_atomic,
@@ -183,28 +184,24 @@ def append_history(path: Path, entry: HistoryEntry) -> None:
     """Append one line; past ``MAX_ENTRIES`` the file is rewritten without the oldest lines.
 
     A torn last line (``load_history``) is dropped first, atomically, so the new line never
-    lands glued to it; a last line without its newline gets one.
+    lands glued to it; a last line without its newline gets one. The read and the write hold
+    the file's lock (``judge.jsonl.locked``): a rewrite (the oldest lines dropped, a torn line
+    replaced) must not replace the file under another command's append.
     """
-    history = load_history(path)
-    entries = history.entries
-    line = _line(path, entry)
-    if len(entries) + 1 > MAX_ENTRIES:
-        kept = entries[-(MAX_ENTRIES - 1) :]
-        write_atomic(path, "".join(_line(path, e) for e in kept) + line)
-        return
-    if history.torn_at is not None:
-        kept_text = path.read_bytes()[: history.torn_at].decode("utf-8")
-        write_atomic(path, kept_text + line)
-        logger.info("%s: the torn last line was replaced", path)
-        return
-    with path.open("a+b") as handle:
-        if handle.tell() > 0:
-            handle.seek(-1, os.SEEK_END)
-            if handle.read(1) != b"\n":
-                line = "\n" + line
-        handle.write(line.encode("utf-8"))
-        handle.flush()
-        os.fsync(handle.fileno())
+    with locked(path):
+        history = load_history(path)
+        entries = history.entries
+        line = _line(path, entry)
+        if len(entries) + 1 > MAX_ENTRIES:
+            kept = entries[-(MAX_ENTRIES - 1) :]
+            write_atomic(path, "".join(_line(path, e) for e in kept) + line)
+            return
+        if history.torn_at is not None:
+            kept_text = path.read_bytes()[: history.torn_at].decode("utf-8")
+            write_atomic(path, kept_text + line)
+            logger.info("%s: the torn last line was replaced", path)
+            return
+        append_line(path, line)
 
 
 def compare_with_history(

@@ -1,7 +1,10 @@
 """One judge run at a time per reports folder.
 
 An advisory ``flock`` on ``reports/.lock``: the operating system releases it when the process
-ends, however it ends, so a crashed run can never leave it stuck.
+ends, however it ends, so a crashed run can never leave it stuck. A second run is refused at
+once (it would ask the adapter and the judge for the same work). The files that several
+commands update (the labels, the baseline, ``history.jsonl``) have a lock of their own, which a
+second command waits for: ``judge.jsonl.locked``.
 """
 
 from __future__ import annotations
@@ -12,11 +15,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from judge.errors import HarnessError
+from judge.jsonl import Busy
 
-
-class Busy(HarnessError):
-    """Another run holds the lock."""
+__all__ = ["Busy", "run_lock"]
 
 
 @contextmanager
