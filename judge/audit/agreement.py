@@ -22,9 +22,12 @@ from typing import Any, NamedTuple
 from judge.audit.ppi import (
     LEVEL,
     MIN_LABELLED,
+    PSEUDO_LABELS,
     Corrected,
     CorrectedCell,
+    PooledCell,
     corrected_estimates,
+    pooled_estimates,
 )
 
 # AXES and Axis live in stats (ppi needs them and agreement imports ppi); re-exported here,
@@ -243,6 +246,10 @@ class AuditResult(NamedTuple):
     corrected: Corrected
     """Per axis and type: the judge's mean and the mean human score estimated from the labels
     and the judge's scores together (``judge.audit.ppi``)."""
+    pooled: dict[Axis, PooledCell] | None = None
+    """Per axis: the types' corrected estimates pooled, each weighted by its share of the
+    judged items (``judge.audit.ppi.pooled_estimates``); None from callers that build a result
+    without it (then computed from ``corrected`` where needed)."""
 
 
 def audit_items(
@@ -263,13 +270,15 @@ def audit_items(
         lexical_scores,
         scored_on=lambda item: judged(item) is not None,
     )
+    corrected = corrected_estimates(items, labels, judged)
     return AuditResult(
         folder_name,
         judge,
         lexical,
         inter_annotator(items, labels),
         sorted({label.labeller for label in labels}),
-        corrected_estimates(items, labels, judged),
+        corrected,
+        pooled_estimates(corrected),
     )
 
 
@@ -317,16 +326,26 @@ def as_json(result: AuditResult) -> dict[str, Any]:
             axis: {"alpha": alpha, "items": n} for axis, (alpha, n) in result.humans.items()
         },
         "labellers": result.labellers,
-        "corrected": corrected_json(result.corrected),
+        "corrected": corrected_json(result.corrected, result.pooled),
     }
 
 
-def corrected_json(corrected: Corrected) -> dict[str, Any]:
-    """The corrected estimates for report.json: a missing number always comes with a note."""
+def corrected_json(
+    corrected: Corrected, pooled: dict[Axis, PooledCell] | None = None
+) -> dict[str, Any]:
+    """The corrected estimates for report.json: a missing number always comes with a note.
+
+    ``estimate`` and ``interval`` are what the reports show (the estimate cut to the scale,
+    the plus-four t interval); ``ppi_estimate`` and ``normal_interval`` are PPI++'s own
+    figures, equal to ppi-python's, for a reader who wants to compare. ``pooled`` (computed
+    from ``corrected`` when not given) is per axis, apart from the types, so that no type
+    name can collide with it.
+    """
+    if pooled is None:
+        pooled = pooled_estimates(corrected)
 
     def cell_json(cell: CorrectedCell) -> dict[str, Any]:
         e, halving = cell.estimate, cell.halving
-        shown = e is not None and cell.note is None
         return {
             "items": cell.items,
             "judged": cell.judged,
@@ -336,19 +355,46 @@ def corrected_json(corrected: Corrected) -> dict[str, Any]:
             "unused_labels": cell.unused_labels,
             "review_labels_not_used": cell.chosen_labels,
             "unlabelled": None if e is None else e.unlabelled,
-            "estimate": None if e is None else e.estimate,
-            "interval": e.interval._asdict() if e is not None and shown else None,
+            "estimate": None if e is None else e.value,
+            "interval": None if e is None else e.shown._asdict(),
+            "ppi_estimate": None if e is None else e.estimate,
+            "normal_interval": None if e is None else e.interval._asdict(),
             "lambda": None if e is None else e.lam,
+            "matched": cell.matched,
             "note": cell.note,
+            "remark": cell.remark,
             "labels_to_halve": None if halving is None else halving._asdict(),
         }
 
+    def pooled_json(cell: PooledCell) -> dict[str, Any]:
+        return {
+            "types": list(cell.types),
+            "weights": dict(zip(cell.types, cell.weights, strict=True)),
+            "types_without_labels": list(cell.without_labels),
+            "judged": cell.judged,
+            "labelled": cell.labelled,
+            "judge_mean": cell.judge_mean,
+            "estimate": cell.estimate,
+            "interval": None if cell.interval is None else cell.interval._asdict(),
+            "note": cell.note,
+        }
+
     return {
-        "method": "PPI++ (power-tuned prediction-powered inference), normal interval",
+        "method": (
+            "PPI++ (power-tuned prediction-powered inference); interval: plus-four variance "
+            f"({PSEUDO_LABELS} pseudo-labels at the ends of the rectifier's range), Student's t "
+            "with n - 1 degrees of freedom, cut to the scale"
+        ),
         "level": LEVEL,
         "min_labelled": MIN_LABELLED,
         "per_axis": {
             axis: {name: cell_json(cell) for name, cell in by_type.items()}
             for axis, by_type in corrected.items()
+        },
+        "pooled": {
+            "method": (
+                "stratified: the types' estimates weighted by their shares of the judged items"
+            ),
+            "per_axis": {axis: pooled_json(cell) for axis, cell in pooled.items()},
         },
     }

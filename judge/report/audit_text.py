@@ -3,11 +3,20 @@ the judge's means corrected with the labels (terminal, and a table for report.md
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from judge.audit.agreement import AXES, Agreement, AuditResult, AxisStats, Disagreement
-from judge.audit.ppi import LEVEL, MIN_LABELLED, Corrected, CorrectedCell, Halving
+from judge.audit.agreement import AXES, Agreement, AuditResult, Axis, AxisStats, Disagreement
+from judge.audit.ppi import (
+    LEVEL,
+    MIN_LABELLED,
+    PSEUDO_LABELS,
+    Corrected,
+    CorrectedCell,
+    Halving,
+    PooledCell,
+    pooled_estimates,
+)
 from judge.audit.stats import Interval
 from judge.formatting import FEW_ITEMS, fmt_number, fmt_share, terminal_text
 from judge.formatting import markdown_text as md
@@ -117,19 +126,51 @@ def render_audit(
             f"humans among themselves, {axis}: Krippendorff's alpha (ordinal) {fmt_number(alpha)} "
             f"over {shared} items labelled by 2+ people"
         )
-    lines += corrected_lines(result.corrected)
+    lines += corrected_lines(result.corrected, result.pooled)
     lines += _disagreement_lines(judge.disagreements, limit, full_list_path)
     return "\n".join(lines)
 
 
 def _corrected(cell: CorrectedCell) -> str:
-    """The corrected estimate with its interval, or what stands in its place."""
-    e, note = cell.estimate, cell.note
+    """The corrected estimate with its interval, or what stands in its place; a remark (the
+    labels showed no disagreement to measure) follows in brackets."""
+    e = cell.estimate
     if e is None:
-        return note or "–"
-    if note is not None:
-        return f"{fmt_number(e.estimate)} ({note})"
-    return f"{fmt_number(e.estimate)}{_ci(e.interval, False)}"
+        return cell.note or "–"
+    remark = f" ({cell.remark})" if cell.remark else ""
+    return f"{fmt_number(e.value)}{_ci(e.shown, False)}{remark}"
+
+
+def _pad(text: str, width: int) -> str:
+    """``text`` in a column of ``width``, and two spaces after it when it is longer (a
+    remark), so that the next column never runs into it."""
+    return text.ljust(width) if len(text) < width else text + "  "
+
+
+def _pooled(cell: PooledCell) -> str:
+    if cell.estimate is None:
+        return cell.note or "–"
+    return f"{fmt_number(cell.estimate)}{_ci(cell.interval, False)}"
+
+
+#: The name of the pooled row, in both renderings (not a type: no type can be confused with it).
+POOLED = "pooled, stratified"
+
+
+def _pooled_why(pooled: Mapping[Axis, PooledCell], escape: Callable[[object], str]) -> str:
+    """What the pooled row is over, in one sentence (types from data through ``escape``)."""
+    cell = next(iter(pooled.values()), None)
+    if cell is None:
+        return ""
+    parts = ", ".join(
+        f"{escape(name)} {weight:.0%}"
+        for name, weight in zip(cell.types, cell.weights, strict=True)
+    )
+    text = f"{POOLED}: each type's corrected estimate weighted by its share of the judged items ({parts})"
+    if cell.without_labels:
+        left = ", ".join(escape(name) for name in cell.without_labels)
+        text += f"; without labels, left out: {left}"
+    return text
 
 
 def _halving(halving: Halving | None) -> str:
@@ -173,28 +214,43 @@ def _chosen(cell: CorrectedCell) -> int:
 CHOSEN_WHY = "review.html marks (the reviewer chose the items: not a random sample), not used"
 
 
-def corrected_lines(corrected: Corrected) -> list[str]:
-    """The corrected estimates as terminal lines (empty without any type)."""
+def corrected_lines(
+    corrected: Corrected, pooled: Mapping[Axis, PooledCell] | None = None
+) -> list[str]:
+    """The corrected estimates as terminal lines (empty without any type); the pooled row
+    (computed from ``corrected`` when not given) closes each axis' table."""
     if not any(corrected.values()):
         return []
-    lines = [
+    if pooled is None:
+        pooled = pooled_estimates(corrected)
+    lines: list[str] = [
         "",
         f"corrected estimates (PPI++, {LEVEL:.0%} interval): the mean human score per type, "
         "from the labels and the judge's scores together",
-        f"shown from {MIN_LABELLED} labelled items judged ok; to halve: more random labels that "
-        "would make the interval half as wide (docs/audit.md)",
+        f"shown from {MIN_LABELLED} labelled items judged ok; interval: PPI++ with "
+        f"{PSEUDO_LABELS} pseudo-labels in its variance, t quantile, within 0-2; to halve: more "
+        "random labels that would make the interval half as wide (docs/audit.md)",
     ]
     for axis in AXES:
         lines.append(f"  {axis}")
         lines.append(
-            f"    {'type':<14}{'judged':>7}  {'judge mean':>10}  {'corrected':<44}"
+            f"    {'type':<20}{'judged':>7}  {'judge mean':>10}  {'corrected':<44}"
             f"{'labelled':<18}to halve"
         )
         for name, cell in corrected.get(axis, {}).items():
             lines.append(
-                f"    {_word(name):<14}{cell.judged:>7}  {fmt_number(cell.judge_mean):>10}  "
-                f"{_corrected(cell):<44}{_labelled(cell):<18}{_halving(cell.halving)}"
+                f"    {_word(name):<20}{cell.judged:>7}  {fmt_number(cell.judge_mean):>10}  "
+                f"{_pad(_corrected(cell), 44)}{_labelled(cell):<18}{_halving(cell.halving)}"
             )
+        if axis in pooled:
+            p = pooled[axis]
+            lines.append(
+                f"    {POOLED:<20}{p.judged:>7}  {fmt_number(p.judge_mean):>10}  "
+                f"{_pooled(p):<44}{p.labelled:<18}–"
+            )
+    why = _pooled_why(pooled, _word)
+    if why:
+        lines.append(why)
     unused = _unused(corrected, _word, _without_verdict)
     if unused:
         lines.append(f"labels on items without an ok verdict, not used: {unused}")
@@ -210,13 +266,17 @@ def corrected_markdown_lines(result: AuditResult) -> list[str]:
     corrected = result.corrected
     if not any(corrected.values()):
         return []
+    pooled = result.pooled if result.pooled is not None else pooled_estimates(corrected)
     lines = [
         "The mean human score of each type, estimated from the human labels and the judge's "
         "scores together (prediction-powered inference, PPI++): the judge's mean corrected by "
-        f"its average error on the labelled items, with a {LEVEL:.0%} interval. Only labels "
-        f"for the exact answer count; a type needs {MIN_LABELLED} labelled items with an ok "
-        "verdict. *To halve*: how many more random labels would make the interval half as "
-        "wide (docs/audit.md).",
+        f"its average error on the labelled items, with a {LEVEL:.0%} interval (its variance "
+        f"counts {PSEUDO_LABELS} pseudo-labels at the ends of the scale, with a t quantile, "
+        "and it stays within 0–2). Only labels for the exact answer count; a type needs "
+        f"{MIN_LABELLED} labelled items with an ok verdict. The *{POOLED}* row combines every "
+        "type with labels, each weighted by its share of the judged items, so a small golden "
+        "set gets a figure. *To halve*: how many more random labels would make the interval "
+        "half as wide (docs/audit.md).",
         "",
         "| type | judged | labelled | faithfulness: judge | faithfulness: corrected "
         "| to halve | relevance: judge | relevance: corrected | to halve |",
@@ -231,6 +291,15 @@ def corrected_markdown_lines(result: AuditResult) -> list[str]:
             f"| {_corrected(f)} | {_halving(f.halving)} | {fmt_number(r.judge_mean)} "
             f"| {_corrected(r)} | {_halving(r.halving)} |"
         )
+    pf, pr = pooled.get("faithfulness"), pooled.get("relevance")
+    if pf is not None and pr is not None:
+        lines.append(
+            f"| *{POOLED}* | {pf.judged} | {pf.labelled} | {fmt_number(pf.judge_mean)} "
+            f"| {_pooled(pf)} | – | {fmt_number(pr.judge_mean)} | {_pooled(pr)} | – |"
+        )
+    why = _pooled_why(pooled, md)
+    if why:
+        lines += ["", why[0].upper() + why[1:] + "."]
     unused = _unused(corrected, md, _without_verdict)
     if unused:
         lines += ["", f"Labels on items without an ok verdict, not used: {unused}."]

@@ -309,15 +309,28 @@ def test_too_few_labels_says_so_instead_of_a_number(mixed: AuditResult) -> None:
     assert list(mixed.corrected["faithfulness"]) == ["factual", "negative", "all"]
 
 
-def test_labels_without_spread_give_no_interval(mixed: AuditResult) -> None:
+def test_labels_without_spread_still_get_an_interval_from_the_pseudo_labels(
+    mixed: AuditResult,
+) -> None:
     # Relevance: the factual labels are 2 and 1 (spread), the judge says 2 everywhere, so λ = 0
-    # and the interval is the labels' own. Make every relevance label 2: no spread.
+    # and the interval is the labels' own. Make every relevance label 2: no spread. The old
+    # rule showed no interval ("no spread in 12 labels"); now the plus-four variance gives one:
+    # λ = 0 (the judge's scores are all 2), rectifiers = labels = 2, so
+    # S = 0 + 2·((0 − 2)² + (2 − 2)²) = 8 and Var₊ = 8 / 15 / 16 (N's part is 0).
     items, verdicts, labels = _mixed()
     flat = [label.model_copy(update={"relevance": 2}) for label in labels]
     cell = audit_items("run-1", items, verdicts, flat).corrected["relevance"]["factual"]
     assert cell.estimate is not None and cell.estimate.estimate == 2.0
-    assert cell.note == "no spread in 12 labels: no interval" and cell.halving is None
+    assert cell.note is None and cell.halving is None  # nothing to halve: variance 0
+    assert cell.estimate.plus_variance == pytest.approx(8 / 15 / 16)
+    t11 = 2.200985160091639  # scipy.stats.t.ppf(0.975, 11)
+    low = 2 - t11 * math.sqrt(8 / 15 / 16)
+    assert tuple(cell.estimate.shown) == pytest.approx((low, 2.0))
+    # The judge gave 2 to every one of them: said as such, not as "no spread".
+    assert cell.matched == 12
+    assert cell.remark == "the judge matched all 12 labels; width from the pseudo-labels"
     assert mixed.corrected["relevance"]["factual"].note is None
+    assert mixed.corrected["relevance"]["factual"].remark is None
 
 
 def test_json_has_a_note_wherever_a_number_is_missing(mixed: AuditResult) -> None:
@@ -326,8 +339,14 @@ def test_json_has_a_note_wherever_a_number_is_missing(mixed: AuditResult) -> Non
     factual = data["per_axis"]["faithfulness"]["factual"]
     cell = mixed.corrected["faithfulness"]["factual"]
     assert cell.estimate is not None
-    assert factual["estimate"] == cell.estimate.estimate
+    assert factual["estimate"] == cell.estimate.value == cell.estimate.estimate
     assert factual["interval"] == {
+        "low": cell.estimate.shown.low,
+        "high": cell.estimate.shown.high,
+    }
+    # PPI++'s own figures (ppi-python's) stay in the file under their own names.
+    assert factual["ppi_estimate"] == cell.estimate.estimate
+    assert factual["normal_interval"] == {
         "low": cell.estimate.interval.low,
         "high": cell.estimate.interval.high,
     }
@@ -347,8 +366,8 @@ def test_terminal_and_markdown_show_the_cells(mixed: AuditResult) -> None:
     assert len(rows) == 1 and "12 (13 labels)" in rows[0]
     cell = mixed.corrected["faithfulness"]["factual"]
     assert cell.estimate is not None
-    low, high = cell.estimate.interval
-    assert f"{cell.estimate.estimate:.2f} [{low:.2f}, {high:.2f}]" in rows[0]
+    low, high = cell.estimate.shown
+    assert f"{cell.estimate.value:.2f} [{low:.2f}, {high:.2f}]" in rows[0]
     assert any("too few labels (3 of 10)" in line for line in lines)
     assert lines[-1] == "Labels on items without an ok verdict, not used: factual 2."
 
@@ -400,7 +419,12 @@ def test_the_sample_report_carries_the_corrected_estimates(tmp_path: Path) -> No
     for small in ("procedural", "negative", "out_of_scope"):
         cell = corrected["faithfulness"][small]
         assert cell["estimate"] is None and cell["note"].startswith("too few labels")
-    assert corrected["relevance"]["factual"]["note"] == "no spread in 12 labels: no interval"
+    # Relevance on factual: all 12 items labelled 2, the lexical judge disagrees on some: an
+    # interval from the pseudo-labels, said as such (it was "no spread in 12 labels").
+    relevance = corrected["relevance"]["factual"]
+    assert relevance["note"] is None and relevance["estimate"] == 2.0
+    assert relevance["remark"] == "all 12 labels alike; width from the pseudo-labels"
+    assert relevance["interval"]["high"] == 2.0 and 1.5 < relevance["interval"]["low"] < 1.7
     assert corrected["faithfulness"]["all"]["labelled"] == 30
     # The same figures on the terminal (`judge audit`) and as the table for report.md.
     labels = [
@@ -429,9 +453,11 @@ def test_importing_ppi_python_downloads_nothing() -> None:
 
 @pytest.mark.slow
 def test_coverage_of_the_intervals_shown() -> None:
-    """The measurement behind MIN_LABELLED (docs/audit.md): how often the nominal 95 %
-    interval contains the true mean, among the cells that show one, on 0-2 scores drawn at
-    random; the judge agrees with the human 70 % of the time and otherwise leans to 2."""
+    """The old measurement, of ppi-python's normal interval (``PpiEstimate.interval``, no
+    longer the one shown): how often the nominal 95 % interval contains the true mean, among
+    the cells with a width, on 0-2 scores drawn at random; the judge agrees with the human
+    70 % of the time and otherwise leans to 2. The interval shown now is measured in
+    tests/audit/test_ppi_coverage.py and bench/ppi_sim.py."""
 
     def draw(rng: random.Random, p: tuple[float, ...]) -> tuple[int, int]:
         y = rng.choices((0, 1, 2), p)[0]
