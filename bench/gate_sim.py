@@ -1,22 +1,26 @@
-"""Simulated nights for the regression gate: how often each rule cries wolf, how often it sees a
-real drop (issue 10, part 4). Figures in docs/benchmarks.md and docs/gate.md.
+"""Simulated seasons for the regression gate (issue 19): how often it cries wolf over 30
+nights, how many nights it takes to see a real fall, and that a collapse always fails. Figures
+in docs/gate.md and docs/benchmarks.md; ``python bench/gate_sim.py [--histories N]``; ``make
+bench`` runs it.
 
-A golden set shaped like the shipped sample (factual 12, procedural 8, negative 5,
-out_of_scope 5) with per-question values drawn once; then nights. On a night where nothing
-changed, each verdict is re-drawn with probability ``flip`` (the generator rewrites an answer a
-little, the judge reads it a little differently), and each question's retrieval with
-probability ``RETRIEVAL_FLIP``. On a night with a real drop, four factual questions (of those
-with faithfulness 1 or 2) lose a faithfulness point on top of the same noise: the type's mean
-falls by 4/12 = 0.333. Each night is compared with the night before by:
+Golden sets shaped like the shipped sample (factual 12, procedural 8, negative 5, out_of_scope
+5) and like a 10-question set (3/3/2/2), with per-question values drawn once per history. On
+each night each verdict is re-drawn with probability ``flip`` (one point away; the generator
+rewrote an answer a little, the judge read it differently), the quote check with half that,
+and each ranking with probability ``RETRIEVAL_FLIP``. A baseline is pinned on the first night;
+every later night is checked as ``judge nightly`` checks it:
 
-- the old rule: per-type means (each type and ``all``) of every metric, a fall of more than
-  ``reports.regression_threshold`` = 0.05 regresses (what ``judge.results.compare`` did before);
-- the new rule: ``judge.results.compare.compare_values`` with the default ``GateRule`` (paired,
-  95 % bootstrap interval below 0, margins 0.05 / 0.10, at least 8 questions).
+- **new rule** (this release): question by question against the last night and the baseline,
+  one family decided by Holm's rule over exact sign-flip p-values (``compare.decide``), plus
+  collapses, plus the season (``judge.results.season``) once five earlier nights exist;
+- **previous rule** (the last release): per type, a percentile bootstrap interval below 0 with
+  the seed taken from the cell's name, the margin, and at least 8 questions; types below 8 are
+  listed, never failed.
 
-The false-alarm rate is the share of no-change nights with any regression; the detection rate
-the share of drop nights where the rule calls factual faithfulness regressed (and, apart, any
-regression at all). ``python bench/gate_sim.py [--nights N]``; ``make bench`` runs it.
+A false alarm is any regression on a night where nothing changed; a history has one when any
+of its 30 checked nights does. A drop starts after 20 quiet nights and stays; it is caught
+within k nights when the rule calls a regression in the dropped type on one of the first k
+nights of the drop.
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ import math
 import statistics
 import sys
 import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -33,14 +39,17 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from judge.results.baseline import ratchet_values
 from judge.results.compare import (
     SECTIONS,
     GateRule,
     QuestionValues,
-    Section,
+    SectionComparison,
     compare_values,
-    paired_change,
+    decide,
 )
+from judge.results.paired import bootstrap_interval, seed_for
+from judge.results.season import RECENT, WINDOW, season_comparison
 
 TYPES = {"factual": 12, "procedural": 8, "negative": 5, "out_of_scope": 5}
 OUT_OF_SCOPE = {"out_of_scope"}
@@ -54,12 +63,6 @@ RANK_P = (0.45, 0.15, 0.10, 0.03, 0.03, 0.03, 0.03, 0.03, 0.03, 0.02, 0.10)
 KS = (5, 1, 10)
 #: A question's ranking changes between nights this often (an index rebuild, ties).
 RETRIEVAL_FLIP = 0.05
-OLD_THRESHOLD = 0.05
-ALL = "all"
-DROP_TYPE = "factual"
-#: Questions of DROP_TYPE that lose a faithfulness point: 4 of 12 is the issue's fall of about
-#: 0.3 (-0.333); 6 of 12 (-0.5) for comparison.
-DROPS = (4, 6)
 
 
 class Question(NamedTuple):
@@ -99,29 +102,24 @@ def _neighbour(score: int, rng: np.random.Generator) -> int:
     return int(rng.choice([0, 2]))
 
 
-def _night(questions: list[Question], flip: float, rng: np.random.Generator) -> list[Question]:
+def _night(
+    questions: list[Question],
+    flip: float,
+    rng: np.random.Generator,
+    retrieval_flip: float = 0.05,
+) -> list[Question]:
     """One night's values: each verdict re-drawn with probability ``flip`` (each axis on its own),
-    each ranking with probability RETRIEVAL_FLIP."""
+    each ranking with probability ``retrieval_flip``."""
     night = []
     for q in questions:
         f = _neighbour(q.faithfulness, rng) if rng.random() < flip else q.faithfulness
         r = _neighbour(q.relevance, rng) if rng.random() < flip else q.relevance
         quote = (not q.quote) if rng.random() < flip / 2 else q.quote
         rank = q.rank
-        if q.type not in OUT_OF_SCOPE and rng.random() < RETRIEVAL_FLIP:
+        if q.type not in OUT_OF_SCOPE and rng.random() < retrieval_flip:
             rank = RANKS[int(rng.choice(len(RANKS), p=RANK_P))]
         night.append(q._replace(faithfulness=f, relevance=r, quote=quote, rank=rank))
     return night
-
-
-def _dropped(questions: list[Question], size: int, rng: np.random.Generator) -> list[Question]:
-    """The real drop: ``size`` questions of DROP_TYPE lose a faithfulness point."""
-    candidates = [i for i, q in enumerate(questions) if q.type == DROP_TYPE and q.faithfulness > 0]
-    chosen = set(rng.choice(candidates, size=size, replace=False).tolist())
-    return [
-        q._replace(faithfulness=q.faithfulness - 1) if i in chosen else q
-        for i, q in enumerate(questions)
-    ]
 
 
 def _retrieval(rank: int | None) -> dict[str, float]:
@@ -155,164 +153,510 @@ def values_of(night: list[Question]) -> QuestionValues:
     return QuestionValues(types, {"retrieval": retrieval, "judge": judge})
 
 
-def _means(values: QuestionValues, section: Section) -> dict[tuple[str, str], float]:
-    """(type, metric) → mean, each type and ``all``: the per-type table the old rule read."""
-    means = {}
-    for metric, per_question in values.values[section].items():
-        groups: dict[str, list[float]] = {}
-        for qid, value in per_question.items():
-            groups.setdefault(values.types[qid], []).append(value)
-            groups.setdefault(ALL, []).append(value)
-        for type_name, group in groups.items():
-            means[(type_name, metric)] = statistics.fmean(group)
-    return means
+SMALL = {"factual": 3, "procedural": 3, "negative": 2, "out_of_scope": 2}
+SHAPES = {"sample": TYPES, "10 questions": SMALL}
+SCORES = ("faithfulness", "relevance")
+#: What the previous release's gate needed (reports.min_questions).
+PREVIOUS_MIN_QUESTIONS = 8
+RULE = GateRule()
+Key = tuple[str, str, str]
+"""(section, type, metric)."""
 
 
-def old_rule(before: QuestionValues, after: QuestionValues) -> set[tuple[str, str, str]]:
-    """(section, type, metric) whose per-type mean fell by more than 0.05 (the old gate)."""
-    fell = set()
-    for section in SECTIONS:
-        old, new = _means(before, section), _means(after, section)
-        for key, value in new.items():
-            if key in old and value - old[key] < -OLD_THRESHOLD:
-                fell.add((section, *key))
-    return fell
-
-
-def new_rule(
-    before: QuestionValues, after: QuestionValues, rule: GateRule
-) -> set[tuple[str, str, str]]:
-    """(section, type, metric) the paired gate calls regressed."""
-    return {
-        (c.section, c.type, c.metric)
-        for section in SECTIONS
-        for c in compare_values(section, before, after, rule, tuple(TYPES))
-        if c.direction == "regressed"
-    }
-
-
-def pooled_rule(
-    before: QuestionValues, after: QuestionValues, rule: GateRule
-) -> set[tuple[str, str, str]]:
-    """(section, ``all``, metric) regressed when each metric is also compared pooled over all
-    questions: a variant the gate does not use (the false alarms it adds are in ``run``)."""
+def previous_rule(before: QuestionValues, after: QuestionValues) -> set[Key]:
+    """The last release's paired gate: per type, the percentile bootstrap interval (seeded from
+    the cell's names) wholly below 0, a fall beyond the margin, at least 8 pairs."""
     fell = set()
     for section in SECTIONS:
         old_metrics = before.values[section]
         for metric, new in after.values[section].items():
-            ids = [q for q in new if q in old_metrics.get(metric, {})]
-            old = [old_metrics[metric][q] for q in ids]
-            change = paired_change(section, ALL, metric, ids, old, [new[q] for q in ids], rule)
-            if change.direction == "regressed":
-                fell.add((section, ALL, metric))
+            old = old_metrics.get(metric, {})
+            groups: dict[str, list[str]] = {}
+            for q in new:
+                if q in old:
+                    groups.setdefault(after.types[q], []).append(q)
+            for type_name, ids in groups.items():
+                d = np.asarray([new[q] - old[q] for q in ids])
+                if len(ids) < PREVIOUS_MIN_QUESTIONS or d.mean() >= -RULE.margin(metric) - 1e-9:
+                    continue
+                _, high = bootstrap_interval(d, seed_for(section, type_name, metric))
+                if high < 0:
+                    fell.add((section, type_name, metric))
     return fell
 
 
-TARGET = ("judge", DROP_TYPE, "faithfulness")
-RULES = ("old", "new", "new_pooled")
+def new_rule(
+    before: QuestionValues,
+    after: QuestionValues,
+    baseline: QuestionValues | None,
+    season: list[QuestionValues],
+    order: tuple[str, ...],
+) -> tuple[set[tuple[str, Key]], set[tuple[str, Key]]]:
+    """What ``judge nightly`` calls regressed tonight, as (kind, key) with kind "paired",
+    "collapse" or "season": with the baseline checked too, and without it."""
+    last = [
+        SectionComparison(s, "last", compare_values(s, before, after, RULE, order), "")
+        for s in SECTIONS
+    ]
+    pinned = (
+        [
+            SectionComparison(s, "baseline", compare_values(s, baseline, after, RULE, order), "")
+            for s in SECTIONS
+        ]
+        if baseline is not None
+        else []
+    )
+    seasonal: set[tuple[str, Key]] = set()
+    for s in SECTIONS:
+        comp = season_comparison(s, season[-(WINDOW + RECENT - 1) :], after, RULE, order)
+        for c in comp.regressions if comp is not None else []:
+            seasonal.add(("season", (c.section, c.type, c.metric)))
+
+    def called(comparisons: list[SectionComparison]) -> set[tuple[str, Key]]:
+        found = set(seasonal)
+        for comp in decide(comparisons, RULE):
+            for c in comp.regressions:
+                kind = "collapse" if c.direction == "collapsed" else "paired"
+                found.add((kind, (c.section, c.type, c.metric)))
+        return found
+
+    return called(last + pinned), called(last)
 
 
-def _flags(
-    before: QuestionValues, after: QuestionValues, rule: GateRule
-) -> dict[str, set[tuple[str, str, str]]]:
-    new = new_rule(before, after, rule)
+Drop = Callable[[list[Question]], list[Question]]
+
+
+class Night(NamedTuple):
+    new: set[tuple[str, Key]]
+    new_last_only: set[tuple[str, Key]]
+    """The new rule without the baseline (a nightly with no pinned baseline)."""
+    previous: set[Key]
+    """The previous rule, against the last night and the baseline."""
+
+
+def history(
+    sizes: dict[str, int],
+    flip: float,
+    nights: int,
+    rng: np.random.Generator,
+    drop: Drop | None = None,
+    drop_from: int = 0,
+    retrieval_flip: float = RETRIEVAL_FLIP,
+) -> list[Night]:
+    """The checks of nights 1..nights (night 0 pins the baseline); from ``drop_from`` on, each
+    night's values pass through ``drop`` first."""
+    golden = _golden(rng, sizes)
+    order = tuple(sizes)
+    first = values_of(_night(golden, flip, rng, retrieval_flip))
+    before, baseline, season = first, first, [first]
+    out = []
+    for t in range(1, nights + 1):
+        night = _night(golden, flip, rng, retrieval_flip)
+        if drop is not None and t >= drop_from:
+            night = drop(night)
+        tonight = values_of(night)
+        with_baseline, last_only = new_rule(before, tonight, baseline, season, order)
+        out.append(
+            Night(
+                with_baseline,
+                last_only,
+                previous_rule(before, tonight) | previous_rule(baseline, tonight),
+            )
+        )
+        before = tonight
+        season.append(tonight)
+    return out
+
+
+def quiet(
+    sizes: dict[str, int], flip: float, histories: int, seed: int, nights: int = 30
+) -> dict[str, Any]:
+    """False alarms on histories where nothing changes: per night and per 30-night history, for
+    the new rule (with and without a baseline) and the previous one; the kinds of check that
+    raised the new rule's."""
+    rng = np.random.default_rng(seed)
+    night_counts = {"new": 0, "new_last_only": 0, "previous": 0}
+    history_counts = dict.fromkeys(night_counts, 0)
+    kinds: dict[str, int] = {}
+    retrieval_flip = RETRIEVAL_FLIP if flip > 0 else 0.0
+    for _ in range(histories):
+        checked = history(sizes, flip, nights, rng, retrieval_flip=retrieval_flip)
+        for name in night_counts:
+            alarms = [bool(getattr(n, name)) for n in checked]
+            night_counts[name] += sum(alarms)
+            history_counts[name] += any(alarms)
+        for n in checked:
+            for kind in {kind for kind, _ in n.new}:
+                kinds[kind] = kinds.get(kind, 0) + 1
     return {
-        "old": old_rule(before, after),
-        "new": new,
-        "new_pooled": new | pooled_rule(before, after, rule),
+        "flip": flip,
+        "histories": histories,
+        "per_night": {k: v / (histories * nights) for k, v in night_counts.items()},
+        "per_history": {k: v / histories for k, v in history_counts.items()},
+        "kinds": kinds,
     }
 
 
-def simulate(nights: int, flip: float, seed: int = 10) -> dict[str, Any]:
-    """For each rule, over ``nights`` golden sets of their own: the share of no-change nights
-    with any regression (false alarm), and of drop nights where factual faithfulness is called
-    regressed (detection), for each drop size; each night is compared with the evening
-    before."""
+def _lose(
+    type_name: str,
+    count: int,
+    what: str,
+    amount: int,
+    rng: np.random.Generator,
+    golden: list[Question],
+) -> Drop:
+    """A persistent fall: ``count`` questions of ``type_name`` (chosen once, among those that can
+    fall) lose ``amount`` points of ``what`` ("faithfulness") or their relevant chunk ("chunk")."""
+    if what == "chunk":
+        can = [q.qid for q in golden if q.type == type_name and q.rank is not None and q.rank <= 5]
+    elif what == "collapse":
+        can = [q.qid for q in golden if q.type == type_name and q.faithfulness > 0]
+    else:
+        can = [q.qid for q in golden if q.type == type_name and getattr(q, what) >= amount]
+    if len(can) < count:
+        can = [q.qid for q in golden if q.type == type_name]
+    chosen = set(rng.choice(can, size=min(count, len(can)), replace=False).tolist())
+
+    def drop(night: list[Question]) -> list[Question]:
+        out = []
+        for q in night:
+            if q.qid in chosen:
+                if what == "chunk":
+                    q = q._replace(rank=None)
+                elif what == "collapse":
+                    q = q._replace(faithfulness=0, relevance=0)
+                else:
+                    q = q._replace(**{what: max(0, getattr(q, what) - amount)})
+            out.append(q)
+        return out
+
+    return drop
+
+
+#: Drop shapes of the issue: (name, golden shape, type, questions, what, points).
+DROP_SHAPES = (
+    (
+        "a third of a point on 12 (4 of 12 factual lose a point)",
+        "sample",
+        "factual",
+        4,
+        "faithfulness",
+        1,
+    ),
+    ("half a point on 12 (6 of 12 lose a point)", "sample", "factual", 6, "faithfulness", 1),
+    ("2 questions × 2 points (of 12)", "sample", "factual", 2, "faithfulness", 2),
+    ("3 of 12 lose their relevant chunk", "sample", "factual", 3, "chunk", 0),
+    ("3 of 8 procedural lose a point", "sample", "procedural", 3, "faithfulness", 1),
+    ("3 of 5 negative answers fail (scores to 0)", "sample", "negative", 3, "collapse", 0),
+    ("2 of 2 negative fail (10-question set)", "10 questions", "negative", 2, "collapse", 0),
+    ("3 of 3 procedural fail (10-question set)", "10 questions", "procedural", 3, "collapse", 0),
+)
+
+
+def detect(
+    shape: tuple[Any, ...], flip: float, histories: int, seed: int, warm: int = 20
+) -> dict[str, Any]:
+    """Of ``histories`` with the drop starting after ``warm`` quiet nights: the share caught
+    within 1, 2 and 3 nights (a regression in the dropped type), new rule and previous rule."""
+    name, golden_shape, type_name, count, what, amount = shape
+    sizes = SHAPES[golden_shape]
     rng = np.random.default_rng(seed)
-    rule = GateRule()
-    false_alarms = dict.fromkeys(RULES, 0)
-    detected = {(name, size): 0 for name in RULES for size in DROPS}
-    for _ in range(nights):
-        golden = _golden(rng)
-        evening = values_of(_night(golden, flip, rng))
-        quiet = values_of(_night(golden, flip, rng))
-        drops = {size: values_of(_night(_dropped(golden, size, rng), flip, rng)) for size in DROPS}
-        for name, fell in _flags(evening, quiet, rule).items():
-            false_alarms[name] += bool(fell)
-        for size, night in drops.items():
-            for name, fell in _flags(evening, night, rule).items():
-                detected[(name, size)] += TARGET in fell
-    result: dict[str, Any] = {"nights": nights, "flip": flip}
-    for name in RULES:
-        result[f"{name}_false_alarm"] = false_alarms[name] / nights
-        for size in DROPS:
-            result[f"{name}_detects_{size}_of_12"] = detected[(name, size)] / nights
-    return result
+    caught = {"new": [0, 0, 0], "previous": [0, 0, 0]}
+    for _ in range(histories):
+        golden_rng = np.random.default_rng(rng.integers(1 << 62))
+        # The golden set is drawn inside history(); draw the same one here to pick the questions.
+        probe = _golden(np.random.default_rng(golden_rng.integers(1 << 62)), sizes)
+        drop = _lose(type_name, count, what, amount, rng, probe)
+        checked = history_with(probe, sizes, flip, warm + 3, rng, drop, warm + 1)
+        for rule_name in caught:
+            first = None
+            for k, n in enumerate(checked[warm : warm + 3]):
+                keys = {key for _, key in n.new} if rule_name == "new" else n.previous
+                if any(key[1] == type_name for key in keys):
+                    first = k
+                    break
+            if first is not None:
+                for k in range(first, 3):
+                    caught[rule_name][k] += 1
+    return {
+        "shape": name,
+        "flip": flip,
+        "histories": histories,
+        "within": {r: [c / histories for c in counts] for r, counts in caught.items()},
+    }
+
+
+def history_with(
+    golden: list[Question],
+    sizes: dict[str, int],
+    flip: float,
+    nights: int,
+    rng: np.random.Generator,
+    drop: Drop | None,
+    drop_from: int,
+) -> list[Night]:
+    """``history`` on a given golden set."""
+    order = tuple(sizes)
+    first = values_of(_night(golden, flip, rng))
+    before, baseline, season = first, first, [first]
+    out = []
+    for t in range(1, nights + 1):
+        night = _night(golden, flip, rng)
+        if drop is not None and t >= drop_from:
+            night = drop(night)
+        tonight = values_of(night)
+        with_baseline, last_only = new_rule(before, tonight, baseline, season, order)
+        out.append(
+            Night(
+                with_baseline,
+                last_only,
+                previous_rule(before, tonight) | previous_rule(baseline, tonight),
+            )
+        )
+        before = tonight
+        season.append(tonight)
+    return out
+
+
+def _nonsense(night: list[Question]) -> list[Question]:
+    """Every answer replaced by nonsense, every ranking reversed (the relevant chunk last)."""
+    return [
+        q._replace(faithfulness=0, relevance=0, quote=False, rank=None if q.rank else q.rank)
+        for q in night
+    ]
+
+
+def _negative_fail(night: list[Question]) -> list[Question]:
+    """4 of 5 negative answers judged unfaithful (the article's incident): those that were not
+    already at 0 (``collapses`` draws golden sets where four are not)."""
+    out, failed = [], 0
+    for q in night:
+        if q.type == "negative" and failed < 4 and q.faithfulness > 0:
+            q = q._replace(faithfulness=0)
+            failed += 1
+        out.append(q)
+    return out
+
+
+def _pooled_score(night: list[Question], rng: np.random.Generator) -> list[Question]:
+    """Relevance falls by at least 0.5 over all questions: a point off every other answer that
+    can lose one, and more until the mean has fallen by half a point."""
+    out = list(night)
+    need = 0.5 * len(out)
+    order = rng.permutation(len(out))
+    lost = 0
+    for i in order:
+        q = out[i]
+        if lost >= need:
+            break
+        if q.relevance > 0:
+            out[i] = q._replace(relevance=q.relevance - 1)
+            lost += 1
+    return out
+
+
+def _pooled_share(night: list[Question], rng: np.random.Generator) -> list[Question]:
+    """A fifth of the questions with retrieval lose their relevant chunk (hit@5 falls by 0.2)."""
+    out = list(night)
+    found = [i for i, q in enumerate(out) if q.type not in OUT_OF_SCOPE and q.rank and q.rank <= 5]
+    scored = sum(q.type not in OUT_OF_SCOPE for q in out)
+    need = int(np.ceil(0.2 * scored))
+    for i in rng.permutation(found)[:need]:
+        out[int(i)] = out[int(i)]._replace(rank=None)
+    return out
+
+
+def collapses(flip: float, histories: int, seed: int) -> list[dict[str, Any]]:
+    """Collapses on the first night checked (only the last night and the baseline to compare
+    with, no season): the share failed by the new rule and by the previous one. The nonsense
+    night and the failing negative answers come on a night of their own (with its noise); the
+    pooled falls are measured falls (tonight is last night with the fall applied), since a
+    fall "of 0.5" is what the gate sees."""
+    rng = np.random.default_rng(seed)
+    cases: list[tuple[str, str, Callable[[list[Question]], list[Question]], bool]] = [
+        ("nonsense night (10-question set)", "10 questions", _nonsense, False),
+        ("4 of 5 negative answers fail (sample)", "sample", _negative_fail, False),
+        (
+            "relevance falls 0.5 over all questions (sample)",
+            "sample",
+            lambda n: _pooled_score(n, rng),
+            True,
+        ),
+        (
+            "relevance falls 0.5 over all questions (10-question set)",
+            "10 questions",
+            lambda n: _pooled_score(n, rng),
+            True,
+        ),
+        (
+            "hit@5 falls 0.2 over all questions (sample)",
+            "sample",
+            lambda n: _pooled_share(n, rng),
+            True,
+        ),
+        (
+            "hit@5 falls 0.2 over all questions (10-question set)",
+            "10 questions",
+            lambda n: _pooled_share(n, rng),
+            True,
+        ),
+    ]
+    out = []
+    for name, shape, change, measured in cases:
+        sizes = SHAPES[shape]
+        new = previous = 0
+        for _ in range(histories):
+            golden = _golden(rng, sizes)
+            while (
+                change is _negative_fail
+                and sum(q.type == "negative" and q.faithfulness > 0 for q in golden) < 4
+            ):
+                golden = _golden(rng, sizes)
+            last = _night(golden, flip, rng)
+            first = values_of(last)
+            tonight = values_of(change(last if measured else _night(golden, flip, rng)))
+            new += bool(new_rule(first, tonight, first, [first], tuple(sizes))[0])
+            previous += bool(previous_rule(first, tonight))
+        out.append({"case": name, "new": new / histories, "previous": previous / histories})
+    return out
+
+
+def ratchet(flip: float, histories: int, seed: int, nights: int = 30) -> dict[str, Any]:
+    """``judge baseline ratchet`` after every quiet night: the share of nights 20-30 with a
+    false alarm against the ratcheted baseline, for the previous ratchet (raise a type wherever
+    its mean is higher) and the new one (only where the run is shown better)."""
+    rng = np.random.default_rng(seed)
+    alarms = {"previous": 0, "new": 0}
+    counted = 0
+    for _ in range(histories):
+        golden = _golden(rng, TYPES)
+        first = values_of(_night(golden, flip, rng))
+        pinned = {"previous": first, "new": first}
+        for t in range(1, nights + 1):
+            tonight = values_of(_night(golden, flip, rng))
+            if t >= 20:
+                counted += 1
+                for name, base in pinned.items():
+                    alarms[name] += bool(_against(base, tonight))
+            pinned["previous"] = _ratchet_means(pinned["previous"], tonight)
+            values, _ = ratchet_values(pinned["new"], tonight, RULE, SECTIONS, tuple(TYPES))
+            pinned["new"] = QuestionValues(pinned["new"].types, values)
+    return {"flip": flip, "histories": histories, **{k: v / counted for k, v in alarms.items()}}
+
+
+def _against(baseline: QuestionValues, tonight: QuestionValues) -> bool:
+    comparisons = [
+        SectionComparison(
+            s, "baseline", compare_values(s, baseline, tonight, RULE, tuple(TYPES)), ""
+        )
+        for s in SECTIONS
+    ]
+    return any(comp.regressions for comp in decide(comparisons, RULE))
+
+
+def _ratchet_means(pinned: QuestionValues, run: QuestionValues) -> QuestionValues:
+    """The previous ratchet: a type's values replaced wherever its mean is higher."""
+    values = {s: {m: dict(v) for m, v in pinned.values[s].items()} for s in SECTIONS}
+    for s in SECTIONS:
+        for metric, now in run.values[s].items():
+            target = values[s].setdefault(metric, {})
+            for type_name in set(run.types.values()):
+                ids = [q for q in now if run.types[q] == type_name]
+                if not ids:
+                    continue
+                old = [target[q] for q in ids if q in target]
+                if not old or statistics.fmean(now[q] for q in ids) > statistics.fmean(old) + 1e-9:
+                    for q in ids:
+                        target[q] = now[q]
+    return QuestionValues(pinned.types, values)
 
 
 def time_large_run(n_questions: int = 10_000, repeats: int = 3, seed: int = 4) -> dict[str, Any]:
-    """Seconds for the paired comparison of two runs of ``n_questions`` (both sections, every
-    metric: 10 retrieval metrics and 5 judge metrics, 4 types and ``all``); median of
-    ``repeats``."""
+    """Seconds for one night's checks of a ``n_questions`` run: both sections, every metric,
+    against the last run and the baseline, decided as one family, and against a season of 22
+    earlier nights; median of ``repeats``."""
     rng = np.random.default_rng(seed)
     total = sum(TYPES.values())
     sizes = {t: n_questions * n // total for t, n in TYPES.items()}
     sizes["factual"] += n_questions - sum(sizes.values())
     golden = _golden(rng, sizes)
-    before = values_of(_night(golden, 0.10, rng))
-    after = values_of(_night(golden, 0.10, rng))
-    rule = GateRule()
+    season = [values_of(_night(golden, 0.10, rng)) for _ in range(WINDOW + RECENT - 1)]
+    tonight = values_of(_night(golden, 0.10, rng))
     seconds = []
     for _ in range(repeats):
         start = time.perf_counter()
-        changes = [
-            c for s in SECTIONS for c in compare_values(s, before, after, rule, tuple(TYPES))
-        ]
+        new_rule(season[-1], tonight, season[0], season, tuple(TYPES))
         seconds.append(time.perf_counter() - start)
-    return {
-        "questions": len(golden),
-        "comparisons": len(changes),
-        "seconds": round(statistics.median(seconds), 3),
-    }
+    return {"questions": len(golden), "seconds": round(statistics.median(seconds), 3)}
 
 
-def run(nights: int = 500, flips: tuple[float, ...] = (0.05, 0.10, 0.20)) -> dict[str, Any]:
-    return {
-        "simulations": [simulate(nights, flip) for flip in flips],
-        "large_run": time_large_run(),
-    }
+def run(
+    histories: int = 300, flips: tuple[float, ...] = (0.05, 0.10, 0.20), jobs: int = 2
+) -> dict[str, Any]:
+    """Every table of docs/gate.md; the rows run in ``jobs`` processes."""
+    detect_histories = max(20, histories // 2)
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        quiet_rows = [
+            (shape, pool.submit(quiet, sizes, flip, histories, 10 + i))
+            for shape, sizes in SHAPES.items()
+            for i, flip in enumerate((0.0, *flips))
+        ]
+        detect_rows = [
+            pool.submit(detect, shape, 0.10, detect_histories, 20 + i)
+            for i, shape in enumerate(DROP_SHAPES)
+        ]
+        collapse_rows = pool.submit(collapses, 0.10, detect_histories, 30)
+        ratchet_rows = [pool.submit(ratchet, 0.10, max(10, histories // 6), 40)]
+        return {
+            "quiet": [{"shape": shape, **row.result()} for shape, row in quiet_rows],
+            "detect": [row.result() for row in detect_rows],
+            "collapses": collapse_rows.result(),
+            "ratchet": [row.result() for row in ratchet_rows],
+            "large_run": time_large_run(),
+        }
 
 
 def describe(results: dict[str, Any]) -> list[str]:
-    drops = " ".join(f"{size}/12" for size in DROPS)
     lines = [
-        "  re-drawn | false alarms: old · new · new+pooled | detects factual faithfulness "
-        f"falling ({drops} questions by a point): old · new · new+pooled"
+        "  false alarms, nothing changed (per night · per 30-night history):",
+        "  golden set    re-drawn | new rule        | new, no baseline | previous rule   | new rule's alarms by kind",
     ]
-    for r in results["simulations"]:
-        cells = []
-        for size in DROPS:
-            cells.append(" · ".join(f"{r[f'{name}_detects_{size}_of_12']:5.1%}" for name in RULES))
+    for r in results["quiet"]:
+        cells = " | ".join(
+            f"{r['per_night'][k]:6.2%} · {r['per_history'][k]:5.1%}"
+            for k in ("new", "new_last_only", "previous")
+        )
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(r["kinds"].items())) or "none"
         lines.append(
-            f"  {r['flip']:>7.0%} | "
-            + " · ".join(f"{r[f'{name}_false_alarm']:5.1%}" for name in RULES)
-            + " | "
-            + " | ".join(cells)
-            + f"   ({r['nights']} nights)"
+            f"  {r['shape']:<13} {r['flip']:>7.0%} | {cells} | {kinds}   ({r['histories']} histories)"
+        )
+    lines.append("  a real fall that stays (10 % noise; caught within 1 · 2 · 3 nights):")
+    for r in results["detect"]:
+        new = " · ".join(f"{x:5.1%}" for x in r["within"]["new"])
+        previous = " · ".join(f"{x:5.1%}" for x in r["within"]["previous"])
+        lines.append(f"    {r['shape']:<52} new {new} | previous {previous}   ({r['histories']})")
+    lines.append("  collapses on the first night (10 % noise; failed, new · previous):")
+    for r in results["collapses"]:
+        lines.append(f"    {r['case']:<58} {r['new']:6.1%} · {r['previous']:6.1%}")
+    for r in results["ratchet"]:
+        lines.append(
+            f"  ratchet after every night ({r['flip']:.0%} noise): false alarms on nights 20-30 "
+            f"against it: new {r['new']:.1%}, previous {r['previous']:.1%}   ({r['histories']} histories)"
         )
     large = results["large_run"]
     lines.append(
-        f"  paired comparison of two {large['questions']:,}-question runs: "
-        f"{large['comparisons']} (type, metric) comparisons in {large['seconds']} s"
+        f"  one night's checks of a {large['questions']:,}-question run (last run, baseline, "
+        f"season of {WINDOW + RECENT - 1} nights): {large['seconds']} s"
     )
     return lines
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nights", type=int, default=500, help="nights per noise level")
+    parser.add_argument("--histories", type=int, default=300, help="30-night histories per row")
+    parser.add_argument("--jobs", type=int, default=2, help="processes")
     args = parser.parse_args()
-    print("\n".join(describe(run(args.nights))))
+    print("\n".join(describe(run(args.histories, jobs=args.jobs))))
 
 
 if __name__ == "__main__":

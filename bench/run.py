@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import batch_bench
 import gate_sim
 import judge_bench
+import ppi_sim
 import retrieval_bench
 import startup_bench
 import sweep_sim
@@ -64,11 +65,14 @@ def main() -> None:
             f"({row['share_of_ideal']:.1%})"
         )
     print(
-        "regression gate on simulated nights (sample-shaped set: 12/8/5/5 questions), old rule vs "
-        "paired; a 10,000-question paired comparison timed"
+        "regression gate on simulated 30-night seasons (sample-shaped 12/8/5/5 and 10-question "
+        "3/3/2/2 sets), previous rule vs new; one night's checks of a 10,000-question run timed"
     )
     results["gate"] = gate_sim.run()
     print("\n".join(gate_sim.describe(results["gate"])))
+    print("corrected estimates: coverage of the interval shown, per regime (target >= 94 %)")
+    results["ppi"] = ppi_sim.run()
+    print("\n".join(ppi_sim.describe(results["ppi"])))
     print("guarded sweep on synthetic golden sets: adoption under the null, detection of a gain")
     results["sweep"] = sweep_sim.run()
     print("\n".join(sweep_sim.describe(results["sweep"])))

@@ -95,6 +95,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         _say(f"labels:    {len(labels.current)} from {checked.labellers} labeller(s)")
         for line in labels.retired_lines():
             _say(f"           {line}", one_line=True)
+    _say("the gate can call (docs/gate.md):")
+    for seen in checked.detectable:
+        _say(f"  {seen.describe()}", one_line=True)
     _say("ok")
     return 0
 
@@ -281,6 +284,7 @@ def cmd_stability(args: argparse.Namespace) -> int:
             run_path=args.run,
             on_judge_chosen=chosen,
             on_judging=on_judging,
+            on_inputs=_warnings_of(with_labels=False),
         )
     for line in stability_lines(report):
         _say(line)
@@ -299,7 +303,7 @@ def cmd_baseline(args: argparse.Namespace) -> int:
     ratcheted = ratchet(config, args.folder)
     _say(
         f"ratcheted {ratcheted.path} with {ratcheted.folder}: {len(ratcheted.raised)} per-type "
-        "metric(s) raised, none lowered"
+        "metric(s) raised where the run is shown better question by question, none lowered"
     )
     for c in ratcheted.raised:
         _say(f"  {c.section} {c.describe()}")
@@ -721,7 +725,7 @@ def _add_folder_commands(commands: _Commands) -> None:
     pin.add_argument("folder", nargs="?", help=_FOLDER_HELP)
     pin.add_argument("--replace", action="store_true", help="overwrite an existing baseline")
     ratchet = baseline.add(
-        "ratchet", cmd_baseline, "raise the baseline where a run is better (never lower it)"
+        "ratchet", cmd_baseline, "raise the baseline where a run is shown better (never lower it)"
     )
     ratchet.add_argument("folder", nargs="?", help=_FOLDER_HELP)
 

@@ -257,7 +257,7 @@ class LexicalConfig(_Frozen):
     refusal_phrases: tuple[str, ...] | None = None
     """Phrases that make an answer a refusal ("the manual does not cover this"), matched
     case-insensitively after NFKC; unset: the built-in Japanese and English list
-    (``judge.judging.backends.lexical.REFUSAL_MARKERS``). A list replaces it, so include the
+    (``judge.textnorm.REFUSAL_MARKERS``). A list replaces it, so include the
     defaults you want to keep. In the fingerprint when set."""
 
     @model_validator(mode="after")
@@ -292,11 +292,12 @@ class ReportsConfig(_Frozen):
     margin_share: StrictFloat = Field(default=0.05, ge=0, le=1)
     """How far the mean of a 0-1 metric (retrieval metrics, full_marks, quote_verified,
     ok_share) must fall, over the questions of a type, to be a regression (or rise, an
-    improvement); the bootstrap interval of the change must also exclude 0."""
+    improvement); an exact test must also show the fall (docs/gate.md)."""
     margin_score: StrictFloat = Field(default=0.10, ge=0, le=2)
     """The same for the judge's 0-2 scores (faithfulness, relevance)."""
-    min_questions: StrictInt = Field(default=8, ge=1)
-    """A type with fewer questions compared than this never regresses: its moves are listed."""
+    min_questions: StrictInt | None = Field(default=None, ge=1)
+    """Deprecated and ignored: the gate decides by exact tests, collapses and the season, so a
+    small type can fail (docs/gate.md); a warning says so."""
     regression_threshold: StrictFloat | None = Field(default=None, ge=0, le=1)
     """Deprecated: the old name of ``margin_share`` (it sets it; a warning says so)."""
     baseline: Path = Path("judge-baseline.json")
@@ -475,6 +476,12 @@ def load_config(path: Path | str) -> Config:
     except ValidationError as exc:
         problems = describe_validation_error(exc)
         raise ConfigError("\n".join(f"{path}: {p}" for p in problems)) from None
+    if config.reports.min_questions is not None:
+        logger.warning(
+            "%s: reports.min_questions is ignored: a type of any size is decided by exact "
+            "tests, collapses and the season now (docs/gate.md); remove it",
+            path,
+        )
     if config.reports.regression_threshold is not None:
         logger.warning(
             "%s: reports.regression_threshold is deprecated: it now sets reports.margin_share "

@@ -25,6 +25,9 @@ stderr = Console(stderr=True, highlight=False)
 
 
 def _progress() -> Progress:
+    """A bar on stderr. It leaves ``sys.stdout`` and ``sys.stderr`` alone (rich would otherwise
+    replace them while it is live, on a terminal): while the adapter is asked, they are the
+    harness's streams that send the adapter's prints to its log (``judge.inputs.adapter``)."""
     return Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -35,6 +38,8 @@ def _progress() -> Progress:
         TimeRemainingColumn(),
         console=stderr,
         transient=False,
+        redirect_stdout=False,
+        redirect_stderr=False,
     )
 
 

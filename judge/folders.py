@@ -40,7 +40,8 @@ from judge.jsonl import (
     write_pointer,
 )
 from judge.judging.verdict import Verdict
-from judge.record import REPORT_FILE, Record
+from judge.record import REPORT_FILE, VALUES_FILE, Record, SavedValues
+from judge.results.compare import QuestionValues
 from judge.results.history import HistoryEntry, append_history, read_history
 from judge.results.item_record import ItemRecord
 from judge.results.lock import run_lock
@@ -76,6 +77,14 @@ class ReportFolder:
         if self._record is None:
             self._record = read_record(self.path)
         return self._record
+
+    def values(self) -> QuestionValues:
+        """The run's values question by question (``values.json``; a folder without one, from
+        earlier in this format, from its record): what later runs are compared with."""
+        path = self.path / "values.json"
+        if not path.exists():
+            return self.record().values()
+        return read_json_document(path, SavedValues, VALUES_FILE).question_values()
 
     def items(self) -> dict[str, ItemRecord]:
         """What the judge saw, by question id, in golden-set order (from the record)."""

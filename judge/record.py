@@ -45,7 +45,17 @@ from judge.audit.agreement import AuditResult
 from judge.errors import ConfigError
 from judge.jsonl import StateFile, checked_document_text, json_document_text
 from judge.judging.verdict import Verdict
-from judge.results.compare import Change, Flip, GateRule, QuestionValues, SectionComparison
+from judge.results.compare import (
+    SECTIONS,
+    Change,
+    Flip,
+    GateRule,
+    MetricValues,
+    QuestionValues,
+    Section,
+    SectionComparison,
+)
+from judge.results.diagnosis import Diagnosis, TypeDiagnosis, summarise
 from judge.results.gate import Gate
 from judge.results.history import HistoryEntry
 from judge.results.item_record import ItemRecord
@@ -62,6 +72,39 @@ REPORT_FILE = StateFile(
     current=FORMAT_VERSION,
     error=ConfigError,
 )
+
+#: ``values.json``: the run's values question by question (``Record.values``), kept apart from
+#: the record so that later runs' comparisons (the last run, the season's twenty) read a few
+#: numbers per question instead of validating whole records.
+VALUES_FILE = StateFile(
+    what="values.json",
+    remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
+    current=FORMAT_VERSION,
+    error=ConfigError,
+)
+
+
+class SavedValues(BaseModel):
+    """``values.json``: ``QuestionValues`` as a document of its own."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format_version: int = FORMAT_VERSION
+    types: dict[str, str]
+    values: dict[Section, MetricValues]
+
+    def question_values(self) -> QuestionValues:
+        return QuestionValues(dict(self.types), {s: self.values.get(s, {}) for s in SECTIONS})
+
+
+def values_json(record: Record) -> str:
+    """``values.json`` of a record (checked by the one writer's rules, as report.json)."""
+    values = record.values()
+    saved = SavedValues(types=values.types, values=dict(values.values))
+    return checked_document_text(
+        saved.model_dump_json() + "\n", VALUES_FILE, record.manifest.folder
+    )
+
 
 #: The keys of report.json derived from the rest (written for machines, not read back).
 DERIVED = ("adapter_failed", "needs_review", "regressions")
@@ -148,6 +191,9 @@ class QuestionRow(BaseModel):
     triage: Annotated[Triage, _Plain] = NO_TRIAGE
     """Why a person should look at it (no flags: nothing to look at): ``judge.results.review``,
     the one definition every view counts."""
+    diagnosis: Diagnosis = "not judged"
+    """Where the answer went wrong, if it did (``judge.results.diagnosis``): computed once, in
+    ``judge.pipeline.build``; every view reads it, none derives it again."""
 
 
 class Tables(BaseModel):
@@ -173,6 +219,9 @@ class Record(BaseModel):
     """The rule the comparisons were made with (margins, minimum questions)."""
     comparisons: list[Comparison]
     baseline: list[Comparison]
+    season: list[Comparison] = []
+    """Tonight and the last nights against the season of earlier compatible runs
+    (``judge.results.season``), per section, once there are enough of them."""
     gate: Annotated[Gate, _Plain]
     prompt_edit: Annotated[PromptEdit | None, _Plain] = None
     agreement: dict[str, Any] | None = None
@@ -189,7 +238,7 @@ class Record(BaseModel):
             data = {k: v for k, v in data.items() if k not in DERIVED}
         return data
 
-    @field_validator("comparisons", "baseline", mode="before")
+    @field_validator("comparisons", "baseline", "season", mode="before")
     @classmethod
     def _comparisons_from_json(cls, value: Any) -> Any:
         if isinstance(value, list):
@@ -236,12 +285,30 @@ class Record(BaseModel):
 
     @property
     def regressions(self) -> list[Change]:
-        return [c for comp in [*self.comparisons, *self.baseline] for c in comp.regressions]
+        return [
+            c
+            for comp in [*self.comparisons, *self.baseline, *self.season]
+            for c in comp.regressions
+        ]
 
     def values(self) -> QuestionValues:
         """The run's values question by question (``judge.results.values``): what paired
         comparisons with other runs are made of."""
         return question_values(self.items, {v.question_id: v for v in self.verdicts})
+
+    @property
+    def diagnoses(self) -> list[TypeDiagnosis]:
+        """Per question type: the counts of each diagnosis and which layer to fix first
+        (``judge.results.diagnosis.summarise``), from the rows' ``diagnosis``: derived, never
+        stored (report.json holds the rows)."""
+        config = self.manifest.config
+        data, retrieval = config.get("data", {}), config.get("retrieval", {})
+        return summarise(
+            ((row.type, row.diagnosis) for row in self.questions),
+            types=data.get("question_types", ()),
+            out_of_scope_types=data.get("out_of_scope_types", ()),
+            context_k=retrieval.get("context_k", 0),
+        )
 
     @property
     def needs_review(self) -> list[QuestionRow]:

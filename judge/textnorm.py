@@ -237,3 +237,51 @@ def lexical_tokens(text: str) -> list[str]:
         tokens.extend(run[i] + run[i + 1] for i in range(len(run) - 1))
         run = []
     return tokens
+
+
+# --- refusals -------------------------------------------------------------------------------
+
+#: The built-in refusal phrases, Japanese and English (``judge.lexical.refusal_phrases``
+#: replaces them): what makes an answer "I cannot answer that" for the lexical judge and for
+#: the run's diagnosis (``judge.results.diagnosis``), so the two never disagree about what a
+#: refusal is.
+REFUSAL_MARKERS = (
+    "記載がありません",
+    "記載がなく",
+    "記載されていません",
+    "お答えできません",
+    "わかりません",
+    "分かりません",
+    "情報がありません",
+    "確認できません",
+    "見つかりません",
+    "i don't know",
+    "i do not know",
+    "cannot answer",
+    "can't answer",
+    "not mentioned",
+    "no information",
+    "does not say",
+    "doesn't say",
+    "does not cover",
+    "doesn't cover",
+    "not covered",
+    "no mention",
+    "not described",
+    "not documented",
+    "not specified",
+    "unable to answer",
+    "cannot find",
+    "can't find",
+    "could not find",
+    "couldn't find",
+)
+
+
+def is_refusal(text: str, phrases: Sequence[str] = REFUSAL_MARKERS) -> bool:
+    """Whether ``text`` holds one of ``phrases``: both normalised (NFKC, case folding, quote
+    marks and whitespace dropped, so 「記載が ありません」, ＂I don’t know＂ and "I DON'T KNOW" all
+    match), then a plain substring test. Substring, not whole answer: a refusal usually comes
+    with a sentence around it ("The manual does not cover this; please ask support.")."""
+    folded = normalise(text)
+    return any(normalise(phrase) in folded for phrase in phrases)

@@ -144,6 +144,16 @@ def worse_run() -> list[dict[str, Any]]:
     return run
 
 
+def nonsense_run() -> list[dict[str, Any]]:
+    """The tiny run with every answer replaced by nonsense and every ranking reversed: the
+    night issue 19 names, on which every type collapses at once."""
+    run = copy.deepcopy(RUN)
+    for record in run[1:]:  # the first line is run_meta
+        record["answer"] = "Zorblax quintessence flummoxes the periwinkle."
+        record["retrieved"] = list(reversed(record["retrieved"]))
+    return run
+
+
 def write_jsonl(path: Path, records: list[dict[str, Any]]) -> Path:
     path.write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8"

@@ -18,6 +18,15 @@ def good_reply(request: JudgeRequest) -> Reply:
     return Reply(text=json.dumps(payload, ensure_ascii=False), finish_reason="stop")
 
 
+def nonsense_scores_zero(request: JudgeRequest) -> Reply:
+    """``good_reply`` for every answer but the nonsense of ``tests.conftest.nonsense_run``,
+    which scores 0/0."""
+    if "Zorblax" not in request.answer:
+        return good_reply(request)
+    payload = {"evidence": "", "faithfulness": 0, "relevance": 0, "note": "nonsense"}
+    return Reply(text=json.dumps(payload), finish_reason="stop")
+
+
 class ScriptedBackend:
     """Answers with ``script(request)``: a Reply, or an exception to raise."""
 

@@ -120,6 +120,7 @@ def test_run_with_the_lexical_judge_says_which_judge_first_and_saves(
         "report.md",
         "review.html",
         "run.jsonl",
+        "values.json",
         "verdicts.csv",
         "verdicts.jsonl",
     ]

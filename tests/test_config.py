@@ -143,7 +143,7 @@ def test_the_gate_settings_and_their_scales(tmp_path: Path) -> None:
     base = '[data]\nquestions = "q"\ncorpus = "c"\n'
     config = load_config(_write(tmp_path, base))
     assert (config.reports.margin_share, config.reports.margin_score) == (0.05, 0.10)
-    assert config.reports.min_questions == 8
+    assert config.reports.min_questions is None
     path = tmp_path / "conf" / "judge.toml"
     path.write_text(
         base + "[reports]\nmargin_share = 1.5\nmargin_score = 3\nmin_questions = 0\n",
@@ -151,11 +151,23 @@ def test_the_gate_settings_and_their_scales(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError) as caught:
         load_config(path)
-    # A share is at most 1, a 0-2 score's margin at most 2, and a type needs a question.
+    # A share is at most 1, a 0-2 score's margin at most 2, and the old minimum is still checked.
     assert [line.split(": ")[1] for line in str(caught.value).splitlines()] == [
         "reports.margin_share",
         "reports.margin_score",
         "reports.min_questions",
+    ]
+
+
+def test_the_old_minimum_of_questions_is_ignored_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = _write(tmp_path, '[data]\nquestions = "q"\ncorpus = "c"\n[reports]\nmin_questions = 8\n')
+    with caplog.at_level(logging.WARNING, logger="judge"):
+        load_config(path)
+    assert caplog.messages == [
+        f"{path}: reports.min_questions is ignored: a type of any size is decided by exact "
+        "tests, collapses and the season now (docs/gate.md); remove it"
     ]
 
 

@@ -9,9 +9,10 @@ import pytest
 
 from judge.config import Config
 from judge.errors import InputError
-from judge.folders import read_record
+from judge.folders import ReportsDir, read_record
 from judge.pipeline import evaluate
 from judge.record import DERIVED, record_json
+from tests.conftest import run_lexical
 
 Tiny = Callable[..., Config]
 
@@ -60,3 +61,18 @@ def test_a_record_its_reader_would_refuse_is_not_written(
         record_json(broken)
     (line,) = caught.value.problems
     assert line.startswith(f"{record.manifest.folder}: the report.json is not written: ")
+
+
+def test_a_folders_values_are_its_records_and_read_without_the_record(tiny: Tiny) -> None:
+    # values.json holds what the comparisons read (Record.values), so a later run reads a few
+    # numbers per question rather than validating a whole record; a folder without it (written
+    # earlier in this format) falls back to its record.
+    config = tiny()
+    assert run_lexical(config) == 0
+    reports = ReportsDir(config.reports.dir)
+    folder = reports.folder(None)
+    from_file = folder.values()
+    assert folder._record is None  # the record was not read
+    assert from_file == folder.record().values()
+    (folder.path / "values.json").unlink()
+    assert ReportsDir(config.reports.dir).folder(None).values() == from_file

@@ -11,6 +11,7 @@ from judge.formatting import terminal_text
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, load_labels_if_any
+from judge.jsonl import append_line, locked
 from judge.results.item_record import ItemRecord
 
 
@@ -22,7 +23,8 @@ def label_in_terminal(
     ask: Callable[[str], str] = input,
     say: Callable[[str], None] = print,
 ) -> int:
-    """Ask for scores item by item (blind: no judge output shown); save after each.
+    """Ask for scores item by item (blind: no judge output shown); save after each, appended
+    under the labels file's lock (``judge.jsonl.locked``), held only for that append.
 
     Items this labeller already labelled for the same answer text are skipped, so stopping
     (q, Ctrl-D) and starting again resumes where it stopped. Returns the labels saved.
@@ -79,8 +81,11 @@ def label_in_terminal(
             labelled_at=datetime.now(UTC),
             source="terminal",
         )
-        with labels_path.open("a", encoding="utf-8") as handle:
-            handle.write(label.model_dump_json(exclude_none=True) + "\n")
+        # Under the file's lock, one label at a time: an import meanwhile (which re-reads,
+        # merges and replaces the file under the same lock) neither waits for the session nor
+        # loses a label, and this line never lands in a file being replaced.
+        with locked(labels_path):
+            append_line(labels_path, label.model_dump_json(exclude_none=True) + "\n")
         saved += 1
     say(f"saved {saved} label(s) to {word(labels_path)}")
     return saved

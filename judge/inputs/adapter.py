@@ -515,12 +515,15 @@ class Answers(NamedTuple):
 
     def log_note(self) -> str | None:
         """The line that names the adapter's log, or None when it printed nothing."""
-        if self.log is None:
-            return None
-        return (
-            f"the adapter printed to stdout or stderr while it was asked: kept in {self.log} "
-            "(never shown here)"
-        )
+        return None if self.log is None else log_note(self.log)
+
+
+def log_note(log: Path) -> str:
+    """The warning line that names the adapter's log (what it printed while it was asked)."""
+    return (
+        f"the adapter printed to stdout or stderr while it was asked: kept in {log} "
+        "(never shown here)"
+    )
 
 
 @contextmanager
@@ -530,13 +533,16 @@ def _asking(runs_dir: Path, stem: str) -> Iterator[AdapterLog]:
         yield log
 
 
-def _named(answers: Answers, log: AdapterLog) -> Answers:
-    """``answers`` with the adapter's log, when it wrote one, named (and said, once, as a
-    warning line of the ``judge.inputs.adapter`` logger, which the CLI prints)."""
+def _named(answers: Answers, log: AdapterLog, say: bool) -> Answers:
+    """``answers`` with the adapter's log, when it wrote one, named; with ``say``, also said
+    once as a warning line of the ``judge.inputs.adapter`` logger, which the CLI prints (a
+    caller that shows ``log_note`` itself, as ``judge.pipeline.inputs`` does in its warnings,
+    passes False, so the line is not printed twice)."""
     if not log.written:
         return answers
     named = answers._replace(log=log.path)
-    logger.warning(named.log_note())
+    if say:
+        logger.warning(named.log_note())
     return named
 
 
@@ -551,9 +557,13 @@ def adapter_answers(
     search_dir: Path | None = None,
     timeout_s: float = DEFAULT_ADAPTER_TIMEOUT_S,
     adapter: Adapter | None = None,
+    say_log: bool = True,
 ) -> Answers:
     """The newest valid saved answers of this adapter for this golden set and corpus, with the
     questions it failed asked again; or, with ``fresh`` or none saved, every question asked.
+
+    What the adapter printed is in ``Answers.log``; ``say_log`` also says so as a logged
+    warning (``_named``), for callers that show no line of their own (a sweep).
 
     Each question may take ``timeout_s`` seconds (``produce_run``; ``adapter`` as there). On Ctrl-C the answers given
     so far are saved (the questions not answered count as failed, so the next command asks only
@@ -589,7 +599,7 @@ def adapter_answers(
             merged = _merged(run, retry, golden)
             path = save_checked_run(merged, runs_dir, spec, golden, stamp)
             answers = Answers(merged, path, True, len(missing.questions))
-    return _named(answers, log)
+    return _named(answers, log, say_log)
 
 
 def _merged(saved: Run, retry: Run, golden: GoldenSet) -> Run:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from judge.errors import InputError
 from judge.inputs.golden import GoldenSet
@@ -34,12 +34,32 @@ from judge.jsonl import (
 JsonScalar = str | StrictInt | StrictFloat | StrictBool | None
 
 
+class RunSettings(BaseModel):
+    """The settings of the RAG system that move its numbers, as a run states them: a run is
+    compared with an earlier one whatever these are, and the comparison says which changed
+    (``judge.results.history``). Recorded in each history line; None: not stated."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    embedding_model: str | None = None
+    embedding_version: str | None = None
+    chunking: dict[str, JsonScalar] = Field(default_factory=dict)
+    generator_model: str | None = None
+
+
 class RunMeta(StrictRecord):
     """What produced the run; shown in reports so that two runs can be told apart."""
 
     system: str = "unknown"
     embedding_model: str | None = None
+    """The embedding model of the index and of the queries (each side may be stated apart)."""
     embedding_version: str | None = None
+    index_embedding_model: str | None = None
+    """The model the index (the chunks) was embedded with, when stated apart from the queries'."""
+    query_embedding_model: str | None = None
+    """The model the queries are embedded with, when stated apart from the index's."""
+    index_embedding_version: str | None = None
+    query_embedding_version: str | None = None
     chunking: dict[str, JsonScalar] = Field(default_factory=dict)
     """Chunking settings, e.g. method, max_chars, overlap."""
     generator_model: str | None = None
@@ -49,6 +69,44 @@ class RunMeta(StrictRecord):
     """The ``module:function`` that produced the run, when the harness produced it."""
     failed: dict[str, str] = Field(default_factory=dict)
     """Questions the adapter raised for: id → error. They are reported, not scored."""
+
+    def _sides(self, what: str) -> tuple[tuple[str, str | None], tuple[str, str | None]]:
+        """(field, value) of the index side and of the query side of ``embedding_<what>``: a
+        side's own field, else the shared one."""
+        shared = f"embedding_{what}"
+        sides = []
+        for side in ("index", "query"):
+            own = f"{side}_embedding_{what}"
+            value = getattr(self, own)
+            sides.append((own, value) if value is not None else (shared, getattr(self, shared)))
+        return sides[0], sides[1]
+
+    def embedding_mismatch(self) -> str | None:
+        """Why the run cannot be measured when the index and the queries were embedded with two
+        models (or two versions of one), or None. Vectors of two embedding models are not
+        comparable, yet nothing fails: the article's accident, where recall quietly collapsed."""
+        for what in ("model", "version"):
+            (index_field, index), (query_field, query) = self._sides(what)
+            if index is not None and query is not None and index != query:
+                return (
+                    f"run_meta: the index was embedded with {what} '{index}' ({index_field}) "
+                    f"and the queries with '{query}' ({query_field}): their vectors are not "
+                    "comparable, so retrieval would be measured on a broken index; embed both "
+                    f"with one {what} (or correct run_meta)"
+                )
+        return None
+
+    def settings(self) -> RunSettings:
+        """The settings compared between runs: the embedding model and version (of both sides,
+        the same once ``embedding_mismatch`` is None), the chunking and the generator."""
+        (_, index_model), (_, query_model) = self._sides("model")
+        (_, index_version), (_, query_version) = self._sides("version")
+        return RunSettings(
+            embedding_model=query_model if query_model is not None else index_model,
+            embedding_version=query_version if query_version is not None else index_version,
+            chunking=self.chunking,
+            generator_model=self.generator_model,
+        )
 
 
 class RetrievedChunk(StrictRecord):
@@ -130,6 +188,7 @@ def load_run(path: Path, golden: GoldenSet, max_mb: float = DEFAULT_MAX_FILE_MB)
     """Read a run file and validate it against the golden set."""
     lines = read_jsonl(path, max_mb)
     meta = RunMeta()
+    header = lines[0].number
     if "run_meta" in lines[0].value:
         try:
             meta = _Header.model_validate(lines[0].value).run_meta
@@ -139,6 +198,9 @@ def load_run(path: Path, golden: GoldenSet, max_mb: float = DEFAULT_MAX_FILE_MB)
             ) from None
         lines = lines[1:]
     problems: list[str] = []
+    mismatch = meta.embedding_mismatch()
+    if mismatch is not None:  # the run is refused before anything is scored
+        problems.append(f"{path}:{header}: {mismatch}")
     parsed = parse_records(path, lines, RunRecord, problems)
     records: dict[str, RunRecord] = {}
     line_of: dict[str, int] = {}

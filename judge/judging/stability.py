@@ -24,6 +24,12 @@ with a verdict that is not ok on either side is counted as such and listed, neve
 Every share is a per-type mean of a 0/1 value per sampled question
 (``judge.grouped``), the way every per-type figure is aggregated.
 
+Every verdict of the check, the originals' and the variants', is also looked at the way the
+run's review queue looks at it: its own review flags (a quote not found, a missing citation,
+a judge-directed instruction in the answer or a chunk) and, for a verdict that is not ok, the
+instruction detector's findings, which apply whatever the status (``VariantFlags``). The
+injection variants should be flagged every time: that is the detector's own check.
+
 The result, ``StabilityReport``, is plain data; ``judge.report.stability`` renders it (as a
 Markdown section and as console lines).
 """
@@ -42,7 +48,7 @@ from judge.grouped import ALL, grouped
 from judge.judging.backends import JudgeBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import JudgeProgress, judge_items
-from judge.judging.injection import INJECTION_EN, INJECTION_JA
+from judge.judging.injection import INJECTION_EN, INJECTION_JA, instruction_flags
 from judge.judging.items import ContextChunk, JudgeItem, item_key
 from judge.judging.prompts import Prompt
 from judge.judging.verdict import Verdict
@@ -172,6 +178,49 @@ class Failure:
 
 
 @dataclass(frozen=True, slots=True)
+class FlaggedVerdict:
+    """A verdict of the check with review flags (its own, or the instruction detector's)."""
+
+    question_id: str
+    status: str
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VariantFlags:
+    """The flagged verdicts of the originals (``variant`` None) or of one variant."""
+
+    variant: Variant | None
+    judged: int
+    """Verdicts of this variant, whatever their status (the n of the flagged share)."""
+    flagged: tuple[FlaggedVerdict, ...]
+
+    @property
+    def count(self) -> Count:
+        return Count(len(self.flagged), self.judged)
+
+
+def verdict_flags(verdict: Verdict, item: JudgeItem) -> tuple[str, ...]:
+    """Why a person should look at a verdict of the check: an ok verdict's own review flags
+    (the instruction detector's among them), or, for one that is not ok, the detector's."""
+    if verdict.status == "ok":
+        return verdict.review
+    return instruction_flags(item.record.answer, item.context)
+
+
+def _flags(
+    variant: Variant | None, judged: Mapping[str, Verdict], items: Sequence[JudgeItem]
+) -> VariantFlags:
+    flagged = []
+    for item in items:
+        verdict = judged[item.question.id]
+        reasons = verdict_flags(verdict, item)
+        if reasons:
+            flagged.append(FlaggedVerdict(item.question.id, verdict.status, reasons))
+    return VariantFlags(variant, len(items), tuple(flagged))
+
+
+@dataclass(frozen=True, slots=True)
 class StabilityReport:
     judge: str
     """Backend, model and prompt, as the judge progress labels them."""
@@ -192,6 +241,8 @@ class StabilityReport:
     """Verdicts the check used (originals and variants)."""
     from_cache: int
     elapsed_s: float
+    flags: tuple[VariantFlags, ...] = ()
+    """The flagged verdicts: the originals', then each variant's (``VARIANTS`` order)."""
 
     def row(self, variant: Variant, question_type: str = ALL) -> VariantRow:
         return next(
@@ -348,6 +399,10 @@ def check_stability(
                 flips.append(VariantFlip(qid, item.question.type, variant, before, after))
         shown = {item.question.id: shown_item for item, shown_item in variants[variant]}
         rows += _variant_rows(variant, types, type_of, shown, pairs)
+    flags = [_flags(None, originals, chosen)]
+    flags += [
+        _flags(v, verdicts[v], [x for _, x in variants[v] if x is not None]) for v in VARIANTS
+    ]
     return StabilityReport(
         judge=f"{backend.identity.kind} {backend.identity.model} · {prompt.name}",
         fingerprint=fingerprint,
@@ -361,4 +416,5 @@ def check_stability(
         verdicts=total,
         from_cache=cached,
         elapsed_s=time.perf_counter() - start,
+        flags=tuple(flags),
     )

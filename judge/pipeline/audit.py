@@ -142,17 +142,17 @@ def label(config: Config, folder_name: str | None, labeller: str) -> int:
     """Label a report folder's items in the terminal (blind, saved after each item); return
     the labels saved. The terminal dialogue is ``judge.audit.terminal``'s.
 
-    The session holds the labels file's lock (``judge.jsonl.locked``) from its first read to
-    its last label, since each label is appended to the file: an import meanwhile would
-    replace the file with what it read before, losing them, so it waits, then is refused in
-    one line. A last line without its newline (a file edited by hand) gets one first, so the
-    first label is a line of its own."""
+    Each label is appended under the labels file's lock (``judge.jsonl.locked``), held for
+    that append only, never for the session: an import meanwhile (a reviewer's sheet) goes
+    through at once and merges into what the session wrote, and the session's next labels are
+    appended to what the import wrote. A last line without its newline (a file edited by
+    hand) gets one first, under the lock, so the first label is a line of its own."""
     problems = given_text_problems(labeller)
     if problems:
         raise ConfigError(f"--labeller: {problems[0].removeprefix('labeller ')}")
     golden = load_golden(config.data)
     items = list(ReportsDir(config.reports.dir).folder(folder_name).items().values())
     path = labels_path(config)
-    with locked(path, doing="labelling into"):
+    with locked(path):
         end_with_newline(path)
-        return label_in_terminal(items, path, golden.by_id(), labeller)
+    return label_in_terminal(items, path, golden.by_id(), labeller)

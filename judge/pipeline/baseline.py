@@ -9,6 +9,7 @@ from typing import NamedTuple
 from judge.config import Config
 from judge.folders import ReportsDir
 from judge.results.baseline import Raised, pin_baseline, ratchet_baseline
+from judge.results.compare import GateRule
 
 
 class Pinned(NamedTuple):
@@ -39,9 +40,16 @@ def pin(config: Config, folder_name: str | None, *, replace: bool = False) -> Pi
 
 
 def ratchet(config: Config, folder_name: str | None) -> Ratcheted:
-    """Raise ``reports.baseline`` wherever the folder's per-type mean is higher."""
+    """Raise ``reports.baseline`` wherever the folder's run is shown better than it (the gate's
+    own rule, ``judge.results.baseline.ratchet_values``)."""
     reports = ReportsDir(config.reports.dir)
     folder = reports.folder(folder_name)
     path = config.reports.baseline
-    _, raised = ratchet_baseline(path, reports.history_entry(folder), folder.record().values())
+    _, raised = ratchet_baseline(
+        path,
+        reports.history_entry(folder),
+        folder.record().values(),
+        GateRule.from_config(config.reports),
+        config.data.question_types,
+    )
     return Ratcheted(path, folder.name, raised)

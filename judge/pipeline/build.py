@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import platform
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -29,15 +29,31 @@ from judge.judging.items import context_for
 from judge.judging.verdict import STATUSES, Verdict
 from judge.record import PromptEdit, QuestionRow, Record, Tables
 from judge.results.baseline import Baseline, compare_with_baseline
-from judge.results.compare import GateRule, QuestionValues, TypeMetrics, changed_verdicts
+from judge.results.compare import (
+    SECTIONS,
+    GateRule,
+    QuestionValues,
+    SectionComparison,
+    TypeMetrics,
+    changed_verdicts,
+    decide,
+)
+from judge.results.diagnosis import diagnose
 from judge.results.gate import gate
-from judge.results.history import HistoryEntry, compare_with_history, prompt_only_predecessor
+from judge.results.history import (
+    HistoryEntry,
+    compare_with_history,
+    compared_settings_note,
+    prompt_only_predecessor,
+)
 from judge.results.item_record import ItemRecord
 from judge.results.manifest import Fingerprints, GitInfo, JudgeInfo, Manifest, RunInfo
-from judge.results.review import NO_TRIAGE, triage
+from judge.results.review import NO_TRIAGE, position_bias, triage
+from judge.results.season import RECENT, WINDOW, season_comparison
 from judge.results.tables import ADAPTER_FAILED, JUDGE_METRICS, NOT_OK, TypeTable, judge_table
 from judge.results.values import question_values
 from judge.retrieval import RetrievalScores
+from judge.textnorm import REFUSAL_MARKERS
 
 PACKAGES = ("judge", "httpx", "ollama", "pydantic", "tenacity", "pandas", "llama_cpp_python")
 
@@ -60,6 +76,9 @@ class Earlier(NamedTuple):
     record: Callable[[str], Record | None]
     """An earlier run's record by folder name (read once per folder), or None when it is
     gone, damaged or of another format: the comparison then falls back to an older run."""
+    values: Callable[[str], QuestionValues | None]
+    """An earlier run's values question by question (its ``values.json``), None likewise: what
+    the comparisons read (the last run, the season's runs), cheaper than a whole record."""
 
 
 class Measured(NamedTuple):
@@ -194,6 +213,7 @@ def _entry(
             "judge": _judge_metrics(table),
         },
         status_counts=counts,
+        settings=manifest.run.meta.settings(),
     )
 
 
@@ -249,13 +269,14 @@ def build_report(
     rule = GateRule.from_config(config.reports)
     types = config.data.question_types
 
-    def earlier_values(name: str) -> QuestionValues | None:
-        record = earlier.record(name)
-        return None if record is None else record.values()
-
+    earlier_values = earlier.values
     comparisons = compare_with_history(entry, history, values, earlier_values, rule, types)
     pinned = earlier.baseline
     baseline = compare_with_baseline(entry, pinned, values, rule, types) if pinned else []
+    # One night's paired checks are one family (last run and baseline together).
+    decided = decide([*comparisons, *baseline], rule)
+    comparisons, baseline = decided[: len(comparisons)], decided[len(comparisons) :]
+    season = _season(entry, history, values, earlier_values, rule, types)
     audit = audit_items(folder_name, item_map, judged.verdicts, labels) if labels else None
     if audit is not None and audit.judge.n == 0:
         audit = None  # labels exist, but none for these exact answers
@@ -263,22 +284,25 @@ def build_report(
     previous = None if predecessor is None else earlier.record(predecessor.folder)
     prompt_edit = None if previous is None else _prompt_edit(previous, judged, item_map, labels)
     failures = {q.id: failed[q.id] for q in golden.questions if q.id in failed}
-    comparisons_all = [*comparisons, *baseline]
+    comparisons_all = [*comparisons, *baseline, *season]
+    note = compared_settings_note(entry, history, comparisons)
     checked = gate(
         comparisons_all,
         failed=list(failures),
         total=len(golden.questions),
         unjudged=[v.question_id for v in verdicts if v.status != "ok"],
         judged=len(verdicts),
+        notes=[note] if note else [],
     )
     return Record(
         manifest=manifest,
         entry=entry,
-        questions=_question_rows(measured, item_map, judged.verdicts, failures),
+        questions=_question_rows(config, measured, item_map, judged.verdicts, failures),
         tables=Tables(judge=table, retrieval=measured.retrieval, splits=split_tables),
         rule=rule,
         comparisons=comparisons,
         baseline=baseline,
+        season=season,
         gate=checked,
         prompt_edit=prompt_edit,
         agreement=None if audit is None else audit_json(audit),
@@ -286,13 +310,55 @@ def build_report(
     )
 
 
+def _season(
+    entry: HistoryEntry,
+    history: list[HistoryEntry],
+    values: QuestionValues,
+    earlier_values: Callable[[str], QuestionValues | None],
+    rule: GateRule,
+    types: Sequence[str],
+) -> list[SectionComparison]:
+    """Each section against the season of earlier compatible runs (``judge.results.season``):
+    runs of the same golden set measured the same way, consecutive runs of the same content
+    counted once (and those of tonight's content left out: tonight stands for them), the
+    latest ``WINDOW + RECENT - 1`` of them whose folders can still be read."""
+    out = []
+    for section in SECTIONS:
+        fingerprint = entry.fingerprint(section)
+        runs: list[HistoryEntry] = []
+        for e in history:
+            if e.folder == entry.folder or e.golden_hash != entry.golden_hash:
+                continue
+            if e.fingerprint(section) != fingerprint:
+                continue
+            if runs and runs[-1].run_hash == e.run_hash:
+                runs[-1] = e
+            else:
+                runs.append(e)
+        while runs and runs[-1].run_hash == entry.run_hash:
+            runs.pop()
+        found = [earlier_values(e.folder) for e in runs[-(WINDOW + RECENT - 1) :]]
+        comparison = season_comparison(
+            section, [v for v in found if v is not None], values, rule, types
+        )
+        if comparison is not None:
+            out.append(comparison)
+    return out
+
+
 def _question_rows(
+    config: Config,
     measured: Measured,
     items: dict[str, ItemRecord],
     verdicts: dict[str, Verdict],
     failures: dict[str, str],
 ) -> list[QuestionRow]:
-    """One row per golden question, in golden-set order, with its review triage."""
+    """One row per golden question, in golden-set order, with its review triage and its
+    diagnosis (``judge.results.diagnosis``: computed here once; every view reads the row's)."""
+    out_of_scope = set(config.data.out_of_scope_types)
+    refusal_phrases = config.judge.lexical.refusal_phrases or REFUSAL_MARKERS
+    # Run-level: a judge citing one sentence number for most items (``judge.results.review``).
+    bias = position_bias(verdicts[q.id] for q in measured.golden.questions if q.id in verdicts)
     rows = []
     for q in measured.golden.questions:
         item, verdict = items.get(q.id), verdicts.get(q.id)
@@ -309,9 +375,15 @@ def _question_rows(
                 item=item,
                 verdict=verdict,
                 failure=failures.get(q.id),
-                triage=triage(item, verdict)
+                triage=triage(item, verdict, bias)
                 if item is not None and verdict is not None
                 else NO_TRIAGE,
+                diagnosis=diagnose(
+                    item,
+                    verdict,
+                    out_of_scope=q.type in out_of_scope,
+                    refusal_phrases=refusal_phrases,
+                ),
             )
         )
     return rows
@@ -339,6 +411,7 @@ def _item_records(
                 split=q.split or "",
                 question=q.question,
                 answer=record.answer,
+                reference_answer=q.reference_answer,
                 context=context_for(record, measured.golden.corpus, config.retrieval.context_k),
                 relevant_chunks=None if q.relevant_chunks is None else list(q.relevant_chunks),
                 retrieval=by_question.get(q.id, {}),

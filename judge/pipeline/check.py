@@ -11,7 +11,10 @@ from judge.config import Config
 from judge.errors import InputError, PromptError
 from judge.inputs.adapter import AdapterProgress
 from judge.judging.prompts import load_prompt
+from judge.metrics import metric_names
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs
+from judge.results.compare import GateRule
+from judge.results.gate import GATE_JUDGE_METRICS, Detectable, detectable, night_family
 
 
 class Checked(NamedTuple):
@@ -26,6 +29,8 @@ class Checked(NamedTuple):
     """Documents the corpus' chunks come from."""
     labellers: int
     """Distinct labellers of the current human labels."""
+    detectable: list[Detectable]
+    """Per type, what the gate can call with that many questions (``judge.results.gate``)."""
 
 
 def check(
@@ -60,10 +65,22 @@ def check(
     per_type = dict.fromkeys(config.data.question_types, 0)
     for q in golden.questions:
         per_type[q.type] = per_type.get(q.type, 0) + 1
+    ordered = {t: per_type[t] for t in config.data.question_types}
+    scored = dict.fromkeys(ordered, 0)
+    for q in golden.questions:
+        if q.relevant_chunks:
+            scored[q.type] = scored.get(q.type, 0) + 1
+    family = night_family(
+        ordered,
+        scored,
+        len(metric_names(config.retrieval.ks)),
+        len(GATE_JUDGE_METRICS),
+    )
     return Checked(
         inputs,
-        {t: per_type[t] for t in config.data.question_types},
+        ordered,
         [q.id for q in golden.questions if q.relevant_chunks is None],
         len({c.doc for c in golden.corpus.values()}),
         len({label.labeller for label in inputs.labels.current}),
+        detectable(ordered, family, GateRule.from_config(config.reports)),
     )

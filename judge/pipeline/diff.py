@@ -9,6 +9,7 @@ from judge.results.compare import (
     SectionComparison,
     changed_verdicts,
     compare_values,
+    decide,
 )
 
 #: Fingerprint → what it stands for, in the order a difference is noted.
@@ -28,15 +29,18 @@ def diff_records(old: Record, new: Record, rule: GateRule) -> RunDiff:
     types = tuple(new.manifest.config.get("data", {}).get("question_types", ()))
     fa = old.manifest.fingerprints.model_dump()
     fb = new.manifest.fingerprints.model_dump()
-    comparisons = [
-        SectionComparison(
-            section,
-            old.manifest.folder,
-            compare_values(section, values_old, values_new, rule, types),
-            "",
-        )
-        for section in SECTIONS
-    ]
+    comparisons = decide(
+        [
+            SectionComparison(
+                section,
+                old.manifest.folder,
+                compare_values(section, values_old, values_new, rule, types),
+                "",
+            )
+            for section in SECTIONS
+        ],
+        rule,
+    )
     flips = changed_verdicts(
         {v.question_id: v for v in old.verdicts}, {v.question_id: v for v in new.verdicts}
     )

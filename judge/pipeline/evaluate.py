@@ -34,6 +34,7 @@ from judge.pipeline.session import JudgeChoice, judge_info, judging_session
 from judge.record import Record
 from judge.report.files import render_files
 from judge.results.baseline import read_baseline
+from judge.results.compare import QuestionValues
 from judge.results.gate import Gate
 
 if TYPE_CHECKING:
@@ -193,7 +194,17 @@ def earlier_runs(config: Config, reports: ReportsDir) -> Earlier:
                 read[name] = None
         return read[name]
 
-    return Earlier(reports.history(), read_baseline(config.reports.baseline), record)
+    saved: dict[str, QuestionValues | None] = {}
+
+    def values(name: str) -> QuestionValues | None:
+        if name not in saved:
+            try:
+                saved[name] = reports.folder(name).values()
+            except (ConfigError, InputError, OSError):
+                saved[name] = None
+        return saved[name]
+
+    return Earlier(reports.history(), read_baseline(config.reports.baseline), record, values)
 
 
 def rerender(

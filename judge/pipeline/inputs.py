@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 from judge.config import Config
 from judge.errors import ConfigError
 from judge.folders import ReportsDir
-from judge.inputs.adapter import AdapterProgress, adapter_answers
+from judge.inputs.adapter import AdapterProgress, adapter_answers, log_note
 from judge.inputs.golden import GoldenSet, Leak, find_leaks, load_golden
 from judge.inputs.labels import Labels, load_labels_if_any
 from judge.inputs.runs import Run, load_run
@@ -39,6 +39,9 @@ class Inputs(NamedTuple):
     """With reused answers: the questions the adapter had failed, asked again."""
     leaks: list[Leak]
     labels: Labels
+    adapter_log: Path | None = None
+    """What the adapter printed while it was asked this time (``reports/runs/<answers>.log``);
+    None when it printed nothing or was not asked."""
 
     def warnings(self, with_labels: bool = True) -> list[str]:
         """Lines every command shows before its output (``check`` lists retired labels
@@ -57,6 +60,8 @@ class Inputs(NamedTuple):
             lines.append(
                 f"answers reused from {self.run_source} ({again}; --fresh-answers asks it)"
             )
+        if self.adapter_log is not None:
+            lines.append(log_note(self.adapter_log))
         failed = self.run.meta.failed
         if failed:
             lines.append(
@@ -88,6 +93,7 @@ def load_inputs(
     labels = load_labels_if_any(config.data.labels if with_labels else None, golden.by_id())
     path = run_path or config.data.run
     reused, asked_again = False, 0
+    adapter_log: Path | None = None
     if path is not None:
         run = load_run(path, golden, config.data.max_file_mb)
         source = str(path)
@@ -101,12 +107,14 @@ def load_inputs(
             on_progress=on_adapter,
             search_dir=config.source.resolve().parent if config.source else None,
             timeout_s=config.data.adapter_timeout_s,
+            say_log=False,  # warnings() names it
         )
         run, source = answers.run, str(answers.path)
         reused, asked_again = answers.reused, answers.asked_again
+        adapter_log = answers.log
     else:
         raise ConfigError("no run: set data.run (a file) or data.adapter (module:function)")
-    return Inputs(golden, run, source, reused, asked_again, find_leaks(golden), labels)
+    return Inputs(golden, run, source, reused, asked_again, find_leaks(golden), labels, adapter_log)
 
 
 def measure_retrieval(config: Config, golden: GoldenSet, run: Run, source: str) -> Measured:

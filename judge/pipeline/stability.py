@@ -14,7 +14,7 @@ from judge.judging.backends import JudgeBackend
 from judge.judging.grading import JudgeProgress
 from judge.judging.items import build_items
 from judge.judging.prompts import load_prompt
-from judge.pipeline.inputs import _ignore, load_inputs
+from judge.pipeline.inputs import Inputs, _ignore, load_inputs
 from judge.pipeline.session import JudgeChoice, judging_session
 
 if TYPE_CHECKING:
@@ -30,6 +30,7 @@ def judge_stability(
     run_path: Path | None = None,
     on_judge_chosen: Callable[[JudgeChoice], None] = _ignore,
     on_judging: Callable[[JudgeProgress], None] = _ignore,
+    on_inputs: Callable[[Inputs], None] = _ignore,
 ) -> tuple[StabilityReport, Path]:
     """Re-judge a seeded sample with its chunks reversed and shuffled and with an English and
     a Japanese prompt injection appended to the answer (``judge.judging.stability``); write
@@ -46,6 +47,7 @@ def judge_stability(
     started_at = datetime.now(UTC)
     prompt = load_prompt(config.judge.prompt)
     inputs = load_inputs(config, run_path, with_labels=False)
+    on_inputs(inputs)  # the inputs' warnings: leaks, reused answers, the adapter's log
     items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
     with judging_session(
         config, backend, items, prompt, inputs.run_source, on_judge_chosen

@@ -28,6 +28,19 @@ def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) 
     for check in gate.checks:
         name, message = terminal_text(check.name), terminal_text(check.message)
         case = ET.SubElement(suite, "testcase", classname="judge.gate", name=name)
+        if check.moves:
+            # Every move that is not noise, with its numbers, whether the check passed or not.
+            properties = ET.SubElement(case, "properties")
+            for move in check.moves:
+                ET.SubElement(
+                    properties,
+                    "property",
+                    name=terminal_text(
+                        f"{move.direction} {move.section} {move.type} {move.metric}"
+                    ),
+                    value=terminal_text(move.describe(first=0)),
+                )
+        ET.SubElement(case, "system-out").text = message
         if check.passed:
             continue
         enforced = fail_on_regression if check.kind == "regression" else require_baseline
@@ -61,6 +74,15 @@ def summary_json(report: Record, exit_code: int, folder: str) -> dict[str, Any]:
         "regressions": [c.to_json() for c in gate.regressions],
         "listed": [c.to_json() for c in gate.listed],
         "not_compared": gate.missing,
-        "checks": [c._asdict() for c in gate.checks],
+        "diagnoses": {
+            d.type: {
+                "counts": d.counts,
+                "total": d.total,
+                "fix_first": d.fix_first,
+                "sentence": d.sentence,
+            }
+            for d in report.diagnoses
+        },
+        "checks": [c._asdict() | {"moves": [m.to_json() for m in c.moves]} for c in gate.checks],
         "tables": {"judge": report.judge.to_json(), "retrieval": report.retrieval.to_json()},
     }

@@ -5,13 +5,20 @@ from __future__ import annotations
 
 from judge.formatting import bom_csv
 from judge.record import Record
+from judge.results.item_record import ItemRecord
+
+
+def reference_answer(item: ItemRecord | None) -> str:
+    """The golden reference answer the judge's prompt carried ("" when there is none)."""
+    return "" if item is None or item.reference_answer is None else item.reference_answer
 
 
 def verdicts_csv(report: Record) -> str:
     """One row per question, UTF-8 with a BOM so that spreadsheets read the Japanese right.
 
-    ``bom_csv`` keeps every text cell from being read as a formula (ids, notes, quotes, errors
-    all come from data)."""
+    ``bom_csv`` keeps every text cell from being read as a formula (ids, notes, quotes, errors,
+    questions, answers and reference answers all come from data). The diagnosis is the row's
+    (``judge.results.diagnosis``), the same word report.md and review.html show."""
     rows_of = {row.question_id: row for row in report.questions}
     metrics = sorted({m for item in report.items for m in item.retrieval})
     header = [
@@ -19,6 +26,7 @@ def verdicts_csv(report: Record) -> str:
         "type",
         "split",
         "status",
+        "diagnosis",
         "faithfulness",
         "relevance",
         "evidence",
@@ -30,6 +38,9 @@ def verdicts_csv(report: Record) -> str:
         "needs_review",
         "note",
         "error",
+        "question",
+        "answer",
+        "reference_answer",
         *metrics,
         "prompt_tokens",
         "completion_tokens",
@@ -47,6 +58,7 @@ def verdicts_csv(report: Record) -> str:
                 item.type if item else "",
                 item.split if item else "",
                 v.status,
+                row.diagnosis,
                 v.faithfulness,
                 v.relevance,
                 v.evidence,
@@ -58,6 +70,9 @@ def verdicts_csv(report: Record) -> str:
                 "; ".join(row.triage.reasons),
                 v.note,
                 v.error or "",
+                row.question,
+                item.answer if item else "",
+                reference_answer(item),
                 *[item.retrieval.get(m, "") if item else "" for m in metrics],
                 v.prompt_tokens,
                 v.completion_tokens,

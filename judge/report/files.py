@@ -5,6 +5,7 @@ the folder's ``run.jsonl``, the input that was judged, is the wiring's copy).
 - ``report.md``      per-type tables, the comparison with earlier runs, items needing review
 - ``report.json``    the run record itself (``judge.record``), for machines and for every
                      later command that reads the folder
+- ``values.json``    the run's values question by question: what later runs compare with
 - ``verdicts.csv``   one row per question: every metric, score, quote, match kind, span
 - ``verdicts.jsonl`` the verdicts as data; ``items.jsonl`` what the judge saw
 - ``review.html``    the reviewers' page
@@ -13,7 +14,7 @@ the folder's ``run.jsonl``, the input that was judged, is the wiring's copy).
 from __future__ import annotations
 
 from judge.jsonl import jsonl_text
-from judge.record import Record, record_json
+from judge.record import Record, record_json, values_json
 from judge.report.data import verdicts_csv
 from judge.report.markdown import render_report_md
 from judge.report.review_page import render_review_page
@@ -25,6 +26,7 @@ def render_files(report: Record) -> dict[str, str]:
         "manifest.json": report.manifest.to_json(),
         "report.md": render_report_md(report),
         "report.json": record_json(report),
+        "values.json": values_json(report),
         "verdicts.csv": verdicts_csv(report),
         "verdicts.jsonl": jsonl_text(report.verdicts),
         "items.jsonl": jsonl_text(report.items),

@@ -1,4 +1,5 @@
-"""``report.md``: the per-type tables, the answers that could not be produced, the
+"""``report.md``: the per-type tables, where the answers went wrong (the diagnosis per type,
+then the answers below full marks, worst first), the answers that could not be produced, the
 comparisons, a prompt edit's flips, the agreement with human labels and what needs review, for
 people.
 
@@ -17,7 +18,7 @@ import re
 from collections.abc import Sequence
 from typing import TypeVar
 
-from judge.audit.agreement import AuditResult
+from judge.audit.agreement import AuditResult, AxisStats
 from judge.formatting import FEW_ITEMS, fmt_number, fmt_share
 from judge.formatting import markdown_text as md
 from judge.judging.evidence import EvidenceMatch
@@ -26,11 +27,17 @@ from judge.judging.verdict import SentenceCheck, Verdict
 from judge.record import QuestionRow, Record
 from judge.report.audit_text import corrected_markdown_lines
 from judge.report.text_tables import render_markdown
-from judge.results.compare import GateRule, SectionComparison, moved_list
-from judge.results.review import unsupported
+from judge.results.compare import SEASON, GateRule, SectionComparison, moved_list, p_value
+from judge.results.diagnosis import DIAGNOSES, TypeDiagnosis
+from judge.results.gate import GATE_JUDGE_METRICS, detectable, night_family
+from judge.results.review import position_bias, self_judging, unsupported
 
 #: How many moved questions a row of report.md names (report.json has them all).
 MOVED_IN_ROW = 10
+#: Rows of the "Bad answers first" table; the rest are in verdicts.csv and review.html.
+BAD_ANSWERS_SHOWN = 25
+#: Characters of a question or an answer in that table.
+EXCERPT_CHARS = 80
 
 
 def _comparison_lines(comparisons: list[SectionComparison], against: str) -> list[str]:
@@ -39,53 +46,76 @@ def _comparison_lines(comparisons: list[SectionComparison], against: str) -> lis
     direction, the questions that moved); the comparisons where no question moved are counted."""
     lines = []
     for comp in comparisons:
-        other = against if comp.baseline == "baseline" else md(comp.baseline or "—")
+        other = (
+            against
+            if comp.baseline == "baseline"
+            else "the season"
+            if comp.baseline == SEASON
+            else md(comp.baseline or "—")
+        )
         title = f"**{comp.section}** against {other}"
         if comp.baseline is None:
             lines.append(f"- {title}: {md(comp.note)}")
             continue
-        counts = comp.counts()
         rows = [c for c in comp.changes if c.moved]
         extra = f" ({md(comp.note)})" if comp.note else ""
         lines.append(
-            f"- {title}: {counts['regressed']} regressed, {counts['improved']} improved, "
-            f"{counts['too_few']} listed (too few questions to call), {counts['noise']} within "
-            f"noise; {len(comp.changes) - len(rows)} of {len(comp.changes)} with no question "
-            f"changed{extra}"
+            f"- {title}: {comp.counts_text()}; {len(comp.changes) - len(rows)} of "
+            f"{len(comp.changes)} with no question changed{extra}"
         )
         if not rows:
             continue
         lines += [
             "",
-            "  | type | metric | pairs | old | new | change [95 % interval] | direction "
+            "  | type | metric | pairs | old | new | change [95 % interval] | p | direction "
             "| questions that moved |",
-            "  |---|---|---:|---:|---:|---|---|---|",
+            "  |---|---|---:|---:|---:|---|---:|---|---|",
         ]
         for c in rows:
             moved = moved_list(c.moved, MOVED_IN_ROW)
+            nights = f" ({c.nights} nights)" if c.nights > 1 else ""
+            p = c.p_fall if c.delta < 0 else c.p_rise
             lines.append(
-                f"  | {md(c.type)} | {md(c.metric)} | {c.n} | {c.old:.3f} | {c.new:.3f} "
-                f"| {c.delta:+.3f} [{c.low:+.3f}, {c.high:+.3f}] | {DIRECTION_WORDS[c.direction]} "
-                f"| {md(moved)} |"
+                f"  | {md(c.type)} | {md(c.metric)} | {c.n} | {c.old:.3f} | {c.new:.3f}{nights} "
+                f"| {c.delta:+.3f} [{c.low:+.3f}, {c.high:+.3f}] | {p_value(p)} "
+                f"| {DIRECTION_WORDS[c.direction]} | {md(moved)} |"
             )
         lines.append("")
     return lines
 
 
 DIRECTION_WORDS = {
+    "collapsed": "**collapsed**",
     "regressed": "**regressed**",
     "improved": "improved",
-    "too_few": "listed (too few questions)",
+    "listed": "listed (not shown)",
     "noise": "noise",
 }
 
 
 def _rule_line(rule: GateRule) -> str:
     return (
-        "Compared question by question: a type's metric regressed when the 95 % bootstrap "
-        "interval of its mean change lies below zero and the mean fell by more than its margin "
-        f"({rule.describe()}); a move in a smaller type is listed, never a regression."
+        "Compared question by question (docs/gate.md): a type's metric regressed when its fall "
+        "is beyond the margin and shown by an exact test within the night's family-wise level; "
+        "it collapsed when most of its answers fell to the floor at once (whatever the type's "
+        "size), and over the season when the last nights stay below each question's median of "
+        f"earlier runs ({rule.describe()}). A move beyond the margin with p ≤ 0.1 that is not "
+        "shown is listed, never a regression."
     )
+
+
+def _detectable_lines(report: Record) -> list[str]:
+    """What this golden set can see, per type (``judge.results.gate.detectable``), as
+    ``judge check`` says it."""
+    per_type: dict[str, int] = {}
+    scored: dict[str, int] = {}
+    for row in report.questions:
+        per_type[row.type] = per_type.get(row.type, 0) + 1
+        labelled = row.item is not None and bool(row.item.relevant_chunks)
+        scored[row.type] = scored.get(row.type, 0) + labelled
+    family = night_family(per_type, scored, len(report.retrieval.metrics), len(GATE_JUDGE_METRICS))
+    seen = detectable(per_type, family, report.rule)
+    return ["What this golden set can see:", "", *(f"- {md(d.describe())}" for d in seen)]
 
 
 def render_report_md(report: Record) -> str:
@@ -105,6 +135,7 @@ def render_report_md(report: Record) -> str:
     evidence = evidence_summary(report.verdicts)
     if evidence is not None:
         lines.append(f"- evidence: {md(evidence)}")
+    lines += [f"- **warning**: {md(w)}" for w in judge_warnings(report)]
     lines += [
         "",
         "## Per question type",
@@ -114,12 +145,17 @@ def render_report_md(report: Record) -> str:
     ]
     for split, table in report.splits.items():
         lines += [f"### Split: {md(split)}", "", render_markdown(table), ""]
+    lines += diagnosis_lines(report.diagnoses)
+    lines += bad_answer_lines(report.questions)
     lines += failed_lines(report)
     lines += ["## Retrieval at every k", "", render_markdown(report.retrieval), ""]
     lines += ["## Compared with earlier runs", "", _rule_line(report.rule), ""]
+    lines += [*_detectable_lines(report), ""]
     lines += _comparison_lines(report.comparisons, "the last compatible run")
     if report.baseline:
         lines += _comparison_lines(report.baseline, "the pinned baseline")
+    if report.season:
+        lines += _comparison_lines(report.season, "the season")
     lines.append("")
     if report.prompt_edit is not None:
         edit = report.prompt_edit
@@ -159,6 +195,122 @@ def render_report_md(report: Record) -> str:
         lines += ["", "## Unsupported answer sentences", "", *unsupported_section]
     lines += ["", "Open `review.html` to see each quote inside the chunk it came from.", ""]
     return "\n".join(lines)
+
+
+def judge_warnings(report: Record) -> list[str]:
+    """Run-level doubts about the judge: it is the generator's model (``self_judging``), or it
+    cites one sentence number for most items (``position_bias``)."""
+    warnings = []
+    self_judged = self_judging(
+        report.manifest.judge.model, report.manifest.run.meta.generator_model
+    )
+    if self_judged is not None:
+        warnings.append(self_judged)
+    bias = position_bias(report.verdicts)
+    if bias is not None:
+        warnings.append(bias.warning)
+    return warnings
+
+
+def _count_share(k: int, n: int) -> str:
+    return f"{k} ({k / n:.0%})" if n and k else "0"
+
+
+def diagnosis_lines(diagnoses: Sequence[TypeDiagnosis]) -> list[str]:
+    """The "Where it went wrong" section: per type, how many answers got each diagnosis
+    (``judge.results.diagnosis``, the rule) with its share, and which layer to fix first."""
+    if not diagnoses:
+        return []
+    lines = [
+        "## Where it went wrong",
+        "",
+        "Each answer's diagnosis (`docs/reports.md` has the rule): a retrieval miss had no "
+        "relevant chunk among the chunks the generator saw; a generation failure had one.",
+        "",
+        "| type | n | " + " | ".join(DIAGNOSES) + " |",
+        "|---|---:|" + "---:|" * len(DIAGNOSES),
+    ]
+    for d in diagnoses:
+        cells = [_count_share(d.counts[name], d.total) for name in DIAGNOSES]
+        lines.append(f"| {md(d.type)} | {d.total} | " + " | ".join(cells) + " |")
+    total = sum(d.total for d in diagnoses)
+    sums = [sum(d.counts[name] for d in diagnoses) for name in DIAGNOSES]
+    lines.append(
+        f"| **all** | **{total}** | "
+        + " | ".join(f"**{_count_share(k, total)}**" for k in sums)
+        + " |"
+    )
+    lines += ["", *[f"- {md(d.sentence)}" for d in diagnoses], ""]
+    return lines
+
+
+def _below_full_marks(row: QuestionRow) -> bool:
+    """An ok verdict below 2/2, or an answer diagnosed as gone wrong whatever its scores."""
+    verdict = row.verdict
+    if verdict is None or verdict.status != "ok":
+        return False
+    full = verdict.faithfulness == 2 and verdict.relevance == 2
+    return not full or row.diagnosis not in ("ok", "not judged")
+
+
+def bad_answers(rows: Sequence[QuestionRow]) -> list[QuestionRow]:
+    """The answers below full marks, worst first: lowest faithfulness plus relevance, then
+    lowest faithfulness (an invented fact before an off-topic answer), then golden-set order."""
+    bad = [row for row in rows if _below_full_marks(row)]
+
+    def worst(row: QuestionRow) -> tuple[int, int]:
+        verdict = row.verdict
+        assert verdict is not None
+        f, r = verdict.faithfulness or 0, verdict.relevance or 0
+        return f + r, f
+
+    return sorted(bad, key=worst)  # stable: golden-set order among equals
+
+
+def _excerpt(text: str, most: int = EXCERPT_CHARS) -> str:
+    """Text cut for a table cell, on one line (cut before escaping, so no escape is cut)."""
+    text = re.sub("[ \t\r\n]+", " ", text).strip(" ")
+    return md(text[:most] + "…" if len(text) > most else text) or "—"
+
+
+def _evidence_status(verdict: Verdict) -> str:
+    """What the evidence is, short: ``evidence_origin`` without its caveat."""
+    said = evidence_origin(verdict)
+    for caveat in (CITED_CAVEAT, SENTENCES_CAVEAT):
+        said = said.replace(f" ({caveat})", "")
+    return said or "—"
+
+
+def bad_answer_lines(rows: Sequence[QuestionRow]) -> list[str]:
+    """The "Bad answers first" table: every answer below full marks (``bad_answers``), up to
+    ``BAD_ANSWERS_SHOWN``; scores written out (F0 R2), never shown by colour alone."""
+    bad = bad_answers(rows)
+    lines = ["## Bad answers first", ""]
+    if not bad:
+        return [*lines, "Every judged answer has full marks (F2 R2).", ""]
+    lines += [
+        f"{len(bad)} answers below full marks (or diagnosed as gone wrong), worst first "
+        "(lowest F + R, then lowest F):",
+        "",
+        "| question | type | diagnosis | scores | question text | answer | evidence |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for row in bad[:BAD_ANSWERS_SHOWN]:
+        verdict = row.verdict
+        assert verdict is not None and row.item is not None
+        lines.append(
+            f"| {md(row.question_id)} | {md(row.type)} | {md(row.diagnosis)} "
+            f"| {verdict_scores(verdict)} | {_excerpt(row.question)} "
+            f"| {_excerpt(row.item.answer)} | {md(_evidence_status(verdict))} |"
+        )
+    left = len(bad) - BAD_ANSWERS_SHOWN
+    if left > 0:
+        lines += [
+            "",
+            f"{left} more below full marks are left out here: `verdicts.csv` has every answer "
+            "with its question, answer and diagnosis, and `review.html` lists them all.",
+        ]
+    return [*lines, ""]
 
 
 def needs_review_lines(rows: Sequence[QuestionRow]) -> list[str]:
@@ -213,30 +365,56 @@ def failed_lines(report: Record) -> list[str]:
     return [*lines, ""]
 
 
+def _majority(stats: AxisStats | None) -> str:
+    """The majority-class figure: exact agreement of always answering the most common human
+    score, with that score ("73 % (always 2)"): the bar an exact-agreement figure must clear."""
+    if stats is None or stats.majority_exact is None:
+        return "—"
+    return f"{fmt_share(stats.majority_exact)} (always {stats.majority_class})"
+
+
 def audit_lines(audit: AuditResult) -> list[str]:
-    """The headline agreement figures, judge next to the lexical baseline."""
+    """The headline agreement figures, judge next to the lexical baseline, each axis's exact
+    agreement beside its majority-class line ("always 2"): a judge below it is worse than a
+    constant."""
     pct, num = fmt_share, fmt_number
     lines = [
         f"{audit.judge.labelled} labels from {', '.join(md(name) for name in audit.labellers)}; "
         f"the judge gave an ok verdict on {audit.judge.n} ({pct(audit.judge.coverage)}), and "
         f"both rows are scored on those {audit.judge.n}. `judge audit` gives the intervals, "
-        "confusion matrices and the disagreements.",
+        "confusion matrices and the disagreements. The majority columns are what always "
+        "answering the most common human score would get: an exact figure below its majority "
+        "is worse than that constant.",
         "",
         "| judge | both exact | both exact, all labels (non-ok wrong) | faithfulness exact "
-        "| faithfulness κ | faithfulness bal. acc. | relevance exact | relevance κ "
-        "| relevance bal. acc. | relevance majority |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| faithfulness majority | faithfulness κ | faithfulness bal. acc. | relevance exact "
+        "| relevance majority | relevance κ | relevance bal. acc. |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    below: list[str] = []
     for row in (audit.judge, audit.lexical):
         f = row.per_axis["faithfulness"].get("all")
         r = row.per_axis["relevance"].get("all")
         lines.append(
             f"| {md(row.judge)} | {pct(row.both_exact)} | {pct(row.both_exact_all)} "
-            f"| {pct(f.exact if f else None)} | {num(f.kappa if f else None)} "
+            f"| {pct(f.exact if f else None)} | {_majority(f)} | {num(f.kappa if f else None)} "
             f"| {pct(f.balanced_accuracy if f else None)} | {pct(r.exact if r else None)} "
-            f"| {num(r.kappa if r else None)} | {pct(r.balanced_accuracy if r else None)} "
-            f"| {pct(r.majority_exact if r else None)} |"
+            f"| {_majority(r)} | {num(r.kappa if r else None)} "
+            f"| {pct(r.balanced_accuracy if r else None)} |"
         )
+        for axis, stats in (("faithfulness", f), ("relevance", r)):
+            if (
+                stats is not None
+                and stats.exact is not None
+                and stats.majority_exact is not None
+                and stats.exact < stats.majority_exact
+            ):
+                below.append(
+                    f"{md(row.judge)}'s {axis} agreement ({pct(stats.exact)}) is below always "
+                    f"answering {stats.majority_class} ({pct(stats.majority_exact)})"
+                )
+    if below:
+        lines += ["", f"**Below the majority class**: {'; '.join(below)}."]
     if audit.judge.n < FEW_ITEMS:
         lines += ["", f"With {audit.judge.n} labels the intervals are wide: a few points is noise."]
     return lines

@@ -7,9 +7,15 @@ untrusted: they travel as JSON inside a ``<script type="application/json">`` blo
 (by hash) and no other source, so even an injected handler could not run.
 
 Triage is decided in Python, once per question, by the run record (``judge.results.review``):
-the verdict's own flags plus what needs the human labels or the golden chunks. The page only
-filters and sorts by those flags, and its "needs review" count is the record's, the one the
-console and report.md show.
+the verdict's own flags plus what needs the human labels or the golden chunks; so is the
+diagnosis (``QuestionRow.diagnosis``, ``judge.results.diagnosis``). The page only filters,
+searches, counts and sorts by them, and its "needs review" count is the record's, the one the
+console and report.md show. It opens worst first: the items that need review, then those whose
+diagnosis is not ``ok``, then by score.
+
+The prompt the judge was given is shown once per page, read from the prompt file the manifest
+names and shown only when its sha256 is the one the run recorded (a prompt edited since is said
+to be so, never shown as if it were the run's).
 
 Marks (a reviewer's "agree" or corrected scores, and a comment) live in the browser's local
 storage under one key for every page (pages opened from ``file://`` share an origin), keyed by
@@ -34,6 +40,8 @@ from collections import Counter
 from collections.abc import Iterable
 from functools import cache
 from importlib import resources
+from pathlib import Path
+from string import Template
 from typing import TYPE_CHECKING, Any
 
 from judge.audit.marks import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
@@ -45,8 +53,10 @@ from judge.report.markdown import (
     cited_pieces,
     evidence_origin,
 )
+from judge.results.diagnosis import DIAGNOSES
 from judge.results.item_record import ItemRecord
 from judge.results.review import TRIAGE_FLAGS
+from judge.textnorm import normalise
 
 if TYPE_CHECKING:
     from judge.record import Record
@@ -96,6 +106,73 @@ def _verdict_json(verdict: Verdict) -> dict[str, Any]:
         "mode": verdict.mode,
         "origin": evidence_origin(verdict),
         "sentences": sentences,
+        # The judge's reply as it came back (what the scores, quote and note were parsed from).
+        "raw_reply": verdict.raw_reply,
+        "latency_s": verdict.latency_s,
+        "cached": verdict.cached,
+        "prompt_tokens": verdict.prompt_tokens,
+        "completion_tokens": verdict.completion_tokens,
+    }
+
+
+def _quote_from_reference(verdict: Verdict, reference: str | None) -> bool:
+    """A quote that is not in the chunks but is the reference answer's text: a judge that copied
+    the reference (which the prompt tells it never to quote). Said on the page, since the
+    reference travels in the same prompt as the chunks."""
+    match = verdict.match
+    if not reference or not verdict.evidence.strip() or match is None or match.found:
+        return False
+    return " ".join(normalise(verdict.evidence).split()) in " ".join(normalise(reference).split())
+
+
+def prompt_view(report: Record) -> dict[str, Any]:
+    """The prompt the judge was given, shown once per page, and where the reference answer went.
+
+    The record names the prompt file and its sha256, not its text: the text is read from that
+    file and shown only when its sha256 is still the recorded one (the page is written by the
+    run that loaded it, so it is, unless the file was edited mid-run)."""
+    judge = report.manifest.judge
+    path = Path(judge.prompt)
+    read_by_judge = report.manifest.fingerprints.judge_parts.get("prompt_sha256") is not None
+    text: str | None = None
+    problem: str | None = None
+    try:
+        found = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        problem = f"{path.name} cannot be read any more"
+    else:
+        if text_sha256(found) == judge.prompt_sha256:
+            text = found
+        else:
+            problem = (
+                f"{path.name} has changed since this run (its sha256 is no longer the recorded "
+                f"{judge.prompt_sha256[:12]}…)"
+            )
+    sends_reference = None if text is None else "reference" in Template(text).get_identifiers()
+    where = "from the golden set (its reference_answer)"
+    if not read_by_judge:
+        reference_note = (
+            f"{where}; this judge ({judge.describe()}) reads no prompt and never saw it"
+        )
+    elif sends_reference is None:
+        reference_note = f"{where}; whether the judge saw it is unknown ({problem})"
+    elif sends_reference:
+        reference_note = (
+            f"{where}, sent to the judge by this run's prompt, {path.name}, as its REFERENCE"
+        )
+    else:
+        reference_note = f"{where}; not sent to the judge: {path.name} has no $reference"
+    return {
+        "name": path.name,
+        "path": judge.prompt,
+        "sha256": judge.prompt_sha256,
+        "mode": report.manifest.fingerprints.judge_parts.get("mode"),
+        "read_by_judge": read_by_judge,
+        "judge": judge.describe(),
+        "judge_about": judge.model_about,
+        "text": text,
+        "problem": problem,
+        "reference_note": reference_note,
     }
 
 
@@ -129,6 +206,7 @@ def page_data(report: Record) -> dict[str, Any]:
         if item is None or verdict is None:
             continue
         found = row.triage
+        reference = item.reference_answer
         items.append(
             {
                 "question_id": item.question_id,
@@ -137,6 +215,8 @@ def page_data(report: Record) -> dict[str, Any]:
                 "question": item.question,
                 "answer": item.answer,
                 "answer_sha256": text_sha256(item.answer),
+                "reference": reference,
+                "quote_from_reference": _quote_from_reference(verdict, reference),
                 "context": [
                     {"rank": c.rank, "chunk_id": c.chunk_id, "text": c.text} for c in item.context
                 ],
@@ -144,6 +224,7 @@ def page_data(report: Record) -> dict[str, Any]:
                 "labels": [label.model_dump(mode="json") for label in item.labels],
                 "verdict": _verdict_json(verdict),
                 "adapter_error": None,
+                "diagnosis": row.diagnosis,
                 "flags": found.flags,
                 "reasons": found.reasons,
                 "needs_review": found.needs_review,
@@ -155,22 +236,28 @@ def page_data(report: Record) -> dict[str, Any]:
         )
     # No answer, so nothing to judge or mark; listed (with the question) so that a failing RAG
     # system is seen here too.
-    for failed in report.adapter_failed:
+    for row in report.questions:
+        if row.failure is None:
+            continue
         items.append(
             {
-                "question_id": failed.question_id,
-                "type": failed.type,
+                "question_id": row.question_id,
+                "type": row.type,
                 "split": "",
-                "question": failed.question,
+                "question": row.question,
                 "answer": None,
                 "answer_sha256": None,
+                "reference_recorded": False,
+                "reference": None,
+                "quote_from_reference": False,
                 "context": [],
                 "relevant_chunks": None,
                 "labels": [],
                 "verdict": None,
-                "adapter_error": failed.error,
+                "adapter_error": row.failure,
+                "diagnosis": row.diagnosis,
                 "flags": ["adapter_failed"],
-                "reasons": [f"the adapter gave no answer: {failed.error}"],
+                "reasons": [f"the adapter gave no answer: {row.failure}"],
                 # A failure of the RAG system, listed with the failures (not a verdict to doubt).
                 "needs_review": False,
                 "gap": 0,
@@ -182,9 +269,10 @@ def page_data(report: Record) -> dict[str, Any]:
         )
     statuses = {v["verdict"]["status"] for v in items if v["verdict"]}
     kinds = {i["verdict"]["match"]["kind"] for i in items if i["verdict"] and i["verdict"]["match"]}
+    manifest = report.manifest
     return {
-        "folder": report.manifest.folder,
-        "judge_fingerprint": report.manifest.fingerprints.judge,
+        "folder": manifest.folder,
+        "judge_fingerprint": manifest.fingerprints.judge,
         "store_key": STORE_KEY,
         "marks_format": MARKS_FORMAT,
         "marks_version": MARKS_VERSION,
@@ -193,7 +281,15 @@ def page_data(report: Record) -> dict[str, Any]:
         "statuses": sorted(statuses) + (["adapter_failed"] if report.adapter_failed else []),
         "match_kinds": sorted(kinds),
         "triage": TRIAGE_FLAGS,
+        "diagnoses": list(DIAGNOSES),
         "sentence_words": SENTENCE_WORDS,
+        # ISO times, shown in the reader's own time zone and words (the ISO text as a tooltip).
+        "run": {
+            "started_at": manifest.started_at,
+            "finished_at": manifest.finished_at,
+            "judge_seconds": manifest.judge_seconds,
+        },
+        "prompt": prompt_view(report),
         "items": items,
     }
 

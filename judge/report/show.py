@@ -171,17 +171,12 @@ def _quoted_chunk(chunk_id: str, text: str, v: Verdict, style: Style, color: boo
 
 def diff_lines(diff: RunDiff) -> list[str]:
     """Run A against run B question by question (``judge.pipeline.diff``): what regressed,
-    improved or moved in a type too small to call, then the flipped verdicts."""
+    improved or moved beyond the margin without being shown, then the flipped verdicts."""
     lines = [f"{_word(diff.old)} → {_word(diff.new)}"]
     lines += [f"note: the {what} differs between the two runs" for what in diff.differs]
     lines.append(f"compared question by question ({diff.rule.describe()})")
     for comp in diff.comparisons:
-        counts = comp.counts()
-        lines.append(
-            f"\n{comp.section}: {counts['regressed']} regressed, {counts['improved']} improved, "
-            f"{counts['too_few']} listed (too few questions to call), {counts['noise']} within "
-            "noise"
-        )
+        lines.append(f"\n{comp.section}: {comp.counts_text()}")
         lines += [f"  {_word(c.describe())}" for c in comp.moved]
     lines.append(f"\nverdicts changed: {len(diff.flips)}")
     lines += [f"  {_word(flip.describe())}" for flip in diff.flips]

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from judge.formatting import markdown_text, terminal_text
 from judge.grouped import ALL
-from judge.judging.stability import Count, StabilityReport, VariantRow
+from judge.judging.stability import Count, StabilityReport, VariantFlags, VariantRow
 
 _HEADER = (
     "variant",
@@ -106,8 +106,44 @@ def stability_markdown(report: StabilityReport) -> list[str]:
             f"- {md(f.question_id)} ({f.variant or 'original'}): {md(f.status)}: {md(f.error)}"
             for f in report.failures
         ]
+    summary = flags_summary(report)
+    if summary is not None:
+        lines += ["", md(summary[0].upper() + summary[1:]) + "."]
+        named = [line for f in report.flags for line in _flagged_lines(f, md)]
+        if named:
+            lines += ["", *[f"- {line}" for line in named]]
     lines.append("")
     return lines
+
+
+def _flag_name(flags: VariantFlags) -> str:
+    return flags.variant or "original"
+
+
+#: Flagged verdicts named per variant (Markdown and console); the rest are counted.
+FLAGGED_NAMED = 10
+
+
+def flags_summary(report: StabilityReport) -> str | None:
+    """One line: per variant, how many of its verdicts carry review flags (None for a report
+    without the flags)."""
+    if not report.flags:
+        return None
+    counts = "; ".join(f"{_flag_name(f)} {count_text(f.count)}" for f in report.flags)
+    return (
+        f"verdicts with review flags (their own, or an instruction to the judge found in the "
+        f"answer or a chunk, whatever the status): {counts}; the injection variants should "
+        "all be flagged"
+    )
+
+
+def _flagged_lines(flags: VariantFlags, say: Callable[[str], str]) -> list[str]:
+    shown = [
+        f"{say(f.question_id)} ({_flag_name(flags)}, {f.status}): {say('; '.join(f.reasons))}"
+        for f in flags.flagged[:FLAGGED_NAMED]
+    ]
+    left = len(flags.flagged) - FLAGGED_NAMED
+    return shown + ([f"… {left} more {_flag_name(flags)} verdicts flagged"] if left > 0 else [])
 
 
 def _width(text: str) -> int:
@@ -167,4 +203,8 @@ def stability_lines(report: StabilityReport) -> list[str]:
             f"not ok: {terminal_text(f.question_id, one_line=True)} ({f.variant or 'original'}): "
             f"{f.status}: {terminal_text(f.error, one_line=True)}"
         )
+    summary = flags_summary(report)
+    if summary is not None:
+        # The counts only: the Markdown section names each flagged verdict with its reasons.
+        lines.append(terminal_text(summary, one_line=True) + " (the report names them)")
     return lines

@@ -1,4 +1,5 @@
-"""The console summary of a judged run: tables, comparisons, flips, what needs review."""
+"""The console summary of a judged run: tables, where the answers went wrong, comparisons,
+flips, what needs review."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ from pathlib import Path
 from judge.config import Config
 from judge.formatting import fmt_share, terminal_text
 from judge.record import Record
+from judge.report.markdown import judge_warnings
 from judge.report.text_tables import render_text
+from judge.results.diagnosis import TypeDiagnosis
 
 #: Flagged ok verdicts named in the console (verdicts that failed are all named); the rest are
 #: in report.md and review.html.
@@ -17,6 +20,25 @@ REVIEW_LINES = 10
 def _word(text: object) -> str:
     """Data (an id, a folder, a model name, an error) made safe to print, on one line."""
     return terminal_text(text, one_line=True)
+
+
+def diagnosis_line(diagnoses: list[TypeDiagnosis]) -> str | None:
+    """One line: per type, the diagnoses that went wrong and the layer to fix first
+    ("where it went wrong: factual 2 retrieval miss, 8 generation: fix generation; ...");
+    report.md has the table and the sentences. None for a run without questions."""
+    if not diagnoses:
+        return None
+    parts = []
+    for d in diagnoses:
+        wrong = ", ".join(
+            f"{count} {name}" for name, count in d.counts.items() if count and name != "ok"
+        )
+        if d.fix_first == "nothing":
+            parts.append(f"{_word(d.type)} {wrong + ', ' if wrong else ''}nothing to fix")
+            continue
+        fix = "label chunks first" if d.fix_first == "labels" else f"fix {d.fix_first}"
+        parts.append(f"{_word(d.type)} {wrong}: {fix}")
+    return "where it went wrong: " + "; ".join(parts)
 
 
 def console_summary(report: Record, config: Config, folder: Path) -> list[str]:
@@ -29,10 +51,14 @@ def console_summary(report: Record, config: Config, folder: Path) -> list[str]:
         f"\nretrieval per type (context_k = {config.retrieval.context_k})",
         render_text(report.retrieval),
         f"\njudge per type ({_word(report.manifest.judge.describe())})",
+        *[f"warning: {_word(w)}" for w in judge_warnings(report)],
         render_text(report.judge),
     ]
     for split, table in report.splits.items():
         lines += [f"\nsplit {_word(split)}", render_text(table)]
+    diagnosed = diagnosis_line(report.diagnoses)
+    if diagnosed is not None:
+        lines.append(f"\n{_word(diagnosed)}")
     if report.adapter_failed:
         lines.append(
             f"\nthe adapter failed for {len(report.adapter_failed)} question(s) (no answer, so no "
@@ -43,7 +69,7 @@ def console_summary(report: Record, config: Config, folder: Path) -> list[str]:
             for f in report.adapter_failed
         ]
     lines.append("")
-    comparisons = [*report.comparisons, *report.baseline]
+    comparisons = [*report.comparisons, *report.baseline, *report.season]
     if any(comp.baseline is not None for comp in comparisons):
         lines.append(f"compared question by question ({report.rule.describe()}):")
     for comp in comparisons:
@@ -51,11 +77,8 @@ def console_summary(report: Record, config: Config, folder: Path) -> list[str]:
         if comp.baseline is None:
             lines.append(f"{comp.section}: {_word(comp.note)}")
             continue
-        counts = comp.counts()
         lines.append(
-            f"{comp.section} vs {against}: {counts['regressed']} regressed, "
-            f"{counts['improved']} improved, {counts['too_few']} listed (too few questions to "
-            f"call), {counts['noise']} within noise"
+            f"{comp.section} vs {against}: {comp.counts_text()}"
             + (f" ({_word(comp.note)})" if comp.note else "")
         )
         lines += [f"  {_word(c.describe())}" for c in comp.moved]

@@ -1,7 +1,8 @@
 """The pinned baseline: per-question values every run is held to, raised only on purpose.
 
 ``judge baseline pin`` writes it from a run's report folder; ``judge baseline ratchet`` raises
-it per (section, type, metric) where a later run's mean is higher and never lowers one;
+it per (section, type, metric) where a later run is shown better, question by question under
+the gate's own rule (``ratchet_values``), and never lowers one;
 ``pin --replace`` is the only way down. It keeps each question's value (not per-type means), so
 that a run is compared with it question by question like with the last run
 (``judge.results.compare``).
@@ -9,13 +10,16 @@ that a run is compared with it question by question like with the last run
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from judge.errors import ConfigError
-from judge.jsonl import StateFile, read_json_document, write_json_document
+from judge.grouped import ALL
+from judge.jsonl import StateFile, locked, read_json_document, write_json_document
 from judge.results.compare import (
     SECTIONS,
     GateRule,
@@ -24,9 +28,9 @@ from judge.results.compare import (
     Section,
     SectionComparison,
     compare_values,
+    decide,
 )
 from judge.results.history import HistoryEntry
-from judge.results.paired import EPS
 
 #: 1: per-type means; 2: per-question values.
 BASELINE_FORMAT = 2
@@ -95,12 +99,10 @@ def write_baseline(path: Path, baseline: Baseline) -> None:
 def pin_baseline(
     path: Path, entry: HistoryEntry, values: QuestionValues, replace: bool
 ) -> Baseline:
-    """Pin a run's values; an existing baseline is only replaced when asked explicitly."""
-    if path.exists() and not replace:
-        raise ConfigError(
-            f"{path} exists; 'judge baseline ratchet' raises it where a run is better, "
-            "'judge baseline pin --replace' overwrites it (which can lower it)"
-        )
+    """Pin a run's values; an existing baseline is only replaced when asked explicitly.
+
+    Under the baseline's lock (``judge.jsonl.locked``), like a ratchet: of two pins at once
+    without ``--replace``, one pins and the other is refused because the file now exists."""
     baseline = Baseline(
         golden_hash=entry.golden_hash,
         retrieval_fingerprint=entry.retrieval_fingerprint,
@@ -109,7 +111,13 @@ def pin_baseline(
         values={s: values.values.get(s, {}) for s in SECTIONS},
         pinned_from=[entry.folder],
     )
-    write_baseline(path, baseline)
+    with locked(path):
+        if path.exists() and not replace:
+            raise ConfigError(
+                f"{path} exists; 'judge baseline ratchet' raises it where a run is better, "
+                "'judge baseline pin --replace' overwrites it (which can lower it)"
+            )
+        write_baseline(path, baseline)
     return baseline
 
 
@@ -129,62 +137,43 @@ class Raised(NamedTuple):
         return f"▲ {self.type} {self.metric}: {before} → {self.new:.3f}{gain}"
 
 
-def _mean(values: list[float]) -> float:
-    return sum(values) / len(values)
-
-
-def _ratchet_metric(
-    section: Section,
-    metric: str,
-    pinned: dict[str, float],
-    run: dict[str, float],
-    types: dict[str, str],
-) -> list[Raised]:
-    """Raise ``pinned`` in place, type by type, where the run's values give a higher mean.
-
-    A type's candidate is its pinned values with the run's values over them; a question the run
-    has no value for keeps its pinned one (a question that failed must not raise a mean by
-    dropping out of it). The candidate replaces the pinned values when its mean is higher.
-    """
-    by_type: dict[str, list[str]] = {}
-    for qid in dict.fromkeys([*pinned, *run]):
-        by_type.setdefault(types.get(qid, "?"), []).append(qid)
-    raised = []
-    for type_name, ids in by_type.items():
-        before = [pinned[q] for q in ids if q in pinned]
-        candidate = {q: run[q] if q in run else pinned[q] for q in ids}
-        old = _mean(before) if before else None
-        new = _mean(list(candidate.values()))
-        if old is None or new > old + EPS:
-            pinned.update(candidate)
-            raised.append(Raised(section, type_name, metric, old, new))
-    return raised
-
-
 def ratchet_baseline(
-    path: Path, entry: HistoryEntry, values: QuestionValues
+    path: Path,
+    entry: HistoryEntry,
+    values: QuestionValues,
+    rule: GateRule,
+    type_order: Sequence[str] = (),
 ) -> tuple[Baseline, list[Raised]]:
-    """Raise the baseline per (section, type, metric) where the run's mean is higher; never
-    lower one. Sections measured another way (fingerprint) are left as they are."""
+    """Raise the baseline per (section, type, metric) where the run is shown better
+    (``ratchet_values``); never lower one. Sections measured another way (fingerprint) are left
+    as they are.
+
+    The read, the raise and the write hold the baseline's lock (``judge.jsonl.locked``): two
+    ratchets at once (or a ratchet and a pin) each start from what the other wrote."""
+    with locked(path):
+        return _ratchet_locked(path, entry, values, rule, type_order)
+
+
+def _ratchet_locked(
+    path: Path,
+    entry: HistoryEntry,
+    values: QuestionValues,
+    rule: GateRule,
+    type_order: Sequence[str],
+) -> tuple[Baseline, list[Raised]]:
+    """``ratchet_baseline``'s read-modify-write; the caller holds the baseline's lock."""
     baseline = read_baseline(path)
     if baseline is None:
         raise ConfigError(f"{path}: no baseline yet; pin one with 'judge baseline pin'")
     if baseline.golden_hash != entry.golden_hash:
         raise ConfigError(f"{path}: pinned for another golden set; re-pin it with --replace")
-    types = {**baseline.types, **values.types}
-    pinned_values = {
-        s: {m: dict(v) for m, v in baseline.values.get(s, {}).items()} for s in SECTIONS
-    }
-    raised: list[Raised] = []
-    for section in SECTIONS:
-        if entry.fingerprint(section) != baseline.fingerprint(section):
-            continue
-        for metric, run in values.values.get(section, {}).items():
-            pinned = pinned_values[section].setdefault(metric, {})
-            raised += _ratchet_metric(section, metric, pinned, run, types)
+    sections = [s for s in SECTIONS if entry.fingerprint(s) == baseline.fingerprint(s)]
+    pinned_values, raised = ratchet_values(
+        baseline.question_values(), values, rule, sections, type_order
+    )
     updated = baseline.model_copy(
         update={
-            "types": types,
+            "types": {**baseline.types, **values.types},
             "values": pinned_values,
             "pinned_from": [*baseline.pinned_from, entry.folder],
         }
@@ -216,3 +205,52 @@ def compare_with_baseline(
             continue
         comparisons.append(SectionComparison(section, None, [], note))
     return comparisons
+
+
+def _type_mean(values: dict[str, float], types: dict[str, str], type_name: str) -> float | None:
+    """The mean of a type's pinned values (None without any)."""
+    kept = [v for q, v in values.items() if types.get(q) == type_name]
+    return float(np.mean(kept)) if kept else None
+
+
+def ratchet_values(
+    pinned: QuestionValues,
+    run: QuestionValues,
+    rule: GateRule,
+    sections: Sequence[Section] = SECTIONS,
+    type_order: Sequence[str] = (),
+) -> tuple[dict[Section, MetricValues], list[Raised]]:
+    """The ratchet's rule: a (section, type, metric) is raised only where the run is shown
+    better than the pinned values, question by question, under the gate's own rule (the same
+    paired test and family-wise level as a night's checks, ``judge.results.compare.decide``):
+    its pinned values are then replaced by the run's (a question the run has no value for keeps
+    its pinned one). Raising wherever a mean is higher would keep the highest of noisy nights
+    and hold every later night to that luck (docs/gate.md measures it)."""
+    comparisons = [
+        SectionComparison(s, "baseline", compare_values(s, pinned, run, rule, type_order), "")
+        for s in sections
+    ]
+    values = {s: {m: dict(v) for m, v in pinned.values.get(s, {}).items()} for s in SECTIONS}
+    types = {**pinned.types, **run.types}
+    raised = []
+    for section in sections:  # a metric the baseline has no value for: nothing to hold runs to
+        for metric, now in run.values.get(section, {}).items():
+            if not values[section].get(metric):
+                values[section][metric] = dict(now)
+                for type_name in dict.fromkeys(types[q] for q in now):
+                    mean = float(np.mean([v for q, v in now.items() if types[q] == type_name]))
+                    raised.append(Raised(section, type_name, metric, None, mean))
+    for comp in decide(comparisons, rule):
+        for c in comp.changes:
+            if c.direction != "improved" or c.type == ALL:
+                continue
+            now = run.values.get(comp.section, {}).get(c.metric, {})
+            target = values[comp.section].setdefault(c.metric, {})
+            before = _type_mean(target, types, c.type)
+            for qid, value in now.items():
+                if types.get(qid) == c.type:
+                    target[qid] = value
+            after = _type_mean(target, types, c.type)
+            assert after is not None  # the type had pairs, so it has values
+            raised.append(Raised(comp.section, c.type, c.metric, before, after))
+    return values, raised

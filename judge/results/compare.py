@@ -3,22 +3,33 @@
 
 Every metric here is better when higher. For one (section, type, metric) the change is the mean
 of ``new - old`` over the questions with a value in both runs, with a bootstrap interval; the
-rule that calls it ``regressed``, ``improved``, ``too_few`` or ``noise`` is
+rule that calls it ``regressed``, ``improved``, ``listed`` or ``noise`` is
 ``judge.results.paired.classify``, with a margin on the metric's scale (``GateRule``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from judge.axes import SCORE_METRICS
 from judge.config import ReportsConfig
+from judge.grouped import ALL
 from judge.grouped import type_order as grouped_type_order
 from judge.judging.verdict import Verdict
-from judge.results.paired import Direction, bootstrap_interval, classify, seed_for
+from judge.results.paired import (
+    EPS,
+    LIST_LEVEL,
+    Direction,
+    bootstrap_interval,
+    classify,
+    holm,
+    sign_flip_tails,
+)
 
 Section = Literal["retrieval", "judge"]
 SECTIONS: tuple[Section, ...] = ("retrieval", "judge")
@@ -28,22 +39,43 @@ TypeMetrics = dict[str, dict[str, float | None]]
 MetricValues = dict[str, dict[str, float]]
 #: How many questions a one-line message names.
 FIRST_IDS = 5
+#: The comparison "against" the season (``judge.results.season``).
+SEASON = "season"
+#: The bootstrap seed of every interval: an interval is a function of the changes alone (sorted
+#: first), never of a name or an order.
+INTERVAL_SEED = 20261201
+#: The range of a 0-2 score.
+SCALE_RANGE = 2.0
+#: A collapse of one type (``collapsed``): the share of its pairs that fell to the floor.
+COLLAPSE_SHARE = 0.8
+#: A pooled collapse (``pooled_collapse``): how far the mean over all questions fell (on a 0-2
+#: score, on a share), and how many questions must have fallen by half the range or more.
+POOLED_FALL_SCORE = 0.5
+POOLED_FALL_SHARE = 0.2
+#: Metrics that never collapse pooled: ``full_marks`` follows from the two scores (and moves
+#: with either), ``quote_verified`` is the judge's quoting rather than the answer, ``ok_share``
+#: has its own check (answers were judged).
+POOLED_EXEMPT = frozenset({"full_marks", "quote_verified", "ok_share"})
+POOLED_MIN_FALLS = 4
 
 
 class GateRule(NamedTuple):
-    """When a paired change counts (``reports.margin_share``, ``margin_score``,
-    ``min_questions``)."""
+    """When a paired change counts (``reports.margin_share``, ``margin_score``; the levels are
+    the gate's, measured in docs/gate.md)."""
 
     margin_share: float = 0.05
     """How far the mean of a 0-1 metric must move."""
     margin_score: float = 0.10
     """How far the mean of a 0-2 score must move."""
-    min_questions: int = 8
-    """Fewer pairs than this: listed, never a regression."""
+    level: float = 0.001
+    """Family-wise level of one night's paired checks (every type and metric, against the last
+    run and the baseline together; Holm's rule over their exact sign-flip p-values)."""
+    season_level: float = 0.01
+    """Family-wise level of one night's checks against the season (``judge.results.season``)."""
 
     @classmethod
     def from_config(cls, reports: ReportsConfig) -> GateRule:
-        return cls(reports.margin_share, reports.margin_score, reports.min_questions)
+        return cls(reports.margin_share, reports.margin_score)
 
     def margin(self, metric: str) -> float:
         return self.margin_score if metric in SCORE_METRICS else self.margin_share
@@ -51,7 +83,8 @@ class GateRule(NamedTuple):
     def describe(self) -> str:
         return (
             f"margin {self.margin_share:g} on 0-1 metrics, {self.margin_score:g} on 0-2 scores; "
-            f"at least {_questions(self.min_questions)}"
+            f"family-wise level {self.level:g} a night question by question, "
+            f"{self.season_level:g} against the season; collapses always"
         )
 
 
@@ -100,28 +133,42 @@ class Change(NamedTuple):
     direction: Direction
     moved: tuple[Moved, ...]
     """The questions whose value changed, the largest move in the change's direction first."""
+    p_fall: float = 1.0
+    """The exact one-sided p-value of a fall (``judge.results.paired.sign_flip_tails``; against
+    the season, ``judge.results.season``'s)."""
+    p_rise: float = 1.0
+    """The same for a rise."""
+    nights: int = 1
+    """Nights whose values make ``new`` (against the season: up to 3; otherwise 1)."""
 
     def describe(self, first: int = FIRST_IDS) -> str:
         """e.g. ``▼ factual faithfulness: 2.000 → 1.667 (-0.333 [-0.583, -0.083], 12
         questions); moved: q01 2→1, …``; at most ``first`` questions are named."""
-        arrow = {"regressed": "▼", "improved": "▲", "noise": "·"}.get(self.direction)
-        if arrow is None:  # too_few: a move too small a type can call
+        arrow = {"regressed": "▼", "collapsed": "▼▼", "improved": "▲", "noise": "·"}.get(
+            self.direction
+        )
+        if arrow is None:  # listed: beyond the margin, not shown to be more than noise
             arrow = "▽" if self.delta < 0 else "△"
+        over = _questions(self.n) + (f", {self.nights} nights" if self.nights > 1 else "")
         text = (
             f"{arrow} {self.type} {self.metric}: {self.old:.3f} → {self.new:.3f} "
-            f"({self.delta:+.3f} [{self.low:+.3f}, {self.high:+.3f}], {_questions(self.n)})"
+            f"({self.delta:+.3f} [{self.low:+.3f}, {self.high:+.3f}], {over}, "
+            f"p {p_value(self.p_fall if self.delta < 0 else self.p_rise)})"
         )
-        if self.direction == "too_few":
-            text += ", too few questions to call"
+        if self.direction == "collapsed":
+            text += ", collapsed"
+        elif self.direction == "listed":
+            text += ", not shown to be more than noise"
         if self.moved:
             text += f"; moved: {moved_list(self.moved, first)}"
         return text
 
     def headline(self) -> str:
         """e.g. ``judge factual faithfulness -0.333 [-0.583, -0.083] over 12 questions``."""
+        nights = f" and {self.nights} nights" if self.nights > 1 else ""
         return (
             f"{self.section} {self.type} {self.metric} {self.delta:+.3f} "
-            f"[{self.low:+.3f}, {self.high:+.3f}] over {_questions(self.n)}"
+            f"[{self.low:+.3f}, {self.high:+.3f}] over {_questions(self.n)}{nights}"
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -133,6 +180,11 @@ class Change(NamedTuple):
 
 def _questions(n: int) -> str:
     return f"{n} question" + ("" if n == 1 else "s")
+
+
+def p_value(p: float) -> str:
+    """A p-value as people read it: 0.0625, 0.0012, < 0.0001."""
+    return "< 0.0001" if p < 0.0001 else f"{p:.4f}".rstrip("0").rstrip(".")
 
 
 def moved_list(moved: Sequence[Moved], first: int) -> str:
@@ -154,24 +206,45 @@ class SectionComparison(NamedTuple):
 
     @property
     def regressions(self) -> list[Change]:
-        return [c for c in self.changes if c.direction == "regressed"]
+        """Collapses first, then the falls shown to be more than noise."""
+        return [c for c in self.changes if c.direction == "collapsed"] + [
+            c for c in self.changes if c.direction == "regressed"
+        ]
 
     @property
     def listed(self) -> list[Change]:
-        """Moves beyond the margin in types with too few questions to call."""
-        return [c for c in self.changes if c.direction == "too_few"]
+        """Moves beyond the margin that were not shown to be more than noise."""
+        return [c for c in self.changes if c.direction == "listed"]
 
     @property
     def moved(self) -> list[Change]:
-        """The changes that are not noise: regressions, then improvements, then listed."""
-        order = {"regressed": 0, "improved": 1, "too_few": 2}
+        """The changes that are not noise: collapses, regressions, improvements, listed."""
+        order = {"collapsed": 0, "regressed": 1, "improved": 2, "listed": 3}
         return sorted(
             (c for c in self.changes if c.direction != "noise"),
             key=lambda c: order[c.direction],
         )
 
+    def counts_text(self) -> str:
+        """e.g. "of 30 (type, metric) cells: 0 collapsed, 1 regressed, 0 improved, 2 listed
+        (beyond the margin, not shown to be more than noise), 27 within noise": what every view
+        says of a comparison (cells, not questions)."""
+        counts = self.counts()
+        collapsed = f"{counts['collapsed']} collapsed, " if counts["collapsed"] else ""
+        return (
+            f"of {len(self.changes)} (type, metric) cells: {collapsed}{counts['regressed']} "
+            f"regressed, {counts['improved']} improved, {counts['listed']} listed (beyond the "
+            f"margin, not shown to be more than noise), {counts['noise']} within noise"
+        )
+
     def counts(self) -> dict[Direction, int]:
-        counts: dict[Direction, int] = {"regressed": 0, "improved": 0, "too_few": 0, "noise": 0}
+        counts: dict[Direction, int] = {
+            "collapsed": 0,
+            "regressed": 0,
+            "improved": 0,
+            "listed": 0,
+            "noise": 0,
+        }
         for c in self.changes:
             counts[c.direction] += 1
         return counts
@@ -185,15 +258,24 @@ def paired_change(
     old: Sequence[float],
     new: Sequence[float],
     rule: GateRule,
+    can_collapse: bool = False,
 ) -> Change:
-    """One (section, type, metric) over its pairs (at least one)."""
+    """One (section, type, metric) over its pairs (at least one); ``can_collapse``: the metric
+    is one a collapse is defined on (``collapsible``)."""
     before = np.asarray(old, dtype=float)
     after = np.asarray(new, dtype=float)
     d = after - before
     delta = float(d.mean())
-    low, high = bootstrap_interval(d, seed_for(section, type_name, metric))
+    low, high = bootstrap_interval(np.sort(d), INTERVAL_SEED)
+    p_fall, p_rise = sign_flip_tails(d)
     margin = rule.margin(metric)
-    direction = classify(delta, low, high, len(d), margin, rule.min_questions)
+    # The cell on its own; ``decide`` settles it within the night's family.
+    direction = (
+        "collapsed"
+        if can_collapse
+        and collapsed(before, after, SCALE_RANGE if metric in SCORE_METRICS else 1.0)
+        else classify(delta, p_fall, p_rise, margin, rule.level)
+    )
     changed = np.flatnonzero(d != 0)
     # The largest move in the direction of the mean first (a fall: the largest falls first).
     sign = -1.0 if delta > 0 else 1.0
@@ -212,7 +294,158 @@ def paired_change(
         margin,
         direction,
         moved,
+        p_fall,
+        p_rise,
     )
+
+
+_AT_K = re.compile(r"(hit|recall)@(\d+)")
+
+
+def collapsible(metrics: Iterable[str]) -> frozenset[str]:
+    """The metrics a collapse is defined on: the judge's two scores (an answer gone bad), and
+    retrieval's hit and recall at the largest k measured (the relevant chunk gone from the whole
+    ranking). Not ``full_marks`` (it follows from the two scores and moves with either),
+    ``quote_verified`` (the judge's quoting, not the answer), ``ok_share`` (its own check:
+    answers were judged), nor retrieval at smaller k, mrr or nDCG: a relevant chunk moving from
+    rank 1 to rank 2 takes hit@1 to its floor, and both questions of a two-question type do
+    that together on a noisy night now and then (docs/gate.md)."""
+    names = set(metrics)
+    ks = [int(m.group(2)) for m in map(_AT_K.fullmatch, names) if m is not None]
+    top = {f"{name}@{max(ks)}" for name in ("hit", "recall")} if ks else set()
+    return frozenset((names & set(SCORE_METRICS)) | (names & top))
+
+
+def collapsed(
+    before: npt.NDArray[np.float64], after: npt.NDArray[np.float64], top: float = 1.0
+) -> bool:
+    """A collapse of one type: most of its answers failed at once, whatever the type's size.
+
+    At least ``COLLAPSE_SHARE`` of its pairs, and at least two, are at the bottom of the scale
+    now (a score of 0; hit or recall 0: the relevant chunk gone), and at least two of them fell
+    there tonight, one of them from the top (``top``: 2 for a score, 1 for a share): four of five
+    negative answers judged unfaithful overnight (one of them may have been at 0 already), or
+    both answers of a two-question type. Verdict noise moves a score by a point: it takes a
+    two-question type from 1 and 1 to 0 and 0 on a noisy night now and then, never from 2 to 0;
+    docs/gate.md measures it. Only for the metrics of ``collapsible``.
+    """
+    if before.size == 0:
+        return False
+    floor = after <= EPS
+    fell = (before > EPS) & floor
+    whole = bool(np.any(fell & (before >= top - EPS)))
+    return (
+        whole
+        and int(np.count_nonzero(fell)) >= 2
+        and int(np.count_nonzero(floor)) >= max(2, COLLAPSE_SHARE * before.size - EPS)
+    )
+
+
+def pooled_collapse(section: Section, old: QuestionValues, new: QuestionValues) -> list[Change]:
+    """The collapse of a whole section's metric over all questions (type ``all``): its mean fell
+    by ``POOLED_FALL_SCORE`` on a 0-2 score or ``POOLED_FALL_SHARE`` on a share, with at least
+    ``POOLED_MIN_FALLS`` questions falling by half the range or more. It catches what no single
+    type can show on a small golden set: every answer replaced by nonsense on a 10-question
+    set, or a fifth of all questions losing their relevant chunk."""
+    found = []
+    old_metrics, new_metrics = old.values.get(section, {}), new.values.get(section, {})
+    for metric, after in new_metrics.items():
+        before = old_metrics.get(metric)
+        if not before or metric in POOLED_EXEMPT:
+            continue
+        ids = [q for q in after if q in before]
+        if not ids:
+            continue
+        d = np.asarray([after[q] - before[q] for q in ids], dtype=float)
+        score = metric in SCORE_METRICS
+        scale = SCALE_RANGE if score else 1.0
+        fall = POOLED_FALL_SCORE if score else POOLED_FALL_SHARE
+        falls = int(np.count_nonzero(d <= -scale / 2 + EPS))
+        if float(d.mean()) > -fall + EPS or falls < POOLED_MIN_FALLS:
+            continue
+        p_fall, p_rise = sign_flip_tails(d)
+        change = _change(section, ALL, metric, ids, before, after, d, p_fall, p_rise)
+        found.append(change._replace(direction="collapsed"))
+    return found
+
+
+def _change(
+    section: Section,
+    type_name: str,
+    metric: str,
+    ids: Sequence[str],
+    before: dict[str, float],
+    after: dict[str, float],
+    d: npt.NDArray[np.float64],
+    p_fall: float,
+    p_rise: float,
+) -> Change:
+    low, high = bootstrap_interval(np.sort(d), INTERVAL_SEED)
+    order = sorted(range(len(ids)), key=lambda i: d[i])
+    moved = tuple(Moved(ids[i], before[ids[i]], after[ids[i]]) for i in order if d[i] != 0)
+    return Change(
+        section,
+        type_name,
+        metric,
+        len(ids),
+        float(np.mean([before[q] for q in ids])),
+        float(np.mean([after[q] for q in ids])),
+        float(d.mean()),
+        low,
+        high,
+        0.0,
+        "noise",
+        moved,
+        p_fall,
+        p_rise,
+    )
+
+
+def decide(comparisons: Sequence[SectionComparison], rule: GateRule) -> list[SectionComparison]:
+    """One night's family of paired checks decided together: every (section, type, metric)
+    against the last run and against the baseline is one test of a fall (and one of a rise),
+    and Holm's rule keeps the family-wise level at ``rule.level``. A change is ``regressed``
+    when its fall is rejected and the mean fell by more than the margin (``improved``
+    symmetrically); a collapse stays a collapse; a move beyond the margin that is not rejected
+    is listed (``listed``); the rest is noise. Comparisons against the season are decided in
+    their own family (``judge.results.season``) and pass through unchanged."""
+    family = [
+        (ci, k)
+        for ci, comp in enumerate(comparisons)
+        if comp.baseline != SEASON
+        for k, c in enumerate(comp.changes)
+        if c.type != ALL
+    ]
+    falls = holm([comparisons[ci].changes[k].p_fall for ci, k in family], rule.level)
+    rises = holm([comparisons[ci].changes[k].p_rise for ci, k in family], rule.level)
+    decided = {
+        (ci, k): (fall, rise) for (ci, k), fall, rise in zip(family, falls, rises, strict=True)
+    }
+    out = []
+    for ci, comp in enumerate(comparisons):
+        if comp.baseline == SEASON:
+            out.append(comp)
+            continue
+        changes = []
+        for k, c in enumerate(comp.changes):
+            if c.direction == "collapsed" or (ci, k) not in decided:
+                changes.append(c)
+                continue
+            fall, rise = decided[(ci, k)]
+            changes.append(c._replace(direction=_direction(c, fall, rise)))
+        out.append(comp._replace(changes=changes))
+    return out
+
+
+def _direction(c: Change, fall: bool, rise: bool) -> Direction:
+    if abs(c.delta) <= c.margin + EPS:
+        return "noise"
+    if c.delta < 0 and fall:
+        return "regressed"
+    if c.delta > 0 and rise:
+        return "improved"
+    p = c.p_fall if c.delta < 0 else c.p_rise
+    return "listed" if p <= LIST_LEVEL + EPS else "noise"
 
 
 def compare_values(
@@ -225,9 +458,10 @@ def compare_values(
     """Every (type, metric) of ``section`` with at least one question valued in both runs;
     types in ``type_order`` (then as found), metrics in the new run's order.
 
-    Per type only, not pooled over all questions: on simulated nights with nothing changed, a
-    pooled row per metric more than doubled the nights with a false alarm (docs/gate.md). A
-    question's type is the new run's (compared runs share the golden set). A question with a
+    Per type; a pooled row (type ``all``) only where the whole section collapsed
+    (``pooled_collapse``): a pooled row per metric tested like the types added false alarms and
+    caught nothing more (docs/gate.md). Each change is decided on its own here; a night's
+    changes are decided together by ``decide``. A question's type is the new run's (compared runs share the golden set). A question with a
     value in one run only is no pair: a question that failed is a failure of its own (the
     gate's "answers were produced" and "answers were judged"), never a smaller mean.
     """
@@ -236,6 +470,7 @@ def compare_values(
     order = grouped_type_order(types, type_order)
     position = {t: i for i, t in enumerate(order)}
     changes: list[tuple[int, int, Change]] = []
+    can = collapsible(new_metrics)
     for metric_index, (metric, after) in enumerate(new_metrics.items()):
         before = old_metrics.get(metric)
         if not before:
@@ -253,10 +488,11 @@ def compare_values(
                 [before[q] for q in ids],
                 [after[q] for q in ids],
                 rule,
+                metric in can,
             )
             changes.append((position.get(type_name, len(order)), metric_index, change))
     changes.sort(key=lambda item: (item[0], item[1]))
-    return [c for _, _, c in changes]
+    return [c for _, _, c in changes] + pooled_collapse(section, old, new)
 
 
 class Flip(NamedTuple):

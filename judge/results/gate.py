@@ -12,11 +12,24 @@ call is listed, never failed. Whether a failed check fails the command is the ca
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from judge.axes import JUDGE_VALUES
 from judge.errors import EXIT_OK, EXIT_REGRESSION
-from judge.results.compare import FIRST_IDS, SECTIONS, Change, Section, SectionComparison
+from judge.grouped import ALL
+from judge.results.compare import (
+    COLLAPSE_SHARE,
+    FIRST_IDS,
+    SEASON,
+    SECTIONS,
+    Change,
+    GateRule,
+    Section,
+    SectionComparison,
+)
+from judge.results.season import MIN_REFERENCE, RECENT, WINDOW
 
 
 class GateCheck(NamedTuple):
@@ -27,6 +40,9 @@ class GateCheck(NamedTuple):
     message: str
     kind: str
     """"regression" or "baseline": which flag makes a failure fail the command."""
+    moves: tuple[Change, ...] = ()
+    """The comparison's changes that are not noise (collapses, regressions, improvements,
+    listed moves), with their numbers: what JUnit and the JSON summary carry per check."""
 
 
 def _distinct(changes: Sequence[Change]) -> list[Change]:
@@ -52,13 +68,20 @@ class Gate(NamedTuple):
     judged: int = 0
     """How many answers were given to the judge."""
     listed: tuple[Change, ...] = ()
-    """Moves beyond the margin in types too small to call: reported, never failed."""
+    """Moves beyond the margin not shown to be more than noise: reported, never failed."""
+    notes: tuple[str, ...] = ()
+    """What a reader of the verdict must know beside it, e.g. that the embedding version changed
+    since the run compared with (``judge.results.history.compared_settings_note``)."""
 
     @property
     def verdict(self) -> str:
         """One line: the first line of the nightly's output. Questions without an answer or a
         verdict come first; when every question failed, the comparisons (of nothing) are left
-        out."""
+        out; the notes last."""
+        notes = "".join(f"; {note}" for note in self.notes)
+        return self._verdict() + notes
+
+    def _verdict(self) -> str:
         compared = self._compared()
         problems = []
         if self.failed:
@@ -75,6 +98,18 @@ class Gate(NamedTuple):
     def _compared(self) -> str:
         if self.regressions:
             fell = _distinct(self.regressions)
+            collapsed = [c for c in fell if c.direction == "collapsed"]
+            if collapsed:
+                # The types first (a pooled collapse is "over all questions"), and the first
+                # type's collapse as the example.
+                typed = [c for c in collapsed if c.type != ALL]
+                where = [f"in {', '.join(dict.fromkeys(c.type for c in typed))}"] if typed else []
+                if len(typed) < len(collapsed):
+                    where.append("over all questions")
+                shown = (typed or collapsed)[0]
+                rest = len(fell) - 1
+                more = f" (and {rest} more)" if rest else ""
+                return f"REGRESSED: collapsed {' and '.join(where)}: {shown.headline()}{more}"
             more = f" (and {len(fell) - 1} more)" if len(fell) > 1 else ""
             return f"REGRESSED: {fell[0].headline()}{more}"
         if self.missing:
@@ -86,8 +121,8 @@ class Gate(NamedTuple):
         if listed:
             more = f" (and {len(listed) - 1} more)" if len(listed) > 1 else ""
             return (
-                f"ok: no regression; listed, too few questions to call: {listed[0].headline()}"
-                f"{more}"
+                f"ok: no regression; listed, not shown to be more than noise: "
+                f"{listed[0].headline()}{more}"
             )
         return "ok: no regression"
 
@@ -117,21 +152,24 @@ def _comparison_check(comp: SectionComparison) -> GateCheck:
     # Stable names (CI systems follow a test case by its name from night to night); the
     # folder compared with goes into the message.
     pinned = comp.baseline == "baseline"
-    against = "the pinned baseline" if pinned else f"{comp.baseline}"
+    season = comp.baseline == SEASON
+    against = (
+        "the pinned baseline"
+        if pinned
+        else f"the season ({comp.note})"
+        if season
+        else f"{comp.baseline}"
+    )
     regressions = comp.regressions
     if regressions:
         message = f"against {against}: " + "; ".join(c.describe() for c in regressions)
     else:
-        counts = comp.counts()
-        message = (
-            f"against {against}: {len(comp.changes)} per-type metric(s) compared question by "
-            f"question, none regressed ({counts['improved']} improved, {counts['too_few']} "
-            f"listed in types too small to call, {counts['noise']} within noise)"
-        )
-        if comp.listed:
-            message += "; listed: " + "; ".join(c.describe() for c in comp.listed)
-    name = f"{comp.section} vs {'baseline' if pinned else 'last compatible run'}"
-    return GateCheck(name, not regressions, message, "regression")
+        message = f"against {against}: compared question by question, {comp.counts_text()}"
+    if comp.listed:
+        message += "; listed: " + "; ".join(c.describe() for c in comp.listed)
+    what = "baseline" if pinned else "the season" if season else "last compatible run"
+    name = f"{comp.section} vs {what}"
+    return GateCheck(name, not regressions, message, "regression", tuple(comp.moved))
 
 
 def gate(
@@ -140,6 +178,7 @@ def gate(
     total: int = 0,
     unjudged: Sequence[str] = (),
     judged: int = 0,
+    notes: Sequence[str] = (),
 ) -> Gate:
     """The checks of one run: were the answers produced (``failed``: the golden questions the
     adapter gave no answer for, of ``total``), were they judged (``unjudged``: the answers
@@ -154,12 +193,12 @@ def gate(
         if not any(c.baseline is not None for c in comparisons if c.section == section)
     ]
     for section in SECTIONS:
-        notes = [c.note for c in comparisons if c.section == section and c.baseline is None]
+        why = [c.note for c in comparisons if c.section == section and c.baseline is None]
         checks.append(
             GateCheck(
                 f"{section} has something to compare with",
                 section not in missing,
-                "; ".join(notes) if section in missing else "compared",
+                "; ".join(why) if section in missing else "compared",
                 "baseline",
             )
         )
@@ -189,4 +228,96 @@ def gate(
     )
     regressions = [c for comp in comparisons for c in comp.regressions]
     listed = tuple(c for comp in comparisons for c in comp.listed)
-    return Gate(checks, regressions, missing, tuple(failed), total, tuple(unjudged), judged, listed)
+    return Gate(
+        checks,
+        regressions,
+        missing,
+        tuple(failed),
+        total,
+        tuple(unjudged),
+        judged,
+        listed,
+        tuple(notes),
+    )
+
+
+class Detectable(NamedTuple):
+    """What the gate can call in one question type of a golden set (``judge check`` and
+    report.md say it before the first night)."""
+
+    type: str
+    questions: int
+    collapse: int | None
+    """Answers that must fall to the floor at once for a collapse (None: fewer than two
+    questions, which only a pooled collapse or the season can see)."""
+    shown: int | None
+    """Questions that must fall, none rising, for one night's exact test to show a fall within
+    the night's family-wise level (None: more than the type has)."""
+    season: int | None
+    """Questions that must lose a point two nights running, against a full window of quiet
+    earlier runs, for the season to call it (None: more than the type has)."""
+
+    def describe(self) -> str:
+        """e.g. ``negative: 5 questions; tonight alone: a collapse (4 of 5 answers to the
+        floor); over the season: a fall that stays, from 2 questions losing a point two nights
+        running after quiet nights``."""
+        parts = [f"{self.type}: {self.questions} question" + ("" if self.questions == 1 else "s")]
+        tonight = (
+            f"a collapse ({self.collapse} of {self.questions} answers to the floor)"
+            if self.collapse is not None
+            else "only a collapse of the whole set (pooled)"
+        )
+        if self.shown is not None:
+            tonight += f" or {self.shown} questions falling with none rising"
+        parts.append(f"tonight alone: {tonight}")
+        if self.season is not None:
+            parts.append(
+                f"over the season (from {MIN_REFERENCE} earlier compatible runs): a fall that "
+                f"stays, from {self.season} question"
+                + ("" if self.season == 1 else "s")
+                + " losing a point two nights running after quiet nights"
+            )
+        return "; ".join(parts)
+
+
+def detectable(per_type: dict[str, int], family: int, rule: GateRule) -> list[Detectable]:
+    """Per type: the smallest collapse (``judge.results.compare.collapsed``); the fewest falls
+    with none rising that one night's exact test shows when ``family`` checks are made together
+    (Holm's first step: the smallest p-value must be at most level / family; falls of one step
+    and no rise give p = 2^-k); and the fewest questions losing a point on two nights that the
+    season calls against WINDOW quiet runs (p = (2 / (2 + WINDOW))^(2k), with the season's
+    family: half the night's checks, each at RECENT lengths), and beyond the score margin."""
+    needed = math.ceil(math.log2(max(1, family) / rule.level) - 1e-12)
+    season_family = max(1, family // 2) * RECENT
+    share = 2 / (2 + WINDOW)
+    over_season = math.ceil(
+        math.log(rule.season_level / season_family) / (2 * math.log(share)) - 1e-12
+    )
+    return [
+        Detectable(
+            name,
+            n,
+            max(2, math.ceil(COLLAPSE_SHARE * n - 1e-9)) if n >= 2 else None,
+            needed if needed <= n else None,
+            season if season <= n else None,
+        )
+        for name, n in per_type.items()
+        # beyond the margin too: k points over n questions must exceed margin_score
+        for season in [max(over_season, math.floor(rule.margin_score * n + 1e-9) + 1)]
+    ]
+
+
+#: The judge's metrics a night compares per type (``judge.results.values``; ``sentences_supported``
+#: only in sentences mode, left out of the count).
+GATE_JUDGE_METRICS: tuple[str, ...] = tuple(m for m in JUDGE_VALUES if m != "sentences_supported")
+
+
+def night_family(
+    per_type: dict[str, int], answerable: dict[str, int], metrics: int, judge_metrics: int
+) -> int:
+    """How many (type, metric) checks one night makes against the last run and the baseline:
+    the judge's metrics for every type with questions, retrieval's for every type with
+    labelled chunks."""
+    judged = sum(1 for n in per_type.values() if n)
+    scored = sum(1 for n in answerable.values() if n)
+    return 2 * (judged * judge_metrics + scored * metrics)

@@ -9,7 +9,11 @@ measured the same thing on the same golden set:
   ruler, so judge metrics are then not compared; the flipped verdicts are listed instead).
 
 A corpus change is noted next to the numbers but does not stop the comparison; a golden-set
-change does. The comparison is question by question: the earlier run's values are read from its
+change does. So is a change of the RAG system's settings as its run states them
+(``run_meta``'s embedding model and version, chunking and generator: ``settings_note``), read
+from each line's ``settings``: they are the system's own description of what it ran with, a
+few short values that every comparison needs, so they live in the line with the other keys
+that decide a comparison rather than in the earlier run's folder (which may be gone). The comparison is question by question: the earlier run's values are read from its
 report folder (``judge.results.values``), never stored here, so this file stays small; when a
 compatible run's folder was deleted, the latest one still there is used. How two runs are
 compared is ``judge.results.compare``; the pinned baseline is ``judge.results.baseline``; the
@@ -26,6 +30,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judge.errors import InputError
+from judge.inputs.runs import JsonScalar, RunSettings
 from judge.jsonl import (
     StateFile,
     append_line,
@@ -70,6 +75,10 @@ class HistoryEntry(BaseModel):
     metrics: dict[str, TypeMetrics]
     """Section (retrieval, judge) → per-type metrics."""
     status_counts: dict[str, int]
+    settings: RunSettings | None = None
+    """The RAG system's settings as its run stated them (``RunMeta.settings``): a comparison
+    with this run says which changed. None: a line written before they were recorded (they
+    are then not compared)."""
 
     def fingerprint(self, section: Section) -> str:
         """What must match for this section to be compared with another run."""
@@ -257,9 +266,102 @@ def compare_with_history(
             notes.append(
                 "the corpus changed since that run: the numbers measure a different corpus"
             )
+        changed = settings_note(match.settings, entry.settings, section)
+        if changed is not None:
+            notes.append(changed)
         changes = compare_values(section, values, current, rule, type_order)
         comparisons.append(SectionComparison(section, match.folder, changes, "; ".join(notes)))
     return comparisons
+
+
+#: The settings a section's numbers depend on, in the order a note names them: retrieval is
+#: the index's (embeddings, chunking); the judge's verdicts depend on those, through the
+#: chunks the generator saw, and on the generator.
+SETTINGS: dict[Section, tuple[str, ...]] = {
+    "retrieval": ("embedding_model", "embedding_version", "chunking"),
+    "judge": ("embedding_model", "embedding_version", "chunking", "generator_model"),
+}
+
+#: A setting's value in a note is cut to this many characters (a run file states it).
+SETTING_CHARS = 60
+
+
+def _value(value: JsonScalar) -> str:
+    text = "not stated" if value is None else str(value)
+    return text if len(text) <= SETTING_CHARS else text[: SETTING_CHARS - 1] + "…"
+
+
+def settings_changes(
+    earlier: RunSettings | None, current: RunSettings | None, section: Section | None = None
+) -> list[str]:
+    """Each setting that differs between two runs, as "the embedding version (v1 → v2)"; the
+    chunking as its keys that differ ("the chunking (max_chars 450 → 800)"). Only the
+    settings ``section``'s numbers depend on (all four when None); none when either run's
+    settings were not recorded (a history line older than them). A setting stated in one run
+    only counts as changed ("not stated → v2"): a run that stops stating its embedding
+    version may have changed it too."""
+    if earlier is None or current is None:
+        return []
+    changes = []
+    for name in SETTINGS["judge" if section is None else section]:
+        before, after = getattr(earlier, name), getattr(current, name)
+        if before == after:
+            continue
+        label = "the " + name.replace("_", " ")
+        if name == "chunking":
+            keys = [*before, *(k for k in after if k not in before)]
+            moved = ", ".join(
+                f"{k} {_value(before.get(k))} → {_value(after.get(k))}"
+                for k in keys
+                if before.get(k) != after.get(k)
+            )
+            changes.append(f"{label} ({moved})")
+        else:
+            changes.append(f"{label} ({_value(before)} → {_value(after)})")
+    return changes
+
+
+def _sentence(changes: Sequence[str], since: str) -> str | None:
+    """The note of ``settings_changes``: one setting's values after its name, several
+    settings each with theirs."""
+    if not changes:
+        return None
+    if len(changes) == 1:
+        name, _, values = changes[0].partition(" (")
+        return f"{name} changed since {since} ({values}: a fall below may reflect that"
+    listed = ", ".join(changes[:-1]) + " and " + changes[-1]
+    return f"{listed} changed since {since}: a fall below may reflect that"
+
+
+def settings_note(
+    earlier: RunSettings | None, current: RunSettings | None, section: Section | None = None
+) -> str | None:
+    """The note beside a comparison when the RAG system's settings changed since the run it
+    compares with ("the embedding version changed since that run (v1 → v2): a fall below may
+    reflect that"), or None. As with a corpus change, the comparison still stands: the note
+    says what other than the system's quality may have moved the numbers."""
+    return _sentence(settings_changes(earlier, current, section), "that run")
+
+
+def compared_settings_note(
+    entry: HistoryEntry, history: Sequence[HistoryEntry], comparisons: Sequence[SectionComparison]
+) -> str | None:
+    """The settings that changed since the earlier runs ``comparisons`` compared with (those
+    of ``compare_with_history``; the others, such as the pinned baseline's, are passed over),
+    in one note for a line that stands alone, such as the nightly's first ("the embedding
+    version changed since the last compatible run (v1 → v2): a fall below may reflect that"),
+    or None. The settings are read from the history lines, as the comparison's note reads
+    them."""
+    by_folder = {e.folder: e for e in history}
+    changes: list[str] = []
+    for comp in comparisons:
+        compared = by_folder.get(comp.baseline) if comp.baseline is not None else None
+        if compared is None or compared.folder == entry.folder:
+            continue
+        for change in settings_changes(compared.settings, entry.settings, comp.section):
+            if change not in changes:
+                changes.append(change)
+    return _sentence(changes, "the last compatible run")
 
 
 def _names(folders: Sequence[str], first: int = 3) -> str:

@@ -28,3 +28,6 @@ class ItemRecord(BaseModel):
     """Metrics at every k (empty for questions without relevant chunks)."""
     labels: list[LabelScores]
     """Human labels for this exact answer."""
+    reference_answer: str | None = None
+    """The golden set's reference answer, when it has one (the shipped prompt sends it to the
+    judge; review.html and verdicts.csv show it)."""

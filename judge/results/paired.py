@@ -7,10 +7,15 @@ metric), ``d_j = new_j - old_j`` over the questions that have a value in both ru
 replacement, take the mean, 2.5th and 97.5th percentiles of those means). A mean of a mean on
 five questions is noise; the paired interval says how much.
 
-The rule (``classify``): a change is ``regressed`` only when the interval lies wholly below
-zero, the mean fell by more than the metric's margin, and there are at least ``min_questions``
-pairs; ``improved`` symmetrically; ``too_few`` when the mean moved beyond the margin on fewer
-pairs (listed, never a regression); otherwise ``noise``.
+The evidence is an exact test, not the interval: the paired sign-flip test
+(``sign_flip_tails``), whose p-value depends on the changes alone, so a decision never depends
+on a type's name, the order of the questions or a seed. The interval is for reading (it is
+drawn with one fixed seed from the sorted changes, so it too is a function of the changes).
+The rule (``classify``, then ``judge.results.compare.decide`` over a night's family of checks
+with Holm's rule, ``holm``): ``regressed`` when the fall is shown (p within the level) and the
+mean fell by more than the metric's margin; ``improved`` symmetrically; ``listed``
+when the mean moved beyond the margin with some evidence (p at most ``LIST_LEVEL``) but not
+enough; otherwise ``noise``.
 
 Nothing here knows about runs or files: ``judge.results.compare`` applies it per type.
 """
@@ -18,12 +23,18 @@ Nothing here knows about runs or files: ``judge.results.compare`` applies it per
 from __future__ import annotations
 
 import hashlib
+import math
+from statistics import NormalDist
 from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 
-Direction = Literal["improved", "regressed", "too_few", "noise"]
+Direction = Literal["collapsed", "regressed", "improved", "listed", "noise"]
+#: The sums a sign-flip distribution may hold before its tails are taken from the normal
+#: approximation instead (only metrics with many distinct changes, such as mrr on thousands of
+#: questions, get there; 0-2 scores and 0/1 metrics never do).
+EXACT_SUPPORT = 200_000
 
 #: Bootstrap resamples per interval: enough that the 2.5th percentile moves by a small fraction
 #: of the interval's width from one seed to another (tests/results/test_paired.py).
@@ -34,6 +45,9 @@ LEVEL = 0.95
 BLOCK_VALUES = 1_000_000
 #: Changes equal to within this are equal (means of floats are not exact).
 EPS = 1e-9
+#: A move beyond the margin whose own one-sided p-value is at most this, but that the night's
+#: family-wise level does not call, is listed ("worth a look"); above it, it is noise.
+LIST_LEVEL = 0.10
 
 
 def seed_for(*names: str) -> int:
@@ -76,17 +90,78 @@ def bootstrap_interval(
     return round(float(low), 12), round(float(high), 12)
 
 
-def classify(
-    delta: float, low: float, high: float, n: int, margin: float, min_questions: int
-) -> Direction:
-    """The rule: see the module's docstring."""
-    beyond = abs(delta) > margin + EPS
-    if not beyond:
+def sign_flip_tails(changes: npt.ArrayLike) -> tuple[float, float]:
+    """The exact one-sided p-values of the paired sign-flip (randomization) test of the mean
+    change: ``(P(S* <= S), P(S* >= S))`` where ``S`` is the sum of the changes and ``S*`` the
+    sum with each change's sign flipped at random (what "nothing changed" means for two runs of
+    the same system: either run could have been the first).
+
+    Exact, not resampled: the changes are grouped by size, a group of ``c`` changes of size ``m``
+    adds ``m (2k - c)`` with ``k ~ Binomial(c, 1/2)``, and the groups are convolved. It depends
+    on the multiset of changes only (not on names, order or a seed), so a decision never flips
+    between two renderings or two names of a type. Changes of 0 carry no information and are
+    left out (n only matters through the changes that happened). When the distribution would
+    hold more than ``EXACT_SUPPORT`` distinct sums, its normal approximation is used.
+    """
+    d = np.asarray(changes, dtype=float)
+    d = d[np.abs(d) > EPS]
+    if d.size == 0:
+        return 1.0, 1.0
+    observed = float(d.sum())
+    sizes, counts = np.unique(np.round(np.abs(d), 9), return_counts=True)
+    support = 1.0
+    for c in counts:
+        support *= float(c) + 1.0
+    if support > EXACT_SUPPORT:
+        sd = math.sqrt(float((d * d).sum()))
+        z = observed / sd
+        below = NormalDist().cdf(z)
+        return below, 1.0 - below
+    dist: dict[float, float] = {0.0: 1.0}
+    for size, count in zip(sizes.tolist(), counts.tolist(), strict=True):
+        head = math.lgamma(count + 1) - count * math.log(2.0)
+        weights = [
+            math.exp(head - math.lgamma(k + 1) - math.lgamma(count - k + 1))
+            for k in range(count + 1)
+        ]
+        steps = [round(size * (2 * k - count), 9) for k in range(count + 1)]
+        merged: dict[float, float] = {}
+        for total, p in dist.items():
+            for step, w in zip(steps, weights, strict=True):
+                key = round(total + step, 9)
+                merged[key] = merged.get(key, 0.0) + p * w
+        dist = merged
+    tolerance = 1e-7
+    total = math.fsum(dist.values())  # 1 up to rounding: dividing by it keeps 1 exact
+    below = math.fsum(p for s, p in dist.items() if s <= observed + tolerance) / total
+    above = math.fsum(p for s, p in dist.items() if s >= observed - tolerance) / total
+    return min(1.0, below), min(1.0, above)
+
+
+def holm(p_values: list[float], level: float) -> list[bool]:
+    """Holm's step-down rule over a family of p-values: which are rejected at family-wise
+    ``level`` (the smallest p against level/m, the next against level/(m-1), ...; stop at the
+    first that fails). Ties are broken by position, which cannot change a decision (equal
+    p-values pass or fail together up to the step that stops)."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    rejected = [False] * len(p_values)
+    m = len(p_values)
+    for rank, index in enumerate(order):
+        if p_values[index] > level / (m - rank):
+            break
+        rejected[index] = True
+    return rejected
+
+
+def classify(delta: float, p_fall: float, p_rise: float, margin: float, level: float) -> Direction:
+    """One change on its own: ``regressed`` when its fall has an exact p-value of at most
+    ``level`` and the mean fell by more than ``margin``; ``improved`` symmetrically;
+    ``listed`` when the mean moved beyond the margin with a p-value of at most
+    ``LIST_LEVEL`` but not ``level``; otherwise ``noise``. A night's changes are decided
+    together (``judge.results.compare.decide``)."""
+    if abs(delta) <= margin + EPS:
         return "noise"
-    if n < min_questions:
-        return "too_few"
-    if delta < 0 and high < 0:
-        return "regressed"
-    if delta > 0 and low > 0:
-        return "improved"
-    return "noise"
+    p = p_fall if delta < 0 else p_rise
+    if p <= level:
+        return "regressed" if delta < 0 else "improved"
+    return "listed" if p <= LIST_LEVEL + EPS else "noise"

@@ -6,15 +6,36 @@ faithful verdict whose evidence comes from a chunk the golden set does not list,
 not verified, unsupported sentences, low confidence. The run record keeps the result per
 question (``judge.record.QuestionRow.triage``); the console, report.md, report.json and
 review.html show those same questions and count them the same way.
+
+It also catches what a weak judge does rather than what one verdict says (issue 21: a small
+judge in cited mode cited "sentence 1" in 57 of 59 verdicts and the queue stayed empty):
+
+- ``cited_unrelated``: in cited mode, the cited context sentence shares no content token
+  with the answer (``content_tokens``: Latin words but a few function words, CJK bigrams but
+  the all-hiragana ones): a sentence that says nothing the answer says cannot be what backs it;
+- ``same_position``: the judge cites the same sentence number in most of the run's cited
+  verdicts (``position_bias``: at least ``SAME_POSITION_SHARE``, three quarters, of at least
+  ``SAME_POSITION_MIN`` verdicts that cite a sentence). "Most" is three quarters, not half: with
+  short chunks and a good first rank, sentence 1 is legitimately the evidence for many items,
+  and a warning that fires on a sound judge would be ignored. It is a run-level warning
+  (report.md, the console) and a reason on each verdict citing that position;
+- ``injection``: a judge-directed instruction in the answer or a chunk
+  (``judge.judging.injection``), on every verdict whatever its status: a verdict that failed
+  on an item that tells the judge what to do is as suspect as one that did not.
 """
 
 from __future__ import annotations
 
+import re
+from collections import Counter
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from judge.judging.confidence import LOW_CONFIDENCE
+from judge.judging.injection import instruction_flags
 from judge.judging.verdict import SentenceCheck, Verdict, review_reasons
 from judge.results.item_record import ItemRecord
+from judge.textnorm import lexical_tokens
 
 
 def unsupported(verdict: Verdict) -> list[SentenceCheck]:
@@ -32,7 +53,75 @@ TRIAGE_FLAGS: dict[str, str] = {
     "verdict_flags": "flagged by the verdict's checks",
     "low_confidence": "low judge confidence",
     "unsupported_sentences": "unsupported sentence(s)",
+    "injection": "an instruction to the judge in the answer or a chunk",
+    "cited_unrelated": "cited sentence shares no content with the answer",
+    "same_position": "the judge cites the same sentence number for most items",
 }
+
+#: ``same_position``: the share of the cited verdicts that cite one sentence number ...
+SAME_POSITION_SHARE = 0.75
+#: ... among at least this many verdicts that cite a sentence (fewer say nothing).
+SAME_POSITION_MIN = 10
+
+#: English function words: every English sentence has some, so sharing them is no content.
+_FUNCTION_WORDS_TEXT = (
+    "a an the and or but of to in on at by for with from as is are was were be been being it "
+    "its this that these those there here you your we our they their he she his her i me my "
+    "do does did not no can could will would should may might must shall have has had if then "
+    "so than too very also just only any some all each every which what who whom whose when "
+    "where why how about into onto over under up down out off again more most such own same "
+    "yes"
+)
+_FUNCTION_WORDS = frozenset(_FUNCTION_WORDS_TEXT.split())
+
+
+def content_tokens(text: str) -> set[str]:
+    """The tokens that carry content (``judge.textnorm.lexical_tokens`` without the English
+    function words and the all-hiragana CJK tokens, mostly particles and endings: の, は, ます)."""
+    return {
+        token
+        for token in lexical_tokens(text)
+        if token not in _FUNCTION_WORDS and not all("\u3040" <= c <= "\u309f" for c in token)
+    }
+
+
+class PositionBias(NamedTuple):
+    """A judge citing one sentence number for most of the run's cited verdicts."""
+
+    sentence: int
+    k: int
+    """Verdicts citing it."""
+    n: int
+    """Cited-mode ok verdicts citing any sentence."""
+
+    @property
+    def warning(self) -> str:
+        return (
+            f"the judge cited sentence {self.sentence} in {self.k} of {self.n} verdicts that "
+            "cite a sentence: a judge that cites one position for most items is likely not "
+            "reading the chunks; check those verdicts by hand"
+        )
+
+
+def position_bias(verdicts: Iterable[Verdict]) -> PositionBias | None:
+    """The run-level ``same_position`` warning, or None (the rule: the module docstring)."""
+    numbers = [
+        v.match.sentence
+        for v in verdicts
+        if v.status == "ok"
+        and v.mode == "cited"
+        and v.match is not None
+        and v.match.cited
+        and v.match.sentence is not None
+    ]
+    if len(numbers) < SAME_POSITION_MIN:
+        return None
+    # The most common number; a tie goes to the lower one (the first sentence, usually).
+    counts = Counter(numbers)
+    sentence, k = min(counts.items(), key=lambda pair: (-pair[1], pair[0]))
+    if k < SAME_POSITION_SHARE * len(numbers):
+        return None
+    return PositionBias(sentence, k, len(numbers))
 
 
 #: What a found quote is; anything else with a quote is not verified.
@@ -59,14 +148,20 @@ class Triage(NamedTuple):
         return any(flag not in FINDINGS for flag in self.flags)
 
 
-def triage(item: ItemRecord, verdict: Verdict) -> Triage:
-    """The triage flags of one judged item (``TRIAGE_FLAGS``)."""
+def triage(item: ItemRecord, verdict: Verdict, bias: PositionBias | None = None) -> Triage:
+    """The triage flags of one judged item (``TRIAGE_FLAGS``); ``bias``: the run's
+    ``position_bias``, when it has one."""
     flags: list[str] = []
     reasons = list(review_reasons(verdict))
+    injected = instruction_flags(item.answer, item.context)
     if verdict.status != "ok" or verdict.faithfulness is None or verdict.relevance is None:
-        return Triage(["not_ok"], reasons, 0)
+        # An ok verdict has these among its own flags (``make_verdict``); one that is not ok
+        # has only its error, so they are said here.
+        return Triage(["not_ok", *(["injection"] if injected else [])], reasons + list(injected), 0)
     if verdict.review:
         flags.append("verdict_flags")
+    if injected:
+        flags.append("injection")
     bad = unsupported(verdict)
     if bad:
         flags.append("unsupported_sentences")
@@ -116,6 +211,21 @@ def triage(item: ItemRecord, verdict: Verdict) -> Triage:
         # The verdict's flags are all about the quote: say it once.
         if not verdict.review:
             reasons.append(f"quote not verified ({match.kind.replace('_', ' ')})")
+    if verdict.mode == "cited" and match is not None and match.cited:
+        where = f" in {match.chunk_id}" if match.chunk_id else ""
+        # The verdict's evidence is the cited sentence's text (``make_verdict``).
+        cited_text = verdict.evidence
+        if cited_text and not content_tokens(cited_text) & content_tokens(item.answer):
+            flags.append("cited_unrelated")
+            reasons.append(
+                f"cited sentence {match.sentence}{where} shares no content with the answer"
+            )
+        if bias is not None and match.sentence == bias.sentence:
+            flags.append("same_position")
+            reasons.append(
+                f"cites sentence {bias.sentence}, as {bias.k} of {bias.n} cited verdicts do "
+                "(a position bias?)"
+            )
     confidence = verdict.confidence
     if confidence is not None and confidence < LOW_CONFIDENCE:
         flags.append("low_confidence")
@@ -125,3 +235,55 @@ def triage(item: ItemRecord, verdict: Verdict) -> Triage:
 
 #: The triage of a question with nothing to look at (or no verdict to look at).
 NO_TRIAGE = Triage([], [], 0)
+
+
+# --- the judge is the generator ---------------------------------------------------------------
+
+#: Why self-judging is warned about, in the article's words.
+SELF_JUDGING_REASON = (
+    "a model tends to rate its own style as correct, which is why the article judges with a "
+    "larger model than the generator"
+)
+
+
+def _family_size(name: str) -> tuple[str, str] | None:
+    """A model name's family and size ("gemma3:12b", "google/gemma-3-12b-it" and
+    "Gemma 3 12B" are all ("gemma3", "12b")), or None when it names no size."""
+    tokens = re.sub(r"[^a-z0-9.]+", " ", name.lower().removesuffix(".gguf")).split()
+    at = next((i for i, t in enumerate(tokens) if _SIZE.fullmatch(t)), None)
+    if at is None:
+        return None
+    before = tokens[:at]
+    named = [i for i, t in enumerate(before) if any(c.isalpha() for c in t)]
+    if not named:
+        return None
+    first = named[-1]
+    family = before[first] + "".join(before[first + 1 :])
+    return family, tokens[at]
+
+
+#: A parameter count as model names write it: 12b, 270m, 1.5b, e4b (Gemma 3n).
+_SIZE = re.compile(r"e?\d+(?:\.\d+)?[bm]")
+
+
+def _tag(name: str) -> str:
+    """An Ollama tag as written in either place: case folded, ":latest" implied."""
+    tag = name.strip().lower()
+    return tag if ":" in tag else f"{tag}:latest"
+
+
+def self_judging(judge_model: str, generator_model: str | None) -> str | None:
+    """The warning when the RAG system's generator (``run_meta.generator_model``) is the judge's
+    model: the same Ollama tag, or the same family and size; None otherwise."""
+    if not generator_model or not judge_model:
+        return None
+    same = _tag(judge_model) == _tag(generator_model)
+    if not same:
+        judge_kind, generator_kind = _family_size(judge_model), _family_size(generator_model)
+        same = judge_kind is not None and judge_kind == generator_kind
+    if not same:
+        return None
+    return (
+        f"self-judging: the judge's model ({judge_model}) is the generator's "
+        f"(run_meta.generator_model {generator_model}): {SELF_JUDGING_REASON}"
+    )

@@ -4,8 +4,9 @@ Classes of the hardening matrix (issue 20), each with a case per file or command
 
 - **two writers at once** (two real ``python -m judge`` processes, or two processes of
   ``multiprocessing``): two ``judge audit import`` keep both reviewers' labels; an import
-  during a ``judge audit label`` session loses no label; two baseline pins, two history appends
-  and two ``judge stability`` (which share the verdict cache) each keep what both wrote;
+  during a ``judge audit label`` session goes through at once and loses no label; two baseline
+  pins, two history appends and two ``judge stability`` (which share the verdict cache) each
+  keep what both wrote;
 - **a last line without its newline**: ``judge audit label``, ``judge audit import`` and a
   history append each leave a file every command reads, never a label glued onto a line;
 - **two outputs in the same second**: ``judge stability`` reports, sweep folders, batch
@@ -107,17 +108,18 @@ def test_two_audit_imports_at_once_keep_both_reviewers_labels(tiny: Tiny, tmp_pa
     assert not lock_file(labels).exists()  # released and removed
 
 
-def test_an_import_during_a_terminal_labelling_session_loses_no_label(
+def test_an_import_during_a_terminal_labelling_session_goes_through_at_once_and_loses_no_label(
     tiny: Tiny, tmp_path: Path
 ) -> None:
-    """``judge audit label`` appends each label as it is given; an import that replaced the
-    file meanwhile would drop them. The session holds the lock: the import waits, then merges
-    into what the session wrote."""
+    """``judge audit label`` appends each label as it is given, under the labels file's lock
+    held for that append only: an import meanwhile neither waits for the session to end (it
+    used to wait 30 s, then be refused) nor drops what the session wrote, and the session's
+    next label lands in the file the import wrote."""
     config, toml, labels = _labels_config(tiny, tmp_path)
     assert run_lexical(config) == 0
     session = _judge(toml, "audit", "label", "--labeller", "cy", stdin="")
     assert session.stdin is not None
-    # Two items labelled; the session then waits for the third (its lock held).
+    # Two items labelled; the session then waits for the third.
     session.stdin.write("2\n2\n\n1\n1\n\n")
     session.stdin.flush()
     _wait_until(
@@ -128,14 +130,16 @@ def test_an_import_during_a_terminal_labelling_session_loses_no_label(
     )
     assert session.poll() is None, session.communicate()
     importer = _judge(toml, "audit", "import", str(_sheet(tmp_path / "ana.csv", "ana", (2, 2))))
-    code, _, err = _finish(session, "q\n")
-    assert code == 0, err
-    code, out, err = _finish(importer)
+    code, out, err = _finish(importer)  # while the session still waits for its third item
     assert code == 0, err
     assert "160 added" in out
+    assert session.poll() is None  # the import did not wait for the session to end
+    code, _, err = _finish(session, "2\n1\n\nq\n")  # a third label, after the import
+    assert code == 0, err
     kept = load_labels(labels, load_golden(config.data).by_id()).current
-    assert sum(1 for lab in kept if lab.labeller == "cy") == 2
+    assert sum(1 for lab in kept if lab.labeller == "cy") == 3
     assert sum(1 for lab in kept if lab.labeller == "ana") == 160
+    assert not lock_file(labels).exists()  # released between labels and removed
 
 
 def test_a_command_that_cannot_get_a_shared_file_is_refused_in_one_line(tmp_path: Path) -> None:

@@ -233,3 +233,31 @@ def test_an_adapter_that_prints_nothing_leaves_no_log(
     assert main(["--config", str(toml), "run", "--backend", "lexical"]) == 0
     assert "kept in" not in capsys.readouterr().err
     assert not list((toml.parent / "reports" / "runs").glob("*.log"))
+
+
+def test_the_adapters_log_is_named_once_and_only_when_it_was_asked(
+    tiny_adapter: TinyAdapter, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The summary's warnings name the log (``Inputs.adapter_log``); the adapter module no
+    longer logs the line too, so it is printed once. Answers reused without asking the adapter
+    again printed nothing this time: no line."""
+    from judge.pipeline.inputs import load_inputs
+
+    toml = _config(tiny_adapter, "printing_once", "prints")
+    assert main(["--config", str(toml), "run", "--backend", "lexical"]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    (log,) = (toml.parent / "reports" / "runs").glob("*.log")
+    assert err.count("the adapter printed to stdout or stderr") == 1
+    assert err.count(f"kept in {log}") == 1
+    assert main(["--config", str(toml), "run", "--backend", "lexical"]) == 0  # answers reused
+    assert "kept in" not in capsys.readouterr().err
+    inputs = load_inputs(load_config_of(toml), fresh_answers=True)
+    assert inputs.adapter_log is not None and inputs.adapter_log != log  # a log of its own
+    assert (
+        inputs.warnings().count(
+            f"the adapter printed to stdout or stderr while it was asked: kept in "
+            f"{inputs.adapter_log} (never shown here)"
+        )
+        == 1
+    )
+    assert load_inputs(load_config_of(toml)).adapter_log is None  # reused: not asked

@@ -259,6 +259,27 @@ def test_verdicts_that_are_not_ok_are_counted_and_listed(
     # How the failures are shown: tests/report/test_stability_view.py.
 
 
+def test_flags_are_reported_for_every_verdict_whatever_its_status(
+    items: list[JudgeItem], prompt: Prompt, cache: VerdictCache
+) -> None:
+    report = with_failures(items, prompt, cache)
+    by_variant = {f.variant: f for f in report.flags}
+    assert list(by_variant) == [None, *VARIANTS]
+    # The injected answers are flagged every time: the English ones' verdicts are ok and carry
+    # the detector's reason; the Japanese ones failed (not JSON) and are flagged all the same.
+    assert by_variant["injection_en"].count == Count(4, 4)
+    assert by_variant["injection_ja"].count == Count(4, 4)
+    assert {f.status for f in by_variant["injection_ja"].flagged} == {"parse_error"}
+    assert all(
+        any("the answer" in reason for reason in f.reasons)
+        for variant in INJECTIONS
+        for f in by_variant[variant].flagged
+    )
+    # The originals and the reordered ones hold no instruction; their quotes are found.
+    for variant in (None, "reversed", "shuffled"):
+        assert by_variant[variant].count == Count(0, 4)
+
+
 def test_ctrl_c_raises_interrupted_after_caching_what_was_judged(
     items: list[JudgeItem], prompt: Prompt, cache: VerdictCache
 ) -> None:

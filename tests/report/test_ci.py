@@ -11,8 +11,9 @@ import pytest
 
 from judge.cli import main
 from judge.config import Config
-from tests.conftest import CORPUS, RUN
-from tests.results.helpers import one_question_counts
+from tests.conftest import nonsense_run
+from tests.fakes import ScriptedBackend, nonsense_scores_zero
+from tests.results.helpers import use_backend
 
 Tiny = Callable[..., Config]
 
@@ -34,32 +35,16 @@ def _nightly(config: Config, tmp_path: Path, name: str) -> tuple[int, ET.Element
     return code, ET.parse(junit).getroot(), json.loads(summary.read_text(encoding="utf-8"))
 
 
-def _lexical(config: Config) -> Config:
-    assert config.source is not None
-    config.source.write_text(
-        config.source.read_text(encoding="utf-8").replace(
-            "[judge]\n", '[judge]\nbackend = "lexical"\n'
-        ),
-        encoding="utf-8",
-    )
-    return config
-
-
-def _worse_run() -> list[dict]:  # type: ignore[type-arg]
-    """q1's relevant chunk pushed from rank 1 to rank 5: a retrieval regression."""
-    run = json.loads(json.dumps(RUN))
-    filler = [{"chunk_id": c["chunk_id"]} for c in CORPUS if c["chunk_id"] != "pricing/plans"]
-    run[1]["retrieved"] = [*filler, {"chunk_id": "pricing/plans"}]
-    return run
-
-
 def test_nightly_junit_and_summary_through_three_nights(
-    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tiny: Tiny,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
-    tiny = one_question_counts(tiny)  # one question per type: let it count
+    use_backend(monkeypatch, ScriptedBackend(nonsense_scores_zero))
     # Night 1: nothing to compare with; the nightly requires a baseline, so both "has
     # something to compare with" checks fail.
-    code, suite, summary = _nightly(_lexical(tiny()), tmp_path, "night1")
+    code, suite, summary = _nightly(tiny(), tmp_path, "night1")
     assert code == 1
     assert suite.tag == "testsuite"
     cases = {c.get("name"): c for c in suite.iter("testcase")}
@@ -77,32 +62,44 @@ def test_nightly_junit_and_summary_through_three_nights(
     assert summary["not_compared"] == ["retrieval", "judge"]
     assert summary["status_counts"]["ok"] == 4
 
-    # Night 2: the same answers: two comparisons pass, nothing fails.
-    code, suite, summary = _nightly(_lexical(tiny()), tmp_path, "night2")
+    # Night 2: the same answers: two comparisons pass, nothing fails; each case says what it
+    # compared in its <system-out>.
+    code, suite, summary = _nightly(tiny(), tmp_path, "night2")
     assert code == 0
     names = [c.get("name") for c in suite.iter("testcase")]
     assert len(names) == 6 and names[0].startswith("retrieval vs ")
     assert suite.get("failures") == "0" and suite.get("skipped") == "0"
     assert summary["regressions"] == [] and summary["verdict"].startswith("ok")
+    out = next(suite.iter("testcase")).find("system-out")
+    assert out is not None and "compared question by question, of " in str(out.text)
 
-    # Night 3: retrieval got worse: its comparison fails and names the metric.
-    code, suite, summary = _nightly(_lexical(tiny(run=_worse_run())), tmp_path, "night3")
+    # Night 3: every answer nonsense: the judge's comparison fails on the pooled collapse and
+    # names it; the moves are properties of the case, with their numbers.
+    code, suite, summary = _nightly(tiny(run=nonsense_run()), tmp_path, "night3")
     assert code == 1
     failed = [c for c in suite.iter("testcase") if c.find("failure") is not None]
-    assert [c.get("name", "").split(" vs ")[0] for c in failed] == ["retrieval"]
+    assert [c.get("name", "").split(" vs ")[0] for c in failed] == ["judge"]
     message = failed[0].find("failure").get("message")  # type: ignore[union-attr]
-    assert "▼ factual mrr: 1.000 → 0.200 (-0.800 [-0.800, -0.800], 1 question); moved: q1" in str(
+    assert "▼▼ all faithfulness: 2.000 → 0.000 (-2.000 [-2.000, -2.000], 4 questions" in str(
         message
     )
-    mrr = next(r for r in summary["regressions"] if r["metric"] == "mrr")
-    assert (mrr["type"], mrr["n"], mrr["delta"], mrr["direction"]) == (
-        "factual",
-        1,
-        pytest.approx(-0.8),
-        "regressed",
+    properties = {p.get("name"): p.get("value") for p in failed[0].iter("property")}
+    assert "collapsed judge all faithfulness" in properties
+    assert "collapsed" in str(properties["collapsed judge all faithfulness"])
+    pooled = next(r for r in summary["regressions"] if r["metric"] == "faithfulness")
+    assert (pooled["type"], pooled["n"], pooled["delta"], pooled["direction"]) == (
+        "all",
+        4,
+        pytest.approx(-2.0),
+        "collapsed",
     )
-    assert mrr["moved"] == [{"question_id": "q1", "old": 1.0, "new": pytest.approx(0.2)}]
-    assert summary["verdict"].startswith("REGRESSED: retrieval factual mrr -0.800")
+    assert len(pooled["moved"]) == 4
+    assert summary["verdict"].startswith(
+        "REGRESSED: collapsed over all questions: judge all faithfulness"
+    )
+    judge_check = next(c for c in summary["checks"] if c["name"].startswith("judge vs "))
+    assert {m["direction"] for m in judge_check["moves"]} == {"collapsed"}
+    assert set(summary["diagnoses"]) >= {"factual", "procedural", "negative", "out_of_scope"}
     capsys.readouterr()
 
 

@@ -217,3 +217,19 @@ def test_the_judging_layer_imports_no_view() -> None:
         "assert not views, views\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=REPO)
+
+
+def test_flags_are_counted_per_variant_and_named_in_the_markdown(
+    items: list[JudgeItem], prompt: Prompt, cache: VerdictCache
+) -> None:
+    report = with_failures(items, prompt, cache)
+    markdown = "\n".join(stability_markdown(report))
+    assert "Verdicts with review flags" in markdown
+    assert "injection_en 4/4 (100 %)" in markdown and "original 0/4 (0 %)" in markdown
+    qid = items[0].question.id
+    assert f"- {qid} (injection_ja, parse_error): the answer contains" in markdown
+    console = stability_lines(report)
+    (line,) = [line for line in console if line.startswith("verdicts with review flags")]
+    assert "injection_ja 4/4 (100 %)" in line and line.endswith("(the report names them)")
+    # A report without the flags (built by hand) says nothing about them.
+    assert "review flags" not in "\n".join(stability_markdown(_report(0)))

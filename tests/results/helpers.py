@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
 import pytest
 
 import judge.pipeline
@@ -20,16 +17,6 @@ def with_reports(config: Config, lines: str) -> Config:
     assert text.rstrip().splitlines()[-1].startswith("dir = "), "[reports] is not last"
     config.source.write_text(text + lines + "\n", encoding="utf-8")
     return load_config(config.source)
-
-
-def one_question_counts(tiny: Callable[..., Config]) -> Callable[..., Config]:
-    """``tiny`` with ``min_questions = 1``: the tiny set has one question per type, which the
-    default minimum (8) would only ever list, never call a regression."""
-
-    def make(**changes: Any) -> Config:
-        return with_reports(tiny(**changes), "min_questions = 1")
-
-    return make
 
 
 def use_backend(monkeypatch: pytest.MonkeyPatch, backend: JudgeBackend) -> None:

@@ -1,14 +1,18 @@
-"""The statistics of the paired gate: the bootstrap interval against scipy's, its determinism
-and memory bound, and the rule that calls a change."""
+"""The statistics of the paired gate: the exact sign-flip test against counting and against
+scipy's permutation test, Holm's rule against statsmodels', the bootstrap interval against
+scipy's, its determinism and memory bound, and the rule that calls a change."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
-from scipy.stats import bootstrap
+from scipy.stats import bootstrap, norm, permutation_test
+from statsmodels.stats.multitest import multipletests
 
 import judge.results.paired as paired
-from judge.results.paired import bootstrap_interval, classify, seed_for
+from judge.results.paired import bootstrap_interval, classify, holm, seed_for, sign_flip_tails
 
 
 def _cases() -> list[np.ndarray]:
@@ -98,20 +102,83 @@ def test_few_distinct_changes_resample_counts_like_indices() -> None:
 
 
 @pytest.mark.parametrize(
-    ("delta", "low", "high", "n", "margin", "expected"),
+    ("delta", "p_fall", "p_rise", "margin", "expected"),
     [
-        (-0.333, -0.583, -0.083, 12, 0.10, "regressed"),
-        (0.333, 0.083, 0.583, 12, 0.10, "improved"),
-        (-0.4, -1.2, 0.0, 5, 0.10, "too_few"),  # beyond the margin, 5 < 8 questions
-        (0.4, 0.1, 0.8, 5, 0.10, "too_few"),
-        (-0.083, -0.25, 0.0, 12, 0.05, "noise"),  # beyond the margin, but 0 is in the interval
-        (-0.08, -0.14, -0.02, 50, 0.10, "noise"),  # interval below 0, within a score's margin
-        (-0.08, -0.14, -0.02, 50, 0.05, "regressed"),  # the same on a 0-1 metric's margin
-        (-0.05, -0.09, -0.01, 100, 0.05, "noise"),  # exactly the margin is not beyond it
-        (-0.02, -0.05, 0.01, 3, 0.05, "noise"),  # a small type within the margin: nothing
+        (-0.333, 0.0005, 1.0, 0.10, "regressed"),  # shown, beyond the margin
+        (0.333, 1.0, 0.0005, 0.10, "improved"),
+        (-0.333, 0.0625, 1.0, 0.10, "listed"),  # 4 of 12 fell: p = 1/16, listed
+        (-0.4, 0.5, 1.0, 0.10, "noise"),  # one answer of five 2 -> 0: p = 1/2
+        (-0.08, 0.0001, 1.0, 0.10, "noise"),  # shown, but within a score's margin
+        (-0.08, 0.0001, 1.0, 0.05, "regressed"),  # the same on a 0-1 metric's margin
+        (-0.05, 0.0001, 1.0, 0.05, "noise"),  # exactly the margin is not beyond it
+        (-0.2, 0.1, 1.0, 0.05, "listed"),  # the listing level is inclusive
+        (-0.2, 0.1001, 1.0, 0.05, "noise"),
     ],
 )
-def test_the_rule(
-    delta: float, low: float, high: float, n: int, margin: float, expected: str
-) -> None:
-    assert classify(delta, low, high, n, margin, min_questions=8) == expected
+def test_the_rule(delta: float, p_fall: float, p_rise: float, margin: float, expected: str) -> None:
+    assert classify(delta, p_fall, p_rise, margin, level=0.001) == expected
+
+
+def _brute_force(d: np.ndarray) -> tuple[float, float]:
+    """Every one of the 2^n sign patterns, counted."""
+    observed = d.sum()
+    sums = np.array(
+        [(np.array(signs) * d).sum() for signs in itertools.product((-1, 1), repeat=d.size)]
+    )
+    return float(np.mean(sums <= observed + 1e-9)), float(np.mean(sums >= observed - 1e-9))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_sign_flip_tails_are_exact(seed: int) -> None:
+    # Against counting all 2^n sign patterns, and against scipy's permutation test (a single
+    # sample: the null distribution flips each observation's sign), on changes of the three
+    # kinds the gate sees (0-2 scores, 0/1 metrics, mrr-like fractions), zeros included.
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 12))
+    kind = seed % 3
+    if kind == 0:
+        d = rng.choice([-2.0, -1.0, 0.0, 0.0, 1.0, 2.0], size=n)
+    elif kind == 1:
+        d = rng.choice([-1.0, 0.0, 0.0, 1.0], size=n)
+    else:
+        d = rng.choice([-1.0, -0.5, -1 / 3, 0.0, 0.25, 0.5], size=n)
+    low, high = sign_flip_tails(d)
+    assert (low, high) == (pytest.approx(_brute_force(d)[0]), pytest.approx(_brute_force(d)[1]))
+    if np.any(d != 0):
+        for alternative, ours in (("less", low), ("greater", high)):
+            reference = permutation_test(
+                (d,),
+                np.sum,
+                permutation_type="samples",
+                alternative=alternative,
+                n_resamples=np.inf,
+            )
+            assert ours == pytest.approx(reference.pvalue)
+
+
+def test_sign_flip_tails_of_the_worked_examples() -> None:
+    # Four falls of a point among twelve: every sign pattern of the four is as likely; all four
+    # negative is 1 in 16, whatever the eight zeros. That is what one night can show.
+    assert sign_flip_tails([-1.0] * 4 + [0.0] * 8) == (pytest.approx(1 / 16), 1.0)
+    # Twelve falls and no rise: 1 in 4096.
+    assert sign_flip_tails([-1.0] * 12) == (pytest.approx(1 / 4096), 1.0)
+    assert sign_flip_tails([0.0] * 5) == (1.0, 1.0)
+
+
+def test_sign_flip_tails_do_not_depend_on_order_and_scale_to_large_runs() -> None:
+    rng = np.random.default_rng(5)
+    d = rng.choice([-1.0, 0.0, 0.0, 0.0, 1.0], size=5000)
+    assert sign_flip_tails(d) == sign_flip_tails(rng.permutation(d))
+    # Many distinct sizes: the normal approximation, still a function of the changes alone.
+    mrr = rng.normal(-0.01, 0.3, size=5000).round(4)
+    low, high = sign_flip_tails(mrr)
+    z = mrr.sum() / np.sqrt((mrr**2).sum())
+    assert low == pytest.approx(norm.cdf(z)) and high == pytest.approx(1 - norm.cdf(z))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_holm_agrees_with_statsmodels(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    p = rng.uniform(0, 0.05, size=int(rng.integers(1, 40))) ** rng.uniform(1, 3)
+    expected, *_ = multipletests(p, alpha=0.01, method="holm")
+    assert holm(p.tolist(), 0.01) == expected.tolist()

@@ -9,7 +9,9 @@ model. Tokens are Latin words and, inside Japanese (CJK) runs, character bigrams
   at least 0.6, else 0;
 - relevance: the share of the question's content tokens (all-hiragana tokens, mostly particles,
   are left out) that the answer repeats; 2 from 0.3, 1 from 0.12;
-- a refusal (a phrase of ``judge.lexical.refusal_phrases``, by default such as 「記載がありません」 or "I don't know") scores 2/2 when the
+- a refusal (a phrase of ``judge.lexical.refusal_phrases``, by default such as 「記載がありません」 or
+  "I don't know": ``judge.textnorm.REFUSAL_MARKERS``, recognised by ``judge.textnorm.is_refusal``,
+  the one rule the run's diagnosis uses too) scores 2/2 when the
   context shares little with the question (under 0.4 of its content tokens), else
   faithfulness 2 and relevance 0 (it refused although the context looks like it has the
   answer);
@@ -42,7 +44,10 @@ from judge.judging.backends import BackendIdentity, JudgeRequest
 from judge.judging.evidence import MIN_QUOTE_CHARS, answer_sentences, context_sentences
 from judge.judging.items import ContextChunk
 from judge.judging.verdict import EVIDENCE_MAX_CHARS, Reply
-from judge.textnorm import lexical_tokens, normalise, split_sentences
+
+# Re-exported: the built-in list's old home, named in the configuration's docs.
+from judge.textnorm import REFUSAL_MARKERS as REFUSAL_MARKERS
+from judge.textnorm import is_refusal, lexical_tokens, normalise, split_sentences
 
 VERSION = "lexical-v5"  # bump whenever the scoring changes: it is the cache key
 #: An answer sentence is supported (``sentences`` mode) when this share of its tokens is in the
@@ -50,37 +55,6 @@ VERSION = "lexical-v5"  # bump whenever the scoring changes: it is the cache key
 SENTENCE_SUPPORT = 0.6
 #: A refusal is right when the context shares less than this with the question.
 REFUSAL_OVERLAP = 0.4
-REFUSAL_MARKERS = (
-    "記載がありません",
-    "記載がなく",
-    "記載されていません",
-    "お答えできません",
-    "わかりません",
-    "分かりません",
-    "情報がありません",
-    "確認できません",
-    "見つかりません",
-    "i don't know",
-    "i do not know",
-    "cannot answer",
-    "can't answer",
-    "not mentioned",
-    "no information",
-    "does not say",
-    "doesn't say",
-    "does not cover",
-    "doesn't cover",
-    "not covered",
-    "no mention",
-    "not described",
-    "not documented",
-    "not specified",
-    "unable to answer",
-    "cannot find",
-    "can't find",
-    "could not find",
-    "couldn't find",
-)
 
 
 def _content(tokens: list[str]) -> list[str]:
@@ -91,10 +65,6 @@ def _content(tokens: list[str]) -> list[str]:
 
 def _share(part: list[str], whole: set[str]) -> float:
     return sum(1 for token in part if token in whole) / len(part) if part else 0.0
-
-
-def _folded(text: str) -> str:
-    return normalise(text).casefold()
 
 
 def judge_lexically(
@@ -116,7 +86,7 @@ def judge_lexically(
         key=lambda s: _share(lexical_tokens(s), answer_tokens),
         default="",
     )[:EVIDENCE_MAX_CHARS]
-    if _refuses(answer, refusal_phrases):
+    if is_refusal(answer, refusal_phrases):
         overlap = _share(question_tokens, context_tokens)
         if overlap < REFUSAL_OVERLAP:
             return {
@@ -149,11 +119,6 @@ def judge_lexically(
         "relevance": relevance,
         "note": note,
     }
-
-
-def _refuses(text: str, refusal_phrases: Sequence[str]) -> bool:
-    folded = _folded(text)
-    return any(_folded(phrase) in folded for phrase in refusal_phrases)
 
 
 def _best_sentence(overlap: Callable[[list[str]], float], context: Sequence[ContextChunk]) -> int:
@@ -209,7 +174,7 @@ def judge_sentences(
     entries: list[dict[str, Any]] = []
     for sentence in answer_sentences(answer):
         tokens = lexical_tokens(sentence.text)
-        if not tokens or _refuses(sentence.text, refusal_phrases):
+        if not tokens or is_refusal(sentence.text, refusal_phrases):
             verdict, cited = "no_claim", 0
         elif _share(tokens, context_tokens) >= SENTENCE_SUPPORT:
             # The context sentence that holds most of this sentence's tokens.

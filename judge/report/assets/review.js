@@ -14,6 +14,18 @@ function say(text, bad) {
   $('message').textContent = text;
   $('message').className = 'message' + (bad ? ' bad' : '');
 }
+// Times are ISO 8601 in the data; people read them in their own time zone and words.
+const timeFormat = new Intl.DateTimeFormat(undefined, {year: 'numeric', month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit'});
+function readable(iso) {
+  const when = new Date(String(iso));
+  return Number.isNaN(when.getTime()) ? String(iso) : timeFormat.format(when);
+}
+function duration(seconds) {
+  if (seconds === null || seconds === undefined) return '';
+  if (seconds < 1) return Math.round(seconds * 1000) + ' ms';
+  if (seconds < 60) return seconds.toFixed(1) + ' s';
+  return Math.floor(seconds / 60) + ' min ' + Math.round(seconds % 60) + ' s';
+}
 
 // --- marks: one localStorage key for every page, keyed by question, answer and judge --------
 function emptyStore() { return {version: 1, reviewer: '', marks: {}}; }
@@ -78,7 +90,19 @@ function markText(mark) {
 const matchClass = {exact: 'good', normalised: 'good', partial: 'warn', absent: 'bad', too_short: 'bad', empty: '', cited: ''};
 const flagShort = {disagrees: '≠ human', foreign_quote: 'non-golden quote', unverified_quote: 'quote unverified',
                    not_ok: 'not ok', adapter_failed: 'adapter failed', verdict_flags: 'flagged',
-                   low_confidence: 'low confidence', unsupported_sentences: 'unsupported sentence'};
+                   low_confidence: 'low confidence', unsupported_sentences: 'unsupported sentence',
+                   injection: 'instruction to the judge', cited_unrelated: 'cited sentence unrelated',
+                   same_position: 'same cited position'};
+const diagClass = (diagnosis) => 'badge diag d-' + String(diagnosis).replace(/[^a-z]+/g, '-');
+function scoreBadges(v) {
+  // Written and coloured: "F0 R2", each score its own colour; the text alone says it all.
+  const box = el('span', 'scores');
+  box.title = 'faithfulness ' + v.faithfulness + ' of 2, relevance ' + v.relevance + ' of 2';
+  box.appendChild(el('span', 'score s' + v.faithfulness, 'F' + v.faithfulness));
+  box.appendChild(document.createTextNode(' '));
+  box.appendChild(el('span', 'score s' + v.relevance, 'R' + v.relevance));
+  return box;
+}
 const unsupportedCount = (v) => (v && v.sentences ? v.sentences.filter((s) => s.verdict === 'unsupported').length : 0);
 function highlighted(text, start, end) {
   // Spans are in Unicode code points (Python); JavaScript strings count UTF-16 units.
@@ -162,13 +186,16 @@ function fillRow(entry) {
   const row = entry.row;
   row.replaceChildren();
   row.appendChild(el('span', 'qid', item.question_id));
-  row.appendChild(el('span', 'badge', item.type));
   if (!v) row.appendChild(el('span', 'badge bad', 'adapter failed'));
-  else if (v.status === 'ok') row.appendChild(el('span', 'badge scores', 'F' + v.faithfulness + ' R' + v.relevance));
+  else if (v.status === 'ok') row.appendChild(scoreBadges(v));
   else row.appendChild(el('span', 'badge bad', v.status));
+  const diagnosis = row.appendChild(el('span', diagClass(item.diagnosis), item.diagnosis));
+  diagnosis.title = 'diagnosis: ' + item.diagnosis;
+  row.appendChild(el('span', 'badge', item.type));
+  if (item.question !== null) row.appendChild(el('span', 'qtext', item.question));
   for (const flag of item.flags) {
     if (flag === 'unsupported_sentences') row.appendChild(el('span', 'badge bad flag', '✗ ' + unsupportedCount(v) + ' unsupported'));
-    else if (flag !== 'not_ok' && flag !== 'adapter_failed') row.appendChild(el('span', 'badge warn flag', flagShort[flag]));
+    else if (flag !== 'not_ok' && flag !== 'adapter_failed') row.appendChild(el('span', 'badge warn flag', flagShort[flag] || data.triage[flag] || flag));
   }
   const mark = currentMark(item);
   const stale = mark ? null : staleMark(item);
@@ -185,7 +212,7 @@ function markBox(entry) {
     const m = stale.mark;
     box.appendChild(el('div', 'stale-note',
       'Stale mark (' + stale.why.join(', ') + '; not counted): ' + markText(m)
-      + (m.comment ? ' · “' + m.comment + '”' : '') + ' · ' + m.marked_at + (m.folder ? ' on ' + m.folder : '')));
+      + (m.comment ? ' · “' + m.comment + '”' : '') + ' · ' + readable(m.marked_at) + (m.folder ? ' on ' + m.folder : '')));
   }
   const controls = el('div', 'controls');
   const judged = v && v.status === 'ok';
@@ -221,7 +248,8 @@ function markBox(entry) {
     selects.relevance.value = mark ? String(mark.relevance) : '';
     comment.value = mark ? String(mark.comment || '') : '';
     clear.disabled = !mark;
-    state.textContent = mark ? 'Marked: ' + markText(mark) + ' · ' + mark.marked_at : 'Not marked yet.';
+    state.textContent = mark ? 'Marked: ' + markText(mark) + ' · ' + readable(mark.marked_at) : 'Not marked yet.';
+    state.title = mark ? String(mark.marked_at) : '';
   }
   function record(agreeing) {
     const f = agreeing ? v.faithfulness : Number(selects.faithfulness.value);
@@ -267,6 +295,7 @@ function fillDetail(entry) {
   head.appendChild(link);
   head.appendChild(document.createTextNode(' '));
   head.appendChild(el('span', 'badge', item.type + (item.split ? ' · ' + item.split : '')));
+  head.appendChild(el('span', diagClass(item.diagnosis), 'diagnosis: ' + item.diagnosis));
   if (v && v.match && !v.sentences) head.appendChild(el('span', 'badge ' + (matchClass[v.match.kind] || ''), v.match.kind === 'cited' ? 'cited sentence' : 'quote: ' + v.match.kind));
   if (v && v.sentences) {
     const bad = unsupportedCount(v);
@@ -296,6 +325,12 @@ function fillDetail(entry) {
   if (item.answer !== null) {
     detail.appendChild(el('div', 'label', 'Answer'));
     detail.appendChild(bySentence ? sentenceAnswer(item, citeMarks) : el('div', 'text answer', item.answer));
+    // The golden reference, and where it went: the judge sees it only if its prompt sends it.
+    detail.appendChild(el('div', 'label', 'Reference answer'));
+    detail.appendChild(el('div', 'source reference-note', data.prompt.reference_note));
+    const reference = item.reference === null
+      ? '(none: the golden set gives no reference answer for this question)' : item.reference;
+    detail.appendChild(el('div', 'text reference', reference));
   }
   if (v) {
     detail.appendChild(el('div', 'label', 'Judge'));
@@ -305,6 +340,10 @@ function fillDetail(entry) {
       detail.appendChild(el('div', 'text quote' + (absent ? ' absent' : ''), v.evidence ? '“' + v.evidence + '”' : '(no quote)'));
     }
     if (v.origin) detail.appendChild(el('div', 'origin', 'evidence: ' + v.origin));
+    if (item.quote_from_reference) {
+      detail.appendChild(el('div', 'from-reference',
+        'this quote is not in the chunks but is the reference answer\'s text: the judge copied the reference, which proves nothing'));
+    }
     if (v.note) detail.appendChild(el('div', 'text', v.note));
   }
   if (item.context.length) detail.appendChild(el('div', 'label', 'Chunks the judge saw (rank order)'));
@@ -320,7 +359,23 @@ function fillDetail(entry) {
     else box.appendChild(cited ? highlighted(chunk.text, v.match.start, v.match.end) : el('div', 'text', chunk.text));
     detail.appendChild(box);
   });
+  if (v) detail.appendChild(rawReply(v));
   detail.appendChild(markBox(entry));
+}
+function rawReply(v) {
+  // What the judge replied, as it came back; the prompt it answered is shown once, at the top.
+  const box = el('details', 'raw');
+  const facts = [(v.raw_reply || '').length + ' characters'];
+  if (v.cached) facts.push('from the cache');
+  if (v.latency_s) facts.push(duration(v.latency_s));
+  if (v.prompt_tokens !== null) facts.push(v.prompt_tokens + ' prompt tokens');
+  if (v.completion_tokens !== null) facts.push(v.completion_tokens + ' reply tokens');
+  box.appendChild(el('summary', null, 'Raw reply of the judge (' + facts.join(' · ') + ')'));
+  box.appendChild(el('div', 'source', data.prompt.read_by_judge
+    ? 'the reply to the prompt shown at the top of the page (' + data.prompt.name + '), filled with this item'
+    : 'this judge reads no prompt (' + data.prompt.judge + ')'));
+  box.appendChild(el('pre', 'text raw-reply', v.raw_reply || '(an empty reply)'));
+  return box;
 }
 function setOpen(entry, open) {
   if (open && !entry.detail.childElementCount) fillDetail(entry);
@@ -371,7 +426,17 @@ function redrawAll() {
 }
 
 // --- triage: filters, sort, progress ---------------------------------------------------------
-const filterIds = ['f-type', 'f-status', 'f-match', 'f-faith', 'f-rel', 'f-triage', 'f-mark'];
+const filterIds = ['f-type', 'f-status', 'f-match', 'f-faith', 'f-rel', 'f-triage', 'f-mark', 'f-diag', 'search'];
+// The search: every word typed must occur in the question, the answer or a chunk (case, width
+// and compatibility forms folded, so "ｉｐａｄ" finds "iPad").
+const fold = (text) => String(text).normalize('NFKC').toLowerCase();
+const haystacks = new Map(data.items.map((item) => [item.question_id,
+  fold([item.question || '', item.answer || '', ...item.context.map((chunk) => chunk.text)].join('\n'))]));
+function searched(item) {
+  const words = fold($('search').value).split(/\s+/).filter(Boolean);
+  const hay = haystacks.get(item.question_id);
+  return words.every((word) => hay.includes(word));
+}
 function visibleNow(item) {
   const v = item.verdict;
   const status = v ? v.status : 'adapter_failed';
@@ -380,7 +445,10 @@ function visibleNow(item) {
   const mark = currentMark(item);
   const triage = f['f-triage'];
   const markFilter = f['f-mark'];
+  const diag = f['f-diag'];
   return (!f['f-type'] || item.type === f['f-type']) && (!f['f-status'] || status === f['f-status'])
+    && (!diag || (diag === '!ok' ? item.diagnosis !== 'ok' : item.diagnosis === diag))
+    && (!f['search'] || searched(item))
     && (!f['f-match'] || kind === f['f-match'])
     && (!f['f-faith'] || (v && String(v.faithfulness) === f['f-faith']))
     && (!f['f-rel'] || (v && String(v.relevance) === f['f-rel']))
@@ -403,8 +471,18 @@ function apply() {
   const marked = items.filter((i) => currentMark(i)).length;
   $('shown').textContent = shown + ' of ' + data.items.length + ' shown';
   $('progress').textContent = 'marked ' + marked + ' of ' + items.length;
+  const active = filterIds.filter((id) => id !== 'search' && $(id).value).length;
+  $('toggle-controls').textContent = 'filters' + (active ? ' (' + active + ' on)' : '');
 }
+// Worst first: what needs review, then a diagnosis other than ok, then the lowest scores (no
+// scores at all first), then the diagnoses in their order.
+const diagnosisRank = (item) => data.diagnoses.indexOf(item.diagnosis);
+const scoreSum = (item) => (item.verdict && item.verdict.status === 'ok' ? item.verdict.faithfulness + item.verdict.relevance : -1);
 const sorts = {
+  worst: (a, b) => Number(b.item.needs_review) - Number(a.item.needs_review)
+    || Number(a.item.diagnosis === 'ok') - Number(b.item.diagnosis === 'ok')
+    || scoreSum(a.item) - scoreSum(b.item) || diagnosisRank(a.item) - diagnosisRank(b.item)
+    || a.position - b.position,
   order: (a, b) => a.position - b.position,
   reasons: (a, b) => b.item.flags.length - a.item.flags.length || a.position - b.position,
   gap: (a, b) => b.item.gap - a.item.gap || a.position - b.position,
@@ -487,10 +565,87 @@ function exportMarks() {
       + (payload.reviewer ? '' : ' --labeller NAME (no reviewer name is set)'), !payload.reviewer);
 }
 
+// --- the overview: the run, the counts by type and diagnosis, the prompt ----------------------
+function showRun() {
+  const when = $('run-when');
+  when.textContent = 'run ' + readable(data.run.started_at) + ' · judged in ' + duration(data.run.judge_seconds);
+  when.title = data.run.started_at + ' – ' + data.run.finished_at;
+  const items = data.items;
+  const review = items.filter((i) => i.needs_review).length;
+  const notOk = items.filter((i) => i.diagnosis !== 'ok').length;
+  $('summary').textContent = items.length + ' questions · ' + review + ' need review · ' + notOk
+    + ' with a diagnosis other than ok · listed worst first (sort to change)';
+}
+function showFilter(values) {
+  // A count was clicked: show exactly what it counts.
+  for (const id of filterIds) $(id).value = '';
+  for (const [id, value] of Object.entries(values)) $(id).value = value;
+  apply();
+}
+function countCell(row, count, values, what) {
+  const td = row.appendChild(el('td'));
+  const button = td.appendChild(el('button', 'cell' + (count ? '' : ' zero'), count));
+  button.type = 'button';
+  button.dataset.count = what;
+  button.title = 'show ' + what;
+  button.disabled = !count;
+  button.addEventListener('click', () => showFilter(values));
+}
+function showCounts() {
+  const table = $('counts');
+  const types = [...data.types];
+  for (const item of data.items) if (!types.includes(item.type)) types.push(item.type);
+  const head = table.appendChild(el('thead')).appendChild(el('tr'));
+  head.appendChild(el('th', 't', 'type'));
+  head.appendChild(el('th', null, 'n'));
+  head.appendChild(el('th', null, 'needs review'));
+  for (const diagnosis of data.diagnoses) head.appendChild(el('th', null, diagnosis));
+  const body = table.appendChild(el('tbody'));
+  for (const type of [...types, null]) {
+    const items = data.items.filter((i) => type === null || i.type === type);
+    const row = body.appendChild(el('tr'));
+    row.dataset.type = type === null ? '' : type;
+    row.appendChild(el('th', 't', type === null ? 'all' : type));
+    const where = type === null ? {} : {'f-type': type};
+    const name = type === null ? 'all' : type;
+    countCell(row, items.length, where, name);
+    countCell(row, items.filter((i) => i.needs_review).length, {...where, 'f-triage': 'needs_review'}, name + ', needs review');
+    for (const diagnosis of data.diagnoses) {
+      countCell(row, items.filter((i) => i.diagnosis === diagnosis).length, {...where, 'f-diag': diagnosis}, name + ', ' + diagnosis);
+    }
+  }
+}
+function showPrompt() {
+  const prompt = data.prompt;
+  $('prompt-title').textContent = (prompt.read_by_judge ? 'The prompt the judge was given: ' : 'The prompt file of this run: ')
+    + prompt.name + ' (sha256 ' + prompt.sha256.slice(0, 12) + '…' + (prompt.mode ? ', ' + prompt.mode + ' mode' : '') + ')';
+  const notes = [];
+  if (prompt.read_by_judge) notes.push('one prompt for every item: each item\'s question, reference, chunks and answer fill its $placeholders');
+  else notes.push('not given to this judge: ' + prompt.judge + ' reads no prompt' + (prompt.judge_about ? ' (' + prompt.judge_about + ')' : ''));
+  notes.push(prompt.path);
+  if (prompt.problem) notes.push(prompt.problem + ', so it is not shown');
+  $('prompt-note').textContent = notes.join(' · ');
+  $('prompt-text').textContent = prompt.text === null ? '' : prompt.text;
+  $('prompt-text').hidden = prompt.text === null;
+}
+
 // --- start ------------------------------------------------------------------------------------
+// A phone-sized window gets the compact header (the styles' .narrow rules): the title, the search
+// and the counts stay; the filters fold behind a button.
+const narrow = window.matchMedia('(max-width: 640px)');
+const fitWidth = () => document.documentElement.classList.toggle('narrow', narrow.matches);
+narrow.addEventListener('change', fitWidth);
+fitWidth();
+$('toggle-controls').addEventListener('click', () => {
+  const open = document.querySelector('header').classList.toggle('controls-open');
+  $('toggle-controls').setAttribute('aria-expanded', String(open));
+});
 fillSelect($('f-type'), data.types.map((t) => [t, t]));
 fillSelect($('f-status'), data.statuses.map((s) => [s, s]));
 fillSelect($('f-match'), data.match_kinds.map((k) => [k, k]));
+const diagnosisCount = (d) => data.items.filter((i) => i.diagnosis === d).length;
+fillSelect($('f-diag'), [['!ok', 'anything but ok (' + data.items.filter((i) => i.diagnosis !== 'ok').length + ')'],
+  ...data.diagnoses.map((d) => [d, d + ' (' + diagnosisCount(d) + ')'])]);
 const flagCount = (flag) => data.items.filter((i) => i.flags.includes(flag)).length;
 // "needs review" counts what the console and report.md count (the run record's questions
 // that need a look); "any flag" adds the adapter's failures and the judge's findings.
@@ -500,6 +655,7 @@ fillSelect($('f-triage'), [['needs_review', 'needs review (' + data.items.filter
 const list = $('items');
 data.items.forEach((item, position) => list.appendChild(build(item, position)));
 for (const id of filterIds) $(id).addEventListener('change', apply);
+$('search').addEventListener('input', apply);
 $('sort').addEventListener('change', sortItems);
 $('reviewer').value = store.reviewer;
 $('reviewer').addEventListener('input', () => {
@@ -517,5 +673,9 @@ window.addEventListener('storage', (event) => {
   $('reviewer').value = store.reviewer;
   redrawAll();
 });
+showRun();
+showCounts();
+showPrompt();
+sortItems();
 apply();
 openFromHash();

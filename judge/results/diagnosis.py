@@ -1,0 +1,209 @@
+"""Where an answer went wrong: one diagnosis per golden question, by one rule, in one place.
+
+The article this project learns from found that most wrong answers were retrieval misses, not
+generation failures, and that prompt tweaks were wasted until the two layers were told apart.
+The per-type tables measure both layers side by side; the diagnosis says, answer by answer,
+which one failed. It is computed once per question (``judge.pipeline.build``, into
+``judge.record.QuestionRow.diagnosis``); every view (report.md, the console, report.json,
+review.html) reads that field and none derives it again.
+
+The rule, first match wins:
+
+===========================  ================================================================
+diagnosis                    when
+===========================  ================================================================
+``not judged``               no answer (the adapter failed) or no ok verdict (``parse_error``,
+                             ``backend_error``, ``truncated``, not judged at all)
+*out-of-scope types* (``data.out_of_scope_types``): the answer should refuse
+``ok``                       the answer refuses
+``answered out of scope``    it does not
+*answerable types*
+``over-refusal``             the answer refuses although a relevant chunk was among the
+                             ``context_k`` chunks the generator saw (whatever the scores)
+``ok``                       full marks (faithfulness 2, relevance 2)
+``unknown retrieval``        the golden set lists no relevant chunks for it (``null`` or empty):
+                             which layer failed cannot be told
+``retrieval miss``           no relevant chunk among the ``context_k`` chunks, below full marks
+``generation``               a relevant chunk was in context, and the answer is below full
+                             marks: not faithful or not relevant to what it was given
+===========================  ================================================================
+
+"The chunks the generator saw" are the item's context: the run's top ``context_k`` chunks in
+rank order, exactly what the judge was shown (``judge.judging.items.context_for``).
+
+A refusal is recognised by ``judge.textnorm.is_refusal`` with the phrases the lexical judge
+uses (``judge.lexical.refusal_phrases``, default ``judge.textnorm.REFUSAL_MARKERS``: 「記載が
+ありません」, 「お答えできません」, "does not cover", "I don't know", ...): a substring test
+after normalising both (NFKC, case folding, quote marks and whitespace dropped). A phrase list
+is a tripwire, not an understanding: a refusal in words the list lacks counts as an answer (add
+the phrase to ``judge.lexical.refusal_phrases``), and an answer that quotes a refusal phrase
+counts as a refusal.
+
+Per type (``summarise``): the counts and shares of each diagnosis and one sentence that says
+which layer to fix first. The layers are retrieval (``retrieval miss``) and generation
+(``generation``, ``over-refusal``, ``answered out of scope``: the generator had what it needed,
+or should have refused); ``unknown retrieval`` asks for chunk labels first, ``not judged`` for
+the judge or the adapter. The layer with more answers that went wrong is to be fixed first; a
+tie goes to retrieval, because the generator cannot use a chunk it never saw.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal, NamedTuple
+
+from judge.judging.verdict import Verdict
+from judge.results.item_record import ItemRecord
+from judge.textnorm import REFUSAL_MARKERS, is_refusal
+
+Diagnosis = Literal[
+    "ok",
+    "retrieval miss",
+    "generation",
+    "answered out of scope",
+    "over-refusal",
+    "not judged",
+    "unknown retrieval",
+]
+#: Every diagnosis, in the order of every count and filter.
+DIAGNOSES: tuple[Diagnosis, ...] = (
+    "ok",
+    "retrieval miss",
+    "generation",
+    "answered out of scope",
+    "over-refusal",
+    "not judged",
+    "unknown retrieval",
+)
+
+#: The diagnoses that are the generator's to fix: it had what it needed, or should have refused.
+GENERATION_LAYER: tuple[Diagnosis, ...] = ("generation", "over-refusal", "answered out of scope")
+#: The diagnoses of an answer that went wrong (neither ok nor unjudged).
+WENT_WRONG: tuple[Diagnosis, ...] = (
+    "retrieval miss",
+    *GENERATION_LAYER,
+    "unknown retrieval",
+)
+
+
+def relevant_in_context(item: ItemRecord) -> bool | None:
+    """Whether a relevant chunk was among the chunks the generator saw (None: no chunk labels)."""
+    if not item.relevant_chunks:
+        return None
+    relevant = set(item.relevant_chunks)
+    return any(chunk.chunk_id in relevant for chunk in item.context)
+
+
+def diagnose(
+    item: ItemRecord | None,
+    verdict: Verdict | None,
+    *,
+    out_of_scope: bool,
+    refusal_phrases: Sequence[str] = REFUSAL_MARKERS,
+) -> Diagnosis:
+    """The diagnosis of one golden question (the rule: the module docstring).
+
+    ``out_of_scope``: the question's type is one of ``data.out_of_scope_types``.
+    """
+    if item is None or verdict is None or verdict.status != "ok":
+        return "not judged"
+    if verdict.faithfulness is None or verdict.relevance is None:
+        return "not judged"
+    refuses = is_refusal(item.answer, refusal_phrases)
+    if out_of_scope:
+        return "ok" if refuses else "answered out of scope"
+    in_context = relevant_in_context(item)
+    if refuses and in_context:
+        return "over-refusal"
+    if verdict.faithfulness == 2 and verdict.relevance == 2:
+        return "ok"
+    if in_context is None:
+        return "unknown retrieval"
+    return "generation" if in_context else "retrieval miss"
+
+
+class TypeDiagnosis(NamedTuple):
+    """One question type's diagnoses: counts in ``DIAGNOSES`` order and what to fix first."""
+
+    type: str
+    counts: dict[Diagnosis, int]
+    """Every diagnosis (0 included), in ``DIAGNOSES`` order."""
+    total: int
+    """Golden questions of the type (every diagnosis counted)."""
+    fix_first: Literal["retrieval", "generation", "labels", "nothing"]
+    sentence: str
+    """Which layer to fix first, in one sentence with its numbers."""
+
+    def share(self, diagnosis: Diagnosis) -> float | None:
+        """The share of the type's questions with ``diagnosis`` (None for an empty type)."""
+        return self.counts[diagnosis] / self.total if self.total else None
+
+    @property
+    def went_wrong(self) -> int:
+        return sum(self.counts[d] for d in WENT_WRONG)
+
+
+def _sentence(
+    name: str, counts: dict[Diagnosis, int], context_k: int, out_of_scope: bool
+) -> tuple[Literal["retrieval", "generation", "labels", "nothing"], str]:
+    wrong = sum(counts[d] for d in WENT_WRONG)
+    retrieval = counts["retrieval miss"]
+    generation = sum(counts[d] for d in GENERATION_LAYER)
+    unknown = counts["unknown retrieval"]
+    unjudged = counts["not judged"]
+    tail = f"; {unjudged} not judged (see the judge and the adapter)" if unjudged else ""
+    if wrong == 0:
+        judged = sum(counts.values()) - unjudged
+        return "nothing", f"{name}: all {judged} judged answers ok: nothing to fix{tail}"
+    if out_of_scope:
+        return "generation", (
+            f"{name}: {counts['answered out of scope']} of {sum(counts.values()) - unjudged} "
+            f"questions were answered instead of refused: fix generation first (it should say "
+            f"the documents do not cover them){tail}"
+        )
+    of = f"{name}: of {wrong} answers that went wrong"
+    if unknown > retrieval and unknown > generation:
+        return "labels", (
+            f"{of}, {unknown} have no chunk labels, so the failing layer cannot be told: label "
+            f"their relevant_chunks first{tail}"
+        )
+    kinds = [d for d in GENERATION_LAYER if counts[d]]
+    detail = (
+        ""
+        if kinds in ([], ["generation"])
+        else f" ({', '.join(f'{counts[d]} {d}' for d in kinds)})"
+    )
+    parts = [
+        f"{retrieval} had no relevant chunk among the {context_k} the generator saw",
+        f"{generation} had one and the answer fell short{detail}",
+    ]
+    if unknown:
+        parts.append(f"{unknown} have no chunk labels")
+    layer: Literal["retrieval", "generation"] = (
+        "retrieval" if retrieval >= generation else "generation"
+    )
+    return layer, f"{of}, {', '.join(parts)}: fix {layer} first{tail}"
+
+
+def summarise(
+    rows: Iterable[tuple[str, Diagnosis]],
+    types: Sequence[str],
+    out_of_scope_types: Sequence[str],
+    context_k: int,
+) -> list[TypeDiagnosis]:
+    """Per question type (in ``types`` order, then any other type in the order met; types with
+    no question left out): the counts of each diagnosis and the sentence on what to fix first.
+
+    ``rows``: (question type, diagnosis), one per golden question.
+    """
+    by_type: dict[str, dict[Diagnosis, int]] = {t: dict.fromkeys(DIAGNOSES, 0) for t in types}
+    for question_type, diagnosis in rows:
+        by_type.setdefault(question_type, dict.fromkeys(DIAGNOSES, 0))[diagnosis] += 1
+    out = []
+    for name, counts in by_type.items():
+        total = sum(counts.values())
+        if not total:
+            continue
+        layer, sentence = _sentence(name, counts, context_k, name in out_of_scope_types)
+        out.append(TypeDiagnosis(name, counts, total, layer, sentence))
+    return out

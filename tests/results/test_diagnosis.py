@@ -1,0 +1,290 @@
+"""The diagnosis of each answer (``judge.results.diagnosis``): the rule, refusals in Japanese
+and English, the per-type sentence, and the views on the shipped sample."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judge.config import Config
+from judge.judging.backends.lexical import LexicalBackend
+from judge.judging.evidence import EvidenceMatch
+from judge.judging.items import ContextChunk
+from judge.judging.verdict import Verdict
+from judge.pipeline import evaluate
+from judge.record import Record
+from judge.report import markdown
+from judge.report.summary import console_summary, diagnosis_line
+from judge.results.diagnosis import DIAGNOSES, Diagnosis, diagnose, summarise
+from judge.results.item_record import ItemRecord
+from judge.textnorm import REFUSAL_MARKERS, is_refusal
+
+
+def _item(answer: str = "年額3,800円です。", **changes: Any) -> ItemRecord:
+    fields: dict[str, Any] = {
+        "question_id": "q1",
+        "type": "factual",
+        "split": "",
+        "question": "年額プランはいくらですか？",
+        "answer": answer,
+        "context": [
+            ContextChunk(1, "pricing/plans", "プレミアムプランは月額400円、年額3,800円です。"),
+            ContextChunk(2, "pricing/trial", "初回のみ7日間の無料体験があります。"),
+        ],
+        "relevant_chunks": ["pricing/plans"],
+        "retrieval": {},
+        "labels": [],
+    }
+    return ItemRecord(**(fields | changes))
+
+
+def _verdict(faithfulness: int | None = 2, relevance: int | None = 2, **changes: Any) -> Verdict:
+    fields: dict[str, Any] = {
+        "question_id": "q1",
+        "item_key": "k",
+        "status": "ok",
+        "faithfulness": faithfulness,
+        "relevance": relevance,
+        "match": EvidenceMatch(kind="exact", chunk_id="pricing/plans", start=0, end=5, coverage=1),
+    }
+    return Verdict(**(fields | changes))
+
+
+NOT_IN_CONTEXT = {"relevant_chunks": ["pricing/yearly"]}
+REFUSAL_JA = "申し訳ありません。ご質問の内容はヘルプに記載がなく、お答えできません。"
+REFUSAL_EN = "Sorry, the manual does not cover this. Please contact support."
+
+
+# --- the rule, each diagnosis -----------------------------------------------------------------
+
+
+def test_each_diagnosis_by_the_rule() -> None:
+    def d(item: ItemRecord | None, verdict: Verdict | None, oos: bool = False) -> Diagnosis:
+        return diagnose(item, verdict, out_of_scope=oos)
+
+    # not judged: no answer, no verdict, or a verdict that is not ok.
+    assert d(None, None) == "not judged"
+    assert d(_item(), None) == "not judged"
+    assert d(_item(), _verdict(None, None, status="parse_error", error="x")) == "not judged"
+    # Out of scope: a refusal is right, an answer is not (whatever the judge scored).
+    assert d(_item(REFUSAL_JA, relevant_chunks=None), _verdict(2, 0), oos=True) == "ok"
+    assert d(_item(relevant_chunks=None), _verdict(2, 2), oos=True) == "answered out of scope"
+    # Answerable: a refusal with the relevant chunk in context is an over-refusal, even at 2/2.
+    assert d(_item(REFUSAL_JA), _verdict(2, 0)) == "over-refusal"
+    assert d(_item(REFUSAL_EN), _verdict(2, 2)) == "over-refusal"
+    assert d(_item(), _verdict(2, 2)) == "ok"
+    # Below full marks: which layer.
+    assert d(_item(relevant_chunks=None), _verdict(0, 2)) == "unknown retrieval"
+    assert d(_item(relevant_chunks=[]), _verdict(0, 2)) == "unknown retrieval"
+    assert d(_item(**NOT_IN_CONTEXT), _verdict(0, 2)) == "retrieval miss"
+    assert d(_item(), _verdict(1, 2)) == "generation"
+    assert d(_item(), _verdict(2, 1)) == "generation"
+    # The relevant chunk at rank 2 is in context too; a refusal without it is no over-refusal.
+    assert d(_item(relevant_chunks=["pricing/trial"]), _verdict(0, 2)) == "generation"
+    assert d(_item(REFUSAL_JA, **NOT_IN_CONTEXT), _verdict(2, 0)) == "retrieval miss"
+    assert d(_item(REFUSAL_JA, **NOT_IN_CONTEXT), _verdict(2, 2)) == "ok"
+
+
+def test_refusals_are_recognised_in_japanese_and_english_as_the_lexical_judge_does() -> None:
+    for text in (
+        REFUSAL_JA,
+        "その点はヘルプに記載されていません。",
+        "分かりません。",
+        "確認 できません",  # a space inside the phrase
+        REFUSAL_EN,
+        "I DON'T KNOW.",
+        "I don’t know.",  # a curly apostrophe
+        "Sorry, I couldn't find that in the documents.",
+    ):
+        assert is_refusal(text), text
+    for text in ("年額3,800円です。", "The yearly plan costs 3,800 yen.", "Tap Restore."):
+        assert not is_refusal(text), text
+    # One home: the lexical judge uses the same list and the same test.
+    assert LexicalBackend().refusal_phrases == REFUSAL_MARKERS
+    # A project's own phrases replace the list, for the diagnosis as for the judge.
+    mine = ("outside what the docs say",)
+    assert not is_refusal(REFUSAL_EN, mine)
+    item = _item("That is outside what the docs say.", relevant_chunks=None)
+    assert diagnose(item, _verdict(), out_of_scope=True, refusal_phrases=mine) == "ok"
+    assert diagnose(item, _verdict(), out_of_scope=True) == "answered out of scope"
+
+
+# --- per type: counts and the sentence ---------------------------------------------------------
+
+
+def _summary(*rows: tuple[str, Diagnosis], oos: tuple[str, ...] = ()) -> list[Any]:
+    return summarise(rows, ["factual", "out_of_scope"], oos, context_k=5)
+
+
+def test_the_sentence_says_which_layer_to_fix_first() -> None:
+    (retrieval,) = _summary(
+        *[("factual", "retrieval miss")] * 6, *[("factual", "generation")] * 3, ("factual", "ok")
+    )
+    assert retrieval.counts == dict.fromkeys(DIAGNOSES, 0) | {
+        "retrieval miss": 6,
+        "generation": 3,
+        "ok": 1,
+    }
+    assert list(retrieval.counts) == list(DIAGNOSES)
+    assert retrieval.total == 10 and retrieval.share("retrieval miss") == 0.6
+    assert retrieval.fix_first == "retrieval"
+    assert retrieval.sentence == (
+        "factual: of 9 answers that went wrong, 6 had no relevant chunk among the 5 the "
+        "generator saw, 3 had one and the answer fell short: fix retrieval first"
+    )
+    (generation,) = _summary(
+        ("factual", "retrieval miss"), ("factual", "generation"), ("factual", "over-refusal")
+    )
+    assert generation.fix_first == "generation"
+    assert "(1 generation, 1 over-refusal): fix generation first" in generation.sentence
+    # A tie goes to retrieval: the generator cannot use a chunk it never saw.
+    (tie,) = _summary(("factual", "retrieval miss"), ("factual", "generation"))
+    assert tie.fix_first == "retrieval"
+    (labels,) = _summary(*[("factual", "unknown retrieval")] * 2, ("factual", "generation"))
+    assert labels.fix_first == "labels" and "label their relevant_chunks first" in labels.sentence
+    (fine,) = _summary(("factual", "ok"), ("factual", "not judged"))
+    assert fine.fix_first == "nothing"
+    assert fine.sentence == (
+        "factual: all 1 judged answers ok: nothing to fix; 1 not judged (see the judge and the "
+        "adapter)"
+    )
+    (oos,) = _summary(
+        ("out_of_scope", "answered out of scope"), ("out_of_scope", "ok"), oos=("out_of_scope",)
+    )
+    assert oos.sentence.startswith("out_of_scope: 1 of 2 questions were answered instead of")
+    # Types in config order, empty ones left out, unknown ones after.
+    summary = summarise(
+        [("other", "ok"), ("out_of_scope", "ok")], ["factual", "out_of_scope"], (), 5
+    )
+    assert [d.type for d in summary] == ["out_of_scope", "other"]
+
+
+# --- the views, on the shipped sample with the lexical judge ------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Record, Config, Path]:
+    from judge.config import load_config
+    from tests.conftest import REPO
+
+    tmp = tmp_path_factory.mktemp("sample")
+    config = load_config(REPO / "judge.toml").with_overrides(
+        judge={"cache_path": tmp / "cache.sqlite"}, reports={"dir": tmp / "reports"}
+    )
+    result = evaluate(config, backend="lexical")
+    return result.report, config, result.folder.path
+
+
+def test_the_sample_diagnosis_table_matches_a_hand_count(
+    sample_run: tuple[Record, Config, Path],
+) -> None:
+    # Counted by hand from golden/sample (relevant chunks), its run (the top 5 chunks and the
+    # answers) and the lexical judge's scores:
+    # - factual (12): ok q17 q29 (q29 refuses, no relevant chunk in its 5, 2/2); retrieval
+    #   miss q14 q22 (relevant chunk not in the top 5); generation q01 q04 q07 q08 q11 q20 q24
+    #   q27 (relevant chunk in context, below 2/2);
+    # - procedural (8): ok q02 q13 q16 q21 q26; generation q06 q09 q19;
+    # - negative (5): ok q03; generation q10 q15 q28; over-refusal q23 (refuses, but
+    #   restore/cross-platform is at rank 2);
+    # - out_of_scope (5): ok q05 q12 q25 (they refuse); answered out of scope q18 q30.
+    record, _, folder = sample_run
+    report_md = (folder / "report.md").read_text(encoding="utf-8")
+    section = report_md.split("## Where it went wrong", 1)[1].split("\n## ", 1)[0]
+    header = (
+        "| type | n | ok | retrieval miss | generation | answered out of scope | over-refusal "
+        "| not judged | unknown retrieval |"
+    )
+    assert header in section
+    assert "| factual | 12 | 2 (17%) | 2 (17%) | 8 (67%) | 0 | 0 | 0 | 0 |" in section
+    assert "| procedural | 8 | 5 (62%) | 0 | 3 (38%) | 0 | 0 | 0 | 0 |" in section
+    assert "| negative | 5 | 1 (20%) | 0 | 3 (60%) | 0 | 1 (20%) | 0 | 0 |" in section
+    assert "| out_of_scope | 5 | 3 (60%) | 0 | 0 | 2 (40%) | 0 | 0 | 0 |" in section
+    assert (
+        "| **all** | **30** | **11 (37%)** | **2 (7%)** | **14 (47%)** | **2 (7%)** "
+        "| **1 (3%)** | **0** | **0** |"
+    ) in section
+    assert (
+        "- factual: of 10 answers that went wrong, 2 had no relevant chunk among the 5 the "
+        "generator saw, 8 had one and the answer fell short: fix generation first"
+    ) in section
+    by_id = {row.question_id: row.diagnosis for row in record.questions}
+    assert [q for q, d in by_id.items() if d == "retrieval miss"] == ["q14", "q22"]
+    assert [q for q, d in by_id.items() if d == "over-refusal"] == ["q23"]
+    assert [q for q, d in by_id.items() if d == "answered out of scope"] == ["q18", "q30"]
+
+
+def test_the_diagnosis_is_in_report_json_and_the_console(
+    sample_run: tuple[Record, Config, Path],
+) -> None:
+    record, config, folder = sample_run
+    data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    assert [q["diagnosis"] for q in data["questions"]] == [r.diagnosis for r in record.questions]
+    # The per-type summary is derived, not stored: the record read back gives the same.
+    again = Record.model_validate(data)
+    assert again.diagnoses == record.diagnoses
+    assert "diagnoses" not in data
+    assert diagnosis_line(
+        summarise([("factual", "ok"), ("negative", "not judged")], [], (), 5)
+    ) == ("where it went wrong: factual nothing to fix; negative 1 not judged, nothing to fix")
+    console = console_summary(record, config, folder)
+    (line,) = [line for line in console if "where it went wrong" in line]
+    assert line.strip() == (
+        "where it went wrong: factual 2 retrieval miss, 8 generation: fix generation; "
+        "procedural 3 generation: fix generation; negative 3 generation, 1 over-refusal: fix "
+        "generation; out_of_scope 2 answered out of scope: fix generation"
+    )
+
+
+def test_bad_answers_first_worst_first_with_written_scores(
+    sample_run: tuple[Record, Config, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record, _, folder = sample_run
+    report_md = (folder / "report.md").read_text(encoding="utf-8")
+    section = report_md.split("## Bad answers first", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if re.match(r"\| q\d\d ", line)]
+    # Below full marks: 30 answers, 10 of them at 2/2 (q23's over-refusal is at F2 R0).
+    assert len(rows) == 20
+    assert section.count("F0 R2") == 4 and rows[0].startswith(
+        "| q14 | factual | retrieval miss | F0 R2 |"
+    )
+    assert [r.split(" | ")[0] for r in rows[:4]] == ["| q14", "| q18", "| q22", "| q30"]
+    assert rows[4].startswith("| q07 | factual | generation | F1 R1 |")
+    assert "quote (verified: exact)" in rows[0]
+    assert "有料のきせかえテーマは全部で20種類あります。" in rows[0]  # the answer's excerpt
+    # Capped: the rest are counted and said where to find.
+    monkeypatch.setattr(markdown, "BAD_ANSWERS_SHOWN", 5)
+    capped = markdown.bad_answer_lines(record.questions)
+    assert len([line for line in capped if re.match(r"\| q\d\d ", line)]) == 5
+    assert any("15 more below full marks are left out" in line for line in capped)
+
+
+def test_verdicts_csv_carries_question_answer_reference_and_diagnosis(
+    sample_run: tuple[Record, Config, Path],
+) -> None:
+    record, _, folder = sample_run
+    text = (folder / "verdicts.csv").read_bytes().decode("utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(text)))
+    for column in ("diagnosis", "question", "answer", "reference_answer"):
+        assert column in rows[0]
+    first = record.questions[0]
+    assert first.item is not None
+    assert rows[0]["question"] == first.question and rows[0]["answer"] == first.item.answer
+    assert [r["diagnosis"] for r in rows] == [q.diagnosis for q in record.questions]
+
+
+def test_a_formula_in_a_question_or_answer_stays_text_in_the_csv(tiny: Any) -> None:
+    from tests.conftest import QUESTIONS, RUN
+
+    questions = [dict(q) for q in QUESTIONS]
+    questions[0]["question"] = "=HYPERLINK(1)"
+    run = [dict(r) for r in RUN]
+    run[1]["answer"] = "+cmd|' /C calc'!A0"
+    result = evaluate(tiny(questions=questions, run=run), backend="lexical")
+    text = (result.folder.path / "verdicts.csv").read_bytes().decode("utf-8-sig")
+    assert "'=HYPERLINK(1)" in text and "'+cmd|" in text

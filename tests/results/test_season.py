@@ -1,0 +1,146 @@
+"""The season: tonight and the last nights against each question's median over earlier runs
+(judge.results.season), with exact binomial tails; and decisions that never depend on a name."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import binom
+
+from judge.results.compare import (
+    GateRule,
+    QuestionValues,
+    SectionComparison,
+    compare_values,
+    decide,
+)
+from judge.results.season import MIN_REFERENCE, _binomial_tail, season_comparison
+
+RULE = GateRule()
+
+
+def _night(values: dict[str, float], types: dict[str, str]) -> QuestionValues:
+    return QuestionValues(types, {"retrieval": {}, "judge": {"faithfulness": dict(values)}})
+
+
+def _noisy_nights(
+    rng: np.random.Generator, truth: dict[str, float], types: dict[str, str], nights: int
+) -> list[QuestionValues]:
+    """Each score moved a point towards the middle with probability 0.1 (docs/gate.md's noise)."""
+    out = []
+    for _ in range(nights):
+        values = {
+            q: (1.0 if v != 1.0 else 2.0) if rng.random() < 0.1 else v for q, v in truth.items()
+        }
+        out.append(_night(values, types))
+    return out
+
+
+TYPES = {f"f{i:02d}": "factual" for i in range(1, 13)}
+TRUTH = dict.fromkeys(TYPES, 2.0)
+
+
+def test_the_binomial_tail_is_scipys() -> None:
+    for k, n, p in [
+        (5, 24, 1 / 21),
+        (14, 33, 3 / 23),
+        (1, 1, 0.5),
+        (300, 20000, 0.01),
+        (0, 5, 0.2),
+    ]:
+        assert _binomial_tail(k, n, p) == pytest.approx(binom.sf(k - 1, n, p), rel=1e-9)
+
+
+def test_no_season_before_five_earlier_runs() -> None:
+    nights = [_night(TRUTH, TYPES)] * (MIN_REFERENCE - 1)
+    assert season_comparison("judge", nights, _night(TRUTH, TYPES), RULE) is None
+
+
+def test_a_fall_that_stays_is_seen_by_the_season_when_one_night_cannot() -> None:
+    # Twenty noisy nights, then four of twelve factual answers lose a point and stay there.
+    # Against the last night each of the three nights shows at best p = 1/16 (listed); against
+    # the season, tonight and the two nights before it are twelve events below the reference
+    # where the season expects about one.
+    rng = np.random.default_rng(3)
+    earlier = _noisy_nights(rng, TRUTH, TYPES, 20)
+    fallen = TRUTH | dict.fromkeys(["f01", "f02", "f03", "f04"], 1.0)
+    after = [_night(fallen, TYPES) for _ in range(3)]
+    one_night = compare_values("judge", earlier[-1], after[0], RULE)
+    assert one_night[0].direction in {"listed", "noise"}
+    comparison = season_comparison("judge", [*earlier, *after[:2]], after[2], RULE)
+    assert comparison is not None
+    (change,) = comparison.changes
+    assert change.direction == "regressed"
+    assert change.nights in (2, 3) and change.p_fall < 1e-3
+    assert change.old == 2.0 and change.new == pytest.approx(5 / 3)
+    assert [m.question_id for m in change.moved][:4] == ["f01", "f02", "f03", "f04"]
+    assert comparison.regressions == [change]
+    assert "median over 20 earlier compatible runs" in comparison.note
+
+
+def test_quiet_noisy_nights_and_a_deterministic_system_raise_nothing() -> None:
+    rng = np.random.default_rng(4)
+    for _ in range(20):
+        nights = _noisy_nights(rng, TRUTH, TYPES, 23)
+        comparison = season_comparison("judge", nights[:-1], nights[-1], RULE)
+        assert comparison is not None and comparison.regressions == []
+    same = [_night(TRUTH, TYPES)] * 22
+    comparison = season_comparison("judge", same, _night(TRUTH, TYPES), RULE)
+    assert comparison is not None
+    assert [(c.direction, c.p_fall, c.p_rise) for c in comparison.changes] == [("noise", 1.0, 1.0)]
+
+
+def _renamed(values: QuestionValues, old: str, new: str) -> QuestionValues:
+    return QuestionValues(
+        {q: new if t == old else t for q, t in values.types.items()}, values.values
+    )
+
+
+@pytest.mark.parametrize("falls", [3, 4])
+def test_renaming_a_type_or_reordering_questions_changes_no_decision(falls: int) -> None:
+    # The previous gate seeded its bootstrap from the cell's name: eight questions with three
+    # falling 2 -> 1 regressed as "procedural" and not as "factual". Exact tests cannot.
+    rng = np.random.default_rng(falls)
+    types = {f"q{i:02d}": "factual" for i in range(8)} | {f"h{i:02d}": "how_to" for i in range(12)}
+    before = {q: 2.0 for q in types}
+    after = (
+        before
+        | {q: 1.0 for q in list(types)[:falls]}
+        | {q: 1.0 for q in list(types)[8 : 8 + falls]}
+    )
+    old, new = _night(before, types), _night(after, types)
+    earlier = _noisy_nights(rng, before, types, 22)
+
+    def decisions(
+        old: QuestionValues, new: QuestionValues, earlier: list[QuestionValues]
+    ) -> list[tuple[str, ...]]:
+        paired = decide(
+            [SectionComparison("judge", "last", compare_values("judge", old, new, RULE), "")], RULE
+        )
+        season = season_comparison("judge", earlier, new, RULE)
+        assert season is not None
+        return sorted(
+            (c.metric, str(c.n), c.direction, f"{c.p_fall:.12g}")
+            for comp in [*paired, season]
+            for c in comp.changes
+        )
+
+    base = decisions(old, new, earlier)
+    for a, b in (("factual", "procedural"), ("how_to", "zz"), ("factual", "how_to_2")):
+        renamed = decisions(
+            _renamed(old, a, b), _renamed(new, a, b), [_renamed(e, a, b) for e in earlier]
+        )
+        assert renamed == base
+    # Questions in another order: the same decisions.
+    order = list(types)[::-1]
+    shuffled = [
+        QuestionValues(
+            {q: v.types[q] for q in order},
+            {
+                "retrieval": {},
+                "judge": {"faithfulness": {q: v.values["judge"]["faithfulness"][q] for q in order}},
+            },
+        )
+        for v in (old, new, *earlier)
+    ]
+    assert decisions(shuffled[0], shuffled[1], shuffled[2:]) == base
