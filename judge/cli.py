@@ -69,9 +69,11 @@ def _warnings_of(with_labels: bool = True) -> Callable[[Inputs], None]:
 
 def cmd_check(args: argparse.Namespace) -> int:
     from judge.console import adapter_progress
-    from judge.pipeline.check import check
+    from judge.pipeline.check import check, repeat, repeat_refusal
 
     config = _config(args)
+    if args.repeat is not None:
+        repeat_refusal(config, args.run)  # before anything is loaded or asked
     with adapter_progress() as on_adapter:
         checked = check(
             config,
@@ -98,6 +100,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     _say("the gate can call (docs/gate.md):")
     for seen in checked.detectable:
         _say(f"  {seen.describe()}", one_line=True)
+    if args.repeat is not None:
+        with adapter_progress() as on_adapter:
+            repeated = repeat(config, golden, args.repeat, on_adapter=on_adapter)
+        _warn(repeated.warnings())
+        for line in repeated.repeated.lines():
+            _say(line, one_line=True)
+        if repeated.problems:
+            raise InputError(repeated.problems)
     _say("ok")
     return 0
 
@@ -588,8 +598,55 @@ def cmd_batch_import(args: argparse.Namespace) -> int:
     return EXIT_BAD_INPUT if result.problems else 0
 
 
+def cmd_import(args: argparse.Namespace) -> int:
+    from judge.pipeline.imports import import_foreign
+
+    # A configuration gives the question types, the out-of-scope type and the refusal phrases;
+    # without one (no judge.toml here yet, the usual case before an import) the defaults do.
+    explicit = args.config != DEFAULT_CONFIG
+    config = _config(args) if explicit or Path(args.config).is_file() else None
+    result = import_foreign(
+        args.tool,
+        Path(args.file),
+        Path(args.out),
+        config=config,
+        default_type=args.type,
+        type_column=args.type_column,
+        id_column=args.id_column,
+        answerable_column=args.answerable_column,
+        replace=args.replace,
+    )
+    _warn(result.warnings)
+    total = sum(result.per_type.values())
+    counts = ", ".join(f"{n} {qtype}" for qtype, n in result.per_type.items() if n)
+    _say(
+        f"imported {total} question(s) ({counts}), {result.chunks} chunk(s) and "
+        f"{total - result.failed} answer(s) from {args.file} into {result.questions.parent}"
+    )
+    if result.failed:
+        _say(f"{result.failed} question(s) failed in the source: reported, not scored")
+    if result.unlabelled:
+        _say(
+            f"{result.unlabelled} answerable question(s) without relevant chunks: judged, "
+            "their retrieval not scored (relevant_chunks: null)"
+        )
+    where = config.source if config is not None and config.source is not None else "judge.toml"
+    _say(f"\nuse it: put this [data] table in {where} (replacing its own), then 'judge check':\n")
+    _say("\n".join(result.data_lines))
+    return 0
+
+
 def _add_input_commands(commands: _Commands) -> None:
-    commands.add("check", cmd_check, "validate the golden set, corpus, run and labels", _ANSWERS)
+    check = commands.add(
+        "check", cmd_check, "validate the golden set, corpus, run and labels", _ANSWERS
+    )
+    check.add_argument(
+        "--repeat",
+        type=Number(int, 2, 100),
+        metavar="N",
+        help="also ask data.adapter N times afresh (nothing saved) and report the share of "
+        "questions whose retrieval order or answer changed, per type",
+    )
     retrieval = commands.add("retrieval", cmd_retrieval, "per-type retrieval metrics", _ANSWERS)
     retrieval.add_argument("--trec-run", help="score a TREC run file instead of a run")
     retrieval.add_argument(
@@ -819,6 +876,54 @@ def _add_batch_commands(commands: _Commands) -> None:
     )
 
 
+def _add_import_commands(commands: _Commands) -> None:
+    imports = _Commands(
+        commands.add(
+            "import",
+            None,
+            "a golden set, corpus and run from another tool's data (docs/imports.md)",
+        ),
+        "import_command",
+    )
+    sources = {
+        "ragas": "a Ragas evaluation dataset (JSONL, CSV, JSON array, Parquet)",
+        "deepeval": "DeepEval test cases (save_as JSON, JSONL or CSV)",
+        "otel": "OpenTelemetry traces with OpenInference attributes (OTLP JSON)",
+    }
+    for tool, what in sources.items():
+        sub = imports.add(tool, cmd_import, f"write questions, corpus and run from {what}")
+        sub.set_defaults(tool=tool)
+        sub.add_argument("file", metavar="FILE", help=f"{what}")
+        sub.add_argument(
+            "--out",
+            default="imported",
+            help="folder for questions.jsonl, corpus.jsonl and run.jsonl (default: imported)",
+        )
+        sub.add_argument(
+            "--replace", action="store_true", help="overwrite those files if they exist"
+        )
+        sub.add_argument(
+            "--type",
+            metavar="TYPE",
+            help="the type of a question that no column types and that the source does not mark "
+            "out of scope (default: factual)",
+        )
+        where = "attribute of the root span" if tool == "otel" else "column"
+        sub.add_argument(
+            "--type-column", metavar="NAME", help=f"the {where} holding each question's type"
+        )
+        sub.add_argument(
+            "--id-column",
+            metavar="NAME",
+            help=f"the {where} holding each question's id (default: from its text)",
+        )
+        sub.add_argument(
+            "--answerable-column",
+            metavar="NAME",
+            help=f"the {where} saying (true/false) whether the question is answerable",
+        )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge",
@@ -838,6 +943,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_audit_commands(commands)
     _add_cache_commands(commands)
     _add_batch_commands(commands)
+    _add_import_commands(commands)
     return parser
 
 

@@ -15,6 +15,7 @@ original chunk.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -284,4 +285,10 @@ def is_refusal(text: str, phrases: Sequence[str] = REFUSAL_MARKERS) -> bool:
     match), then a plain substring test. Substring, not whole answer: a refusal usually comes
     with a sentence around it ("The manual does not cover this; please ask support.")."""
     folded = normalise(text)
-    return any(normalise(phrase) in folded for phrase in phrases)
+    return any(phrase in folded for phrase in _folded_phrases(tuple(phrases)))
+
+
+@functools.lru_cache(maxsize=16)
+def _folded_phrases(phrases: tuple[str, ...]) -> tuple[str, ...]:
+    """The phrases normalised once per list (a run asks about every answer)."""
+    return tuple(normalise(phrase) for phrase in phrases)

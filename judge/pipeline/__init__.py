@@ -19,6 +19,7 @@ command                                     wiring (``judge.pipeline.<module>``)
 ``sweep``                                   ``sweep``: ``sweep``
 ``stability``                               ``stability``: ``judge_stability``
 ``batch export``, ``batch import``          ``judge.pipeline.batch``
+``import ragas|deepeval|otel``              ``imports``: ``import_foreign``
 ==========================================  ================================================
 
 Shared by them: ``inputs`` (the golden set, the run and the labels, loaded and validated once;

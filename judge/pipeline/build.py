@@ -48,6 +48,7 @@ from judge.results.history import (
 )
 from judge.results.item_record import ItemRecord
 from judge.results.manifest import Fingerprints, GitInfo, JudgeInfo, Manifest, RunInfo
+from judge.results.reproducibility import steady_inputs, steady_note
 from judge.results.review import NO_TRIAGE, position_bias, triage
 from judge.results.season import RECENT, WINDOW, season_comparison
 from judge.results.tables import ADAPTER_FAILED, JUDGE_METRICS, NOT_OK, TypeTable, judge_table
@@ -286,13 +287,25 @@ def build_report(
     failures = {q.id: failed[q.id] for q in golden.questions if q.id in failed}
     comparisons_all = [*comparisons, *baseline, *season]
     note = compared_settings_note(entry, history, comparisons)
+    # Answers that changed although their question and chunks did not: the RAG system's own
+    # noise (judge.results.reproducibility), against the last compatible judge comparison; not
+    # said when run_meta names another generator (the settings note above says that already).
+    last = next((c.baseline for c in comparisons if c.section == "judge" and c.baseline), None)
+    # The same run content (run_hash) means the same answers: nothing to read or say.
+    same = any(e.folder == last and e.run_hash == entry.run_hash for e in history)
+    last_record = None if last is None or same else earlier.record(last)
+    steady = None
+    generator = measured.run.meta.generator_model
+    if last_record is not None and last_record.manifest.run.meta.generator_model == generator:
+        before = [row.item for row in last_record.questions if row.item is not None]
+        steady = steady_note(steady_inputs(before, items))
     checked = gate(
         comparisons_all,
         failed=list(failures),
         total=len(golden.questions),
         unjudged=[v.question_id for v in verdicts if v.status != "ok"],
         judged=len(verdicts),
-        notes=[note] if note else [],
+        notes=[n for n in (note, steady) if n],
     )
     return Record(
         manifest=manifest,

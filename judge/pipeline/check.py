@@ -1,20 +1,32 @@
 """``judge check``: every input validated the way ``judge run`` loads it, and every problem
-reported at once, before anything is judged."""
+reported at once, before anything is judged; with ``--repeat N``, whether the RAG system
+answers the same questions the same way (``repeat``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
 from judge.config import Config
-from judge.errors import InputError, PromptError
-from judge.inputs.adapter import AdapterProgress
+from judge.errors import ConfigError, InputError, PromptError
+from judge.folders import ReportsDir
+from judge.inputs.adapter import (
+    AdapterProgress,
+    adapter_output,
+    load_adapter,
+    log_note,
+    produce_run,
+)
+from judge.inputs.golden import GoldenSet
+from judge.inputs.runs import Run, validate_run
 from judge.judging.prompts import load_prompt
 from judge.metrics import metric_names
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs
 from judge.results.compare import GateRule
 from judge.results.gate import GATE_JUDGE_METRICS, Detectable, detectable, night_family
+from judge.results.reproducibility import Repeated, repeated
 
 
 class Checked(NamedTuple):
@@ -84,3 +96,99 @@ def check(
         len({label.labeller for label in inputs.labels.current}),
         detectable(ordered, family, GateRule.from_config(config.reports)),
     )
+
+
+# --- judge check --repeat N -------------------------------------------------------------------
+
+
+def repeat_refusal(config: Config, run_path: Path | None = None) -> None:
+    """Refuse ``--repeat`` before anything is loaded or asked when there is no adapter to ask:
+    a recorded run file is one set of answers, and asking again is what is measured."""
+    if run_path is not None:
+        raise ConfigError(
+            f"--repeat asks data.adapter again, but --run gives a run file ({run_path}): "
+            "drop --run to measure the adapter"
+        )
+    if not config.data.adapter:
+        where = f" ({config.data.run})" if config.data.run is not None else ""
+        raise ConfigError(
+            f"--repeat needs data.adapter (module:function): a recorded run file{where} holds "
+            "one set of answers and cannot be asked again; set data.adapter to measure whether "
+            "the RAG system answers the same way twice"
+        )
+
+
+class Repeat(NamedTuple):
+    """The asks of ``judge check --repeat``, compared; and what went wrong while asking."""
+
+    repeated: Repeated
+    problems: list[str]
+    """Questions the adapter failed, or answered invalidly, in one of the asks: check's errors
+    (they are left out of the comparison, which still stands for the others)."""
+    log: Path | None
+    """What the adapter printed while it was asked (``reports/runs/repeat-<UTC time>.log``),
+    None when it printed nothing."""
+
+    def warnings(self) -> list[str]:
+        return [] if self.log is None else [log_note(self.log)]
+
+
+def repeat(
+    config: Config,
+    golden: GoldenSet,
+    asks: int,
+    *,
+    on_adapter: Callable[[AdapterProgress], None] = _ignore,
+) -> Repeat:
+    """Ask ``data.adapter`` every golden question ``asks`` times, afresh each time, and compare
+    the answers question by question (``judge.results.reproducibility.repeated``).
+
+    Nothing of these asks is saved as answers: the runs stay in memory, so the saved answers a
+    later command reuses (``judge.inputs.adapter.adapter_answers``: the newest
+    ``reports/runs/adapter-*.jsonl``) are those ``check`` itself validated. Only what the
+    adapter prints is kept, in a log under ``reports/runs/`` that no command reads as answers.
+    ``on_adapter`` sees one progress over all asks.
+    """
+    spec = config.data.adapter
+    if not spec:  # repeat_refusal says so first, in the CLI
+        raise ConfigError("--repeat needs data.adapter (module:function)")
+    runs_dir = ReportsDir(config.reports.dir).runs_dir
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+    total = len(golden.questions)
+    runs: list[Run] = []
+    problems: list[str] = []
+    with adapter_output(runs_dir / f"repeat-{stamp}.log") as log:
+        adapter = load_adapter(spec, config.source.resolve().parent if config.source else None)
+        for ask in range(1, asks + 1):
+
+            def progress(event: AdapterProgress, done: int = (ask - 1) * total) -> None:
+                on_adapter(event._replace(done=done + event.done, total=asks * total))
+
+            run = produce_run(
+                spec,
+                golden,
+                config.data.adapter_concurrency,
+                progress,
+                timeout_s=config.data.adapter_timeout_s,
+                adapter=adapter,
+            )
+            where = f"--repeat, ask {ask} of {asks}"
+            problems += [
+                f"{where}: the adapter failed for question '{q.id}': {run.meta.failed[q.id]}"
+                for q in golden.questions
+                if q.id in run.meta.failed
+            ]
+            invalid: set[str] = set()
+
+            def located(qid: str, where: str = where, invalid: set[str] = invalid) -> str:
+                invalid.add(qid)
+                return f"{where}, question '{qid}'"
+
+            try:
+                validate_run(run, golden, located)
+            except InputError as exc:
+                problems += exc.problems
+            records = {qid: r for qid, r in run.records.items() if qid not in invalid}
+            runs.append(Run(run.meta, records))
+    compared = repeated(golden.questions, runs, config.data.question_types)
+    return Repeat(compared, problems, log.path if log.written else None)
