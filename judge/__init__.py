@@ -14,6 +14,15 @@ The Python API (the command line calls the same functions)::
     result.report             # the run record (judge.Record): what every file was rendered from
     judge.read_record(result.folder.path)   # a saved folder's record (its report.json)
 
+Progress bars (the command line's) show by default when stdout is a terminal or a notebook;
+``progress=False`` turns them off, and ``on_progress=`` is called with each
+``judge.JudgeProgress`` (done, total, cached, not_ok)::
+
+    judge.evaluate(config, progress=False, on_progress=lambda p: print(p.done, "/", p.total))
+
+``hooks=judge.Hooks(on_adapter=..., on_inputs=..., on_judge_chosen=..., on_judging=...)``
+sees every step, as the command line does (then no bars are added unless ``progress=True``).
+
 Importing this package loads no model, opens no connection and does not import pandas: every
 name below is loaded on first use.
 """
@@ -36,6 +45,7 @@ _EXPORTS = {
     "load_inputs": "judge.pipeline",
     "Evaluation": "judge.pipeline",
     "Hooks": "judge.pipeline",
+    "JudgeProgress": "judge.judging.grading",
     "Record": "judge.record",
     "read_record": "judge.folders",
     "HarnessError": "judge.errors",
@@ -55,6 +65,7 @@ if TYPE_CHECKING:
     )
     from judge.errors import ConfigError, HarnessError, InputError
     from judge.folders import read_record as read_record
+    from judge.judging.grading import JudgeProgress
     from judge.pipeline.evaluate import Evaluation, Hooks, evaluate, rerender
     from judge.pipeline.inputs import load_inputs
     from judge.record import Record as Record
@@ -94,6 +105,7 @@ __all__ = [
     "Hooks",
     "InputError",
     "JudgeConfig",
+    "JudgeProgress",
     "ReportsConfig",
     "RetrievalConfig",
     "__version__",

@@ -22,6 +22,7 @@ from judge import signals
 from judge.errors import (
     EXIT_BAD_INPUT,
     EXIT_REGRESSION,
+    ConfigError,
     HarnessError,
     InputError,
     Interrupted,
@@ -79,6 +80,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             config,
             args.run,
             fresh_answers=args.fresh_answers,
+            preflight_judge=not args.no_judge,
             on_adapter=on_adapter,
             on_inputs=_warnings_of(with_labels=False),
         )
@@ -92,11 +94,22 @@ def cmd_check(args: argparse.Namespace) -> int:
         _say(f"           relevant chunks not labelled for {len(checked.unlabelled)} (judged only)")
     _say(f"corpus:    {len(golden.corpus)} chunks in {checked.documents} documents")
     _say(f"run:       {len(run.records)} answers from {inputs.run_source}")
+    _say(f"answers:   {checked.answers.describe()}", one_line=True)
     labels = inputs.labels
     if config.data.labels is not None:
         _say(f"labels:    {len(labels.current)} from {checked.labellers} labeller(s)")
         for line in labels.retired_lines():
             _say(f"           {line}", one_line=True)
+    preflight = checked.judge
+    if preflight is None:
+        _say("judge:     not checked (--no-judge)")
+    else:
+        _say(f"judge:     {preflight.judge}")
+        _say(f"           ({preflight.reason})", one_line=True)
+        _say(
+            f"cache:     {preflight.cached} of {preflight.total} answers judged already "
+            f"(from the cache); {preflight.to_judge} to judge"
+        )
     _say("the gate can call (docs/gate.md):")
     for seen in checked.detectable:
         _say(f"  {seen.describe()}", one_line=True)
@@ -202,6 +215,14 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     if changes:
         config = config.with_overrides(judge=changes)
     emit: Callable[[str], None] = out.append if nightly else _say
+    # --bars, or the nightly of a configuration with a [bars] table; refused before anything
+    # is judged when there are no bars to check.
+    with_bars = args.bars or (nightly and bool(config.bars))
+    if with_bars and not config.bars:
+        raise ConfigError(
+            f"{config.source or args.config}: no [bars] table; write one with 'judge bars "
+            "suggest --write', or leave out --bars"
+        )
     junit = Path(args.junit) if args.junit else None
     summary_path = Path(args.json) if args.json else None
     ready_outputs([junit, summary_path])  # a wrong path fails now, not after the judging
@@ -222,21 +243,52 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
         )
     for line in console_summary(result.report, config, result.folder.path):
         emit(line)
+    report = result.report
     gate = result.gate
     code = gate.exit_code(args.fail_on_regression, args.require_baseline)
+    verdict = gate.verdict
+    if with_bars:
+        from judge.pipeline.bars import check_run_bars
+
+        bars = check_run_bars(config, report)
+        report = bars.report
+        met = len(bars.results) - len(bars.crossed)
+        emit(f"\nbars: {met} of {len(bars.results)} met")
+        for bar in bars.crossed:
+            emit(bar.line())
+        if bars.crossed:
+            code = code or EXIT_REGRESSION
+            more = f" (and {len(bars.crossed) - 1} more)" if len(bars.crossed) > 1 else ""
+            verdict = f"FAILED: {bars.crossed[0].line()}{more}; {verdict}"
     if nightly:
-        _say(f"nightly: {gate.verdict}")
+        _say(f"nightly: {verdict}")
         _say("\n".join(out))
     else:
-        _say(f"\ngate: {gate.verdict}")
+        _say(f"\ngate: {verdict}")
     files: dict[Path, str] = {}
     if junit is not None:
-        files[junit] = junit_xml(result.report, args.fail_on_regression, args.require_baseline)
+        files[junit] = junit_xml(report, args.fail_on_regression, args.require_baseline)
     if summary_path is not None:
-        summary = summary_json(result.report, code, str(result.folder.path))
+        summary = summary_json(report, code, str(result.folder.path))
         files[summary_path] = json.dumps(summary, ensure_ascii=False, indent=2) + "\n"
     write_outputs(files)
     return code
+
+
+def cmd_bars(args: argparse.Namespace) -> int:
+    from judge.pipeline.bars import suggest, write_bars
+
+    config = _config(args)
+    suggestion = suggest(config, args.folder, args.metric, args.margin)
+    if not args.write:
+        _say(suggestion.toml.rstrip("\n"))
+        return 0
+    path = write_bars(config.source or Path(args.config), suggestion.toml, replace=args.replace)
+    _say(
+        f"wrote {len(suggestion.bars)} bars from {suggestion.folder} into {path}; "
+        "'judge run --bars' checks them"
+    )
+    return 0
 
 
 def cmd_sweep(args: argparse.Namespace) -> int:
@@ -647,6 +699,12 @@ def _add_input_commands(commands: _Commands) -> None:
         help="also ask data.adapter N times afresh (nothing saved) and report the share of "
         "questions whose retrieval order or answer changed, per type",
     )
+    check.add_argument(
+        "--no-judge",
+        action="store_true",
+        help="skip the judge's preflight (its server, model and digest, and what the cache "
+        "holds), for offline use",
+    )
     retrieval = commands.add("retrieval", cmd_retrieval, "per-type retrieval metrics", _ANSWERS)
     retrieval.add_argument("--trec-run", help="score a TREC run file instead of a run")
     retrieval.add_argument(
@@ -707,6 +765,11 @@ def _add_run_commands(commands: _Commands) -> None:
         action="store_true",
         help="exit 1 when there is nothing compatible to compare with",
     )
+    run.add_argument(
+        "--bars",
+        action="store_true",
+        help="exit 1 when a per-type bar of [bars] is crossed (one line per bar crossed)",
+    )
     run.set_defaults(nightly=False)
     nightly = commands.add(
         "nightly",
@@ -726,6 +789,38 @@ def _add_run_commands(commands: _Commands) -> None:
         concurrency=None,
         fail_on_regression=True,
         require_baseline=True,
+        bars=False,
+    )
+    bars = _Commands(
+        commands.add("bars", None, "per-type bars: the floors judge run --bars checks"),
+        "bars_command",
+    )
+    suggest = bars.add(
+        "suggest",
+        cmd_bars,
+        "today's per-type values of a run minus a margin, as a [bars] table to paste (or "
+        "--write into the configuration)",
+    )
+    suggest.add_argument("folder", nargs="?", help=_FOLDER_HELP)
+    suggest.add_argument(
+        "--margin",
+        type=Number(float, 0, 1),
+        help="below today's value on 0-1 shares (0.05); the 0-2 scores get twice it (0.10)",
+    )
+    suggest.add_argument(
+        "--metric",
+        action="append",
+        metavar="M",
+        help="a metric to set bars on (repeatable; default faithfulness, relevance and "
+        "recall@context_k)",
+    )
+    suggest.add_argument(
+        "--write",
+        action="store_true",
+        help="write the table into the configuration file (every other byte kept)",
+    )
+    suggest.add_argument(
+        "--replace", action="store_true", help="with --write: replace an existing [bars] table"
     )
 
 

@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
+from judge.axes import EXPECTED_METRICS, JUDGE_TABLE_METRICS, metric_scale
 from judge.errors import ConfigError
 from judge.jsonl import (
     DEFAULT_MAX_FILE_MB,
@@ -301,7 +302,11 @@ class ReportsConfig(_Frozen):
     regression_threshold: StrictFloat | None = Field(default=None, ge=0, le=1)
     """Deprecated: the old name of ``margin_share`` (it sets it; a warning says so)."""
     baseline: Path = Path("judge-baseline.json")
-    """The pinned baseline (commit it): every run is also held to it when it exists."""
+    """The pinned baseline (commit it): every run is also held to it when it exists. Read from
+    a file, the default is per configuration: ``<config stem>-baseline.json`` beside it
+    (``judge-baseline.json`` for ``judge.toml``, ``nightly-baseline.json`` for
+    ``nightly.toml``), so two configurations in one folder never share one
+    (``baseline_default``)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -407,6 +412,46 @@ class SweepConfig(_Frozen):
         return self
 
 
+#: ``[bars]``: metric → question type (or ``all``) → the lowest acceptable per-type mean.
+Bars = dict[str, dict[str, StrictFloat]]
+
+
+def bar_problems(
+    bars: Bars, types: tuple[str, ...], out_of_scope: tuple[str, ...], ks: tuple[int, ...]
+) -> list[str]:
+    """What is wrong with a ``[bars]`` table: unknown metrics or types, a retrieval bar on an
+    out-of-scope type (its questions have no relevant chunks: never a value), a floor off the
+    metric's scale (0-2 for the judge's scores, 0-1 for shares: ``judge.axes.metric_scale``)."""
+    retrieval = metric_names(ks)
+    known = [*JUDGE_TABLE_METRICS, *EXPECTED_METRICS, *retrieval]
+    allowed = [*types, "all"]
+    problems = []
+    for metric, floors in bars.items():
+        if metric not in known:
+            problems.append(
+                f"bars: unknown metric '{metric}'; a bar can be set on {', '.join(known)}"
+            )
+            continue
+        if not floors:
+            problems.append(f"bars.{metric} is empty: give a floor per question type")
+        top = 2.0 if metric_scale(metric) == "score" else 1.0
+        for qtype, floor in floors.items():
+            where = f"bars.{metric}.{qtype}"
+            if qtype not in allowed:
+                problems.append(
+                    f"{where}: unknown question type '{qtype}'; the types are {', '.join(allowed)}"
+                )
+            elif metric in retrieval and qtype in out_of_scope:
+                problems.append(
+                    f"{where}: {qtype} questions have no relevant chunks, so {metric} has no "
+                    "value for them; remove this bar"
+                )
+            if not 0 <= floor <= top:
+                scale = "a 0-2 judge score" if top == 2 else "a 0-1 share"
+                problems.append(f"{where} = {floor}: off the scale of {metric} ({scale})")
+    return problems
+
+
 class Config(_Frozen):
     """The whole configuration."""
 
@@ -416,6 +461,9 @@ class Config(_Frozen):
     reports: ReportsConfig = ReportsConfig()
     sweep: SweepConfig | None = None
     """``judge sweep``'s grid; absent in projects that do not sweep."""
+    bars: Bars = {}
+    """Per-type bars (``judge run --bars``, the nightly, the pytest plugin): metric → question
+    type → the lowest acceptable mean of that type (``judge.results.bars``)."""
     source: Path | None = Field(default=None, exclude=True)
     """The file this came from (not part of the configuration itself)."""
 
@@ -432,6 +480,18 @@ class Config(_Frozen):
                 )
         if self.sweep.primary in self.sweep.secondary:
             raise ValueError(f"sweep.secondary lists the primary metric '{self.sweep.primary}'")
+        return self
+
+    @model_validator(mode="after")
+    def _check_bars(self) -> Config:
+        problems = bar_problems(
+            self.bars,
+            self.data.question_types,
+            self.data.out_of_scope_types,
+            self.retrieval.ks,
+        )
+        if problems:
+            raise ValueError("; ".join(problems))
         return self
 
     def with_overrides(self, **changes: dict[str, Any]) -> Config:
@@ -493,6 +553,9 @@ def load_config(path: Path | str) -> Config:
     # directory. abspath, not resolve(): a symlinked input must still be seen as one (and refused).
     base = path.resolve().parent
     data = config.model_dump()
+    reports = raw.get("reports")
+    if not (isinstance(reports, dict) and "baseline" in reports):
+        data["reports"]["baseline"] = baseline_default(path)
     for section, keys in _PATH_FIELDS.items():
         table = data
         for part in section.split("."):
@@ -501,3 +564,76 @@ def load_config(path: Path | str) -> Config:
             if table[key] is not None:
                 table[key] = Path(os.path.abspath(base / table[key]))
     return Config.model_validate({**data, "source": path})
+
+
+#: The baseline's default name before it was per configuration: one file for every
+#: configuration of a folder.
+SHARED_BASELINE = "judge-baseline.json"
+
+
+def baseline_default(config_path: Path) -> Path:
+    """The default ``reports.baseline`` of a configuration file: ``<stem>-baseline.json``
+    beside it, so two configurations in one folder never hold their runs to one baseline
+    (``judge.toml`` keeps ``judge-baseline.json``, the old shared name).
+
+    A configuration of another name with no baseline of its own yet, beside an old shared
+    ``judge-baseline.json``: when a ``judge.toml`` is beside it too, that file is
+    ``judge.toml``'s own under this rule, so it is not taken (a warning says to pin one); when
+    none is, it was the shared one this configuration was held to, and it is copied to the new
+    name once, with a warning saying where. Copied, not moved: several configurations may have
+    shared it, and each keeps what it was held to. From then on the configuration reads and
+    pins its own file.
+    """
+    base = Path(os.path.abspath(config_path.resolve().parent))
+    own = base / f"{config_path.stem}-baseline.json"
+    shared = base / SHARED_BASELINE
+    if own == shared or own.exists() or not shared.is_file():
+        return own
+    if (base / "judge.toml").is_file():
+        logger.warning(
+            "%s: the baseline is per configuration now: this one's is %s (none yet); %s is "
+            "judge.toml's, so this run is held to no baseline: pin one with 'judge --config %s "
+            "baseline pin'",
+            config_path,
+            own.name,
+            shared.name,
+            config_path.name,
+        )
+        return own
+    try:
+        _copy_once(shared, own)
+    except FileExistsError:  # another command copied it (or a pin wrote it) meanwhile
+        return own
+    except OSError as exc:
+        logger.warning(
+            "%s: the baseline is per configuration now (%s), but %s could not be copied there "
+            "(%s); this run is held to no baseline: copy it by hand, or set reports.baseline",
+            config_path,
+            own.name,
+            shared,
+            exc.strerror or exc,
+        )
+        return own
+    logger.warning(
+        "%s: the baseline is per configuration now: copied the shared %s to %s, this "
+        "configuration's own from now on ('judge baseline pin' and 'ratchet' write it); the old "
+        "file is left for the other configurations that used it: delete it when none does",
+        config_path,
+        shared.name,
+        own,
+    )
+    return own
+
+
+def _copy_once(source: Path, target: Path) -> None:
+    """Copy a file whole or not at all, never over an existing target: a temporary file, synced,
+    then hard-linked into place (``FileExistsError`` when the target appeared meanwhile)."""
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        with tmp.open("wb") as handle:
+            handle.write(source.read_bytes())
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.link(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)

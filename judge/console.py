@@ -85,8 +85,20 @@ def adapter_progress() -> Iterator[Callable[[AdapterProgress], None]]:
         stop()
 
 
+def in_notebook() -> bool:
+    """Whether this runs in a Jupyter (or Colab) notebook, where a live bar is drawn as output."""
+    return bool(stderr.is_jupyter)
+
+
 def is_terminal() -> bool:
-    return sys.stderr.isatty()
+    """Whether the bars can be live: stderr is a terminal, or a notebook draws them."""
+    return sys.stderr.isatty() or in_notebook()
+
+
+def shows_progress() -> bool:
+    """Whether the Python API shows progress by default (``judge.evaluate(progress=None)``):
+    someone is watching, in a terminal or a notebook. Not in a log, CI or a captured test."""
+    return sys.stdout.isatty() or in_notebook()
 
 
 @contextmanager

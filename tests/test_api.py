@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import re
 import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import REPO, SAMPLE
+from tests.conftest import REPO
 
 
 def test_import_judge_loads_no_model_no_pandas_no_backend() -> None:
@@ -27,47 +26,6 @@ def test_import_judge_loads_no_model_no_pandas_no_backend() -> None:
     assert out[1] == "[]"
     assert out[2] == "judge.pipeline.evaluate"
     assert out[3] == "True"  # the name the CLI looks up (and tests replace) is the same function
-
-
-def _readme_block(marker: str) -> str:
-    """The fenced Python block of README.md that starts with ``marker``."""
-    readme = (REPO / "README.md").read_text(encoding="utf-8")
-    for block in re.findall(r"```python\n(.*?)```", readme, flags=re.S):
-        if block.startswith(marker):
-            return str(block)
-    raise AssertionError(f"README.md has no python block starting with {marker!r}")
-
-
-def test_the_readme_pytest_example_passes_as_written(tmp_path: Path) -> None:
-    """Copied into a file and run with pytest, next to a judge.toml for the sample set."""
-    (tmp_path / "judge.toml").write_text(
-        f'[data]\nquestions = "{SAMPLE / "questions.jsonl"}"\n'
-        f'corpus = "{SAMPLE / "corpus.jsonl"}"\nrun = "{SAMPLE / "run.jsonl"}"\n'
-        f'[judge]\nprompt = "{REPO / "prompts" / "judge.v1.md"}"\n',
-        encoding="utf-8",
-    )
-    example = _readme_block("# test_rag_quality.py")
-    (tmp_path / "test_rag_quality.py").write_text(example, encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_rag_quality.py"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "1 passed" in done.stdout
-    # The same test fails, with a message naming the type and metric, when a bar is too high.
-    strict = example.replace('"negative": 0.5', '"negative": 0.99')
-    assert strict != example
-    (tmp_path / "test_rag_quality.py").write_text(strict, encoding="utf-8")
-    failed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_rag_quality.py"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-    )
-    assert failed.returncode == 1
-    assert "negative recall@5" in failed.stdout
 
 
 def test_the_record_is_part_of_the_api(tmp_path: Path) -> None:

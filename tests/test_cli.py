@@ -19,7 +19,7 @@ def _toml(config: Config) -> str:
 
 
 def test_check_on_the_tiny_set(tiny: Tiny, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--config", _toml(tiny()), "check"]) == 0
+    assert main(["--config", _toml(tiny()), "check", "--no-judge"]) == 0
     out = capsys.readouterr().out
     assert "questions: 4 (1 factual, 1 procedural, 1 negative, 1 out_of_scope)" in out
     assert "corpus:    5 chunks in 3 documents" in out
@@ -93,7 +93,7 @@ def test_trec_export_then_score_the_exported_run(
 
 
 def test_check_on_the_shipped_sample(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--config", str(REPO / "judge.toml"), "check"]) == 0
+    assert main(["--config", str(REPO / "judge.toml"), "check", "--no-judge"]) == 0
     captured = capsys.readouterr()
     assert "questions: 30 (12 factual, 8 procedural, 5 negative, 5 out_of_scope)" in captured.out
     assert "labels:" in captured.out
@@ -183,8 +183,8 @@ def test_config_goes_before_or_after_the_command(
     tiny: Tiny, capsys: pytest.CaptureFixture[str]
 ) -> None:
     toml = _toml(tiny())
-    assert main(["check", "--config", toml]) == 0
-    assert main(["--config", toml, "check"]) == 0
+    assert main(["check", "--no-judge", "--config", toml]) == 0
+    assert main(["--config", toml, "check", "--no-judge"]) == 0
     assert main(["cache", "stats", "--config", toml]) == 0
     assert main(["audit", "sample", "--n", "1", "--config", toml]) == 2  # no runs yet
     assert "no runs in" in capsys.readouterr().err
@@ -286,7 +286,7 @@ def test_check_fails_and_lists_every_question_the_adapter_failed(
         "        raise TimeoutError('search took too long')\n"
         "    return {'retrieved': ['pricing/plans'], 'answer': 'x'}\n",
     )
-    assert main(["--config", _toml(config), "check"]) == 2
+    assert main(["--config", _toml(config), "check", "--no-judge"]) == 2
     err = capsys.readouterr().err.splitlines()
     failed = [line for line in err if line.startswith("error: ")]
     assert len(failed) == 2
@@ -318,7 +318,7 @@ def test_check_fails_when_the_adapter_returns_no_usable_answer(
     said: str,
 ) -> None:
     config = tiny_adapter("odd_rag", f"def answer(question):\n    return {returns}\n")
-    assert main(["--config", _toml(config), "check"]) == 2
+    assert main(["--config", _toml(config), "check", "--no-judge"]) == 2
     err = capsys.readouterr().err
     assert "the adapter failed for question 'q1': ValueError: " in err
     assert said in err

@@ -47,7 +47,7 @@ def test_import_then_check_then_run(
         + f'\n[reports]\ndir = "{tmp_path / "reports"}"\n',
         encoding="utf-8",
     )
-    assert main(["check"]) == 0
+    assert main(["check", "--no-judge"]) == 0
     assert main(["run", "--backend", "lexical"]) == 0
     capsys.readouterr()
     # again into the same folder: refused without --replace, the same files with it

@@ -91,14 +91,14 @@ def test_the_adapter_is_asked_once_for_every_command(
 ) -> None:
     config, calls = counting_adapter
     toml = str(config.source)
-    assert main(["--config", toml, "check"]) == 0
+    assert main(["--config", toml, "check", "--no-judge"]) == 0
     assert _calls(calls) == 4
     assert main(["--config", toml, "retrieval"]) == 0
     assert main(["--config", toml, "trec", "export"]) == 0
     assert main(["--config", toml, "run", "--backend", "lexical"]) == 0
     assert _calls(calls) == 4  # every later command scored the same saved answers
     assert "answers reused from" in capsys.readouterr().err
-    assert main(["--config", toml, "check", "--fresh-answers"]) == 0
+    assert main(["--config", toml, "check", "--no-judge", "--fresh-answers"]) == 0
     assert _calls(calls) == 8
     # The nightly measures tonight's system: it asks the adapter every time.
     assert main(["--config", toml, "nightly", "--backend", "lexical"]) in (0, 1)
@@ -241,7 +241,7 @@ def test_labels_of_retired_questions_are_skipped_by_every_command(
     )
     config = tiny(extra_toml=f'labels = "{labels}"\n')
     toml = str(config.source)
-    assert main(["--config", toml, "check"]) == 0
+    assert main(["--config", toml, "check", "--no-judge"]) == 0
     out = capsys.readouterr().out
     assert "labels:    1 from 1 labeller(s)" in out
     assert ":2: question_id 'q_old' is no longer a golden id" in out

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
@@ -117,24 +118,42 @@ class VerdictCache:
                 raise
             raise cache_error(path, exc) from None
         try:
-            self.db.execute("PRAGMA journal_mode=WAL")
-            # NORMAL in WAL mode: a crash of the process loses nothing committed; only a power
-            # cut can lose the last transactions, and it never corrupts the file.
-            self.db.execute("PRAGMA synchronous=NORMAL")
-            version = self.db.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, SCHEMA_VERSION):
-                raise ConfigError(
-                    f"{path}: cache format {version} is newer than this judge understands "
-                    f"({SCHEMA_VERSION}); upgrade judge or point judge.cache_path elsewhere"
-                )
-            self.db.executescript(SCHEMA)
-            if version != SCHEMA_VERSION:
-                self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+            self._open_schema(path)
         except BaseException as exc:
             self.db.close()
             if isinstance(exc, sqlite3.Error) and _translated(exc):
                 raise cache_error(path, exc) from None
             raise
+
+    def _open_schema(self, path: Path) -> None:
+        """WAL mode, the schema and its version. Two commands opening a new cache file at the
+        same moment can get "database is locked" at once from the journal-mode switch or the
+        schema (SQLite does not wait on its busy timeout there, to avoid a deadlock): those
+        steps are retried, with a growing pause, for up to ``BUSY_TIMEOUT_S``."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        pause = 0.02
+        while True:
+            try:
+                self.db.execute("PRAGMA journal_mode=WAL")
+                # NORMAL in WAL mode: a crash of the process loses nothing committed; only a
+                # power cut can lose the last transactions, and it never corrupts the file.
+                self.db.execute("PRAGMA synchronous=NORMAL")
+                version = self.db.execute("PRAGMA user_version").fetchone()[0]
+                if version not in (0, SCHEMA_VERSION):
+                    raise ConfigError(
+                        f"{path}: cache format {version} is newer than this judge understands "
+                        f"({SCHEMA_VERSION}); upgrade judge or point judge.cache_path elsewhere"
+                    )
+                self.db.executescript(SCHEMA)
+                if version != SCHEMA_VERSION:
+                    self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+                return
+            except sqlite3.OperationalError as exc:
+                busy = "locked" in str(exc).lower() or "busy" in str(exc).lower()
+                if not busy or time.monotonic() + pause > deadline:
+                    raise
+                time.sleep(pause)
+                pause = min(pause * 2, 0.5)
 
     @contextmanager
     def _errors(self) -> Iterator[None]:

@@ -1,6 +1,8 @@
 """``judge check``: every input validated the way ``judge run`` loads it, and every problem
-reported at once, before anything is judged; with ``--repeat N``, whether the RAG system
-answers the same questions the same way (``repeat``)."""
+reported at once, before anything is judged; the judge ``judge run`` would use preflighted
+(reachable, model present, its digest, how much of the run the cache holds) with nothing
+judged; with ``--repeat N``, whether the RAG system answers the same questions the same way
+(``repeat``)."""
 
 from __future__ import annotations
 
@@ -21,12 +23,50 @@ from judge.inputs.adapter import (
 )
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run, validate_run
-from judge.judging.prompts import load_prompt
+from judge.judging.backends import JudgeBackend
+from judge.judging.items import build_items
+from judge.judging.prompts import Prompt, load_prompt
 from judge.metrics import metric_names
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs
+from judge.pipeline.session import Preflight, preflight
 from judge.results.compare import GateRule
 from judge.results.gate import GATE_JUDGE_METRICS, Detectable, detectable, night_family
 from judge.results.reproducibility import Repeated, repeated
+
+
+class AnswerSource(NamedTuple):
+    """Where the run's answers come from, and what ``judge run`` would ask the adapter after
+    this check: the dry run's account of the RAG system's side."""
+
+    source: str
+    """The run file, or the file the adapter's answers are saved in."""
+    adapter: str | None
+    """``data.adapter`` when the answers are its (None for a run file: no adapter is asked)."""
+    asked: int
+    """Questions this check asked the adapter (0 for a run file, or saved answers reused whole)."""
+    reused: bool
+    """The adapter's saved answers were reused (only the questions it had failed asked again)."""
+    total: int
+
+    def describe(self) -> str:
+        """What was and would be asked (the line beside the run's source, which it does not
+        repeat)."""
+        if self.adapter is None:
+            return "a run file: no adapter is asked"
+        if self.reused:
+            again = (
+                f"asked again only the {self.asked} question(s) it had failed"
+                if self.asked
+                else "not asked"
+            )
+            first = f"saved answers of {self.adapter} reused ({again})"
+        else:
+            first = f"{self.adapter} asked {self.asked} question(s), its answers saved"
+        # check fails on any question the adapter failed, so a passing check leaves none to ask
+        return (
+            f"{first}; judge run reuses them and asks the adapter nothing "
+            f"(--fresh-answers asks all {self.total})"
+        )
 
 
 class Checked(NamedTuple):
@@ -43,6 +83,10 @@ class Checked(NamedTuple):
     """Distinct labellers of the current human labels."""
     detectable: list[Detectable]
     """Per type, what the gate can call with that many questions (``judge.results.gate``)."""
+    answers: AnswerSource
+    judge: Preflight | None
+    """The judge ``judge run`` would use, and what the cache holds of this run for it; None
+    when the preflight was skipped (``--no-judge``, for offline use)."""
 
 
 def check(
@@ -50,6 +94,8 @@ def check(
     run_path: Path | None = None,
     *,
     fresh_answers: bool = False,
+    preflight_judge: bool = False,
+    backend: JudgeBackend | str | None = None,
     on_adapter: Callable[[AdapterProgress], None] = _ignore,
     on_inputs: Callable[[Inputs], None] = _ignore,
 ) -> Checked:
@@ -58,13 +104,24 @@ def check(
 
     What other commands only warn about is an error here (labels of questions that are gone
     from the labels file, an adapter that failed a question): check is where it must show.
+
+    ``preflight_judge`` (the command's default; ``--no-judge`` turns it off): once the inputs
+    are valid, open the judge as ``judge run`` would (``backend``: a name overriding
+    ``judge.backend``, or a ready backend, as ``evaluate`` takes it), read its identity and
+    count the run's items in the verdict cache; nothing is judged. A judge that cannot run
+    raises the same ``BackendUnavailable`` (exit 3) as ``judge run``. Off by default here so
+    that validating inputs alone never opens a model.
     """
+    if isinstance(backend, str):
+        config = config.with_overrides(judge={"backend": backend})
+        backend = None
     inputs = load_inputs(config, run_path, fresh_answers=fresh_answers, on_adapter=on_adapter)
     on_inputs(inputs)
     golden, run = inputs.golden, inputs.run
     problems = [problem for problem in [inputs.labels.missing_problem()] if problem]
+    prompt: Prompt | None = None
     try:  # the prompt, exactly as `run` loads it
-        load_prompt(config.judge.prompt)
+        prompt = load_prompt(config.judge.prompt)
     except PromptError as exc:
         problems.append(str(exc))
     problems += [
@@ -88,6 +145,10 @@ def check(
         len(metric_names(config.retrieval.ks)),
         len(GATE_JUDGE_METRICS),
     )
+    judged = None
+    if preflight_judge and prompt is not None:  # the prompt loaded: problems would be raised
+        items = build_items(golden, run, config.retrieval.context_k)
+        judged = preflight(config, items, prompt, backend)
     return Checked(
         inputs,
         ordered,
@@ -95,7 +156,18 @@ def check(
         len({c.doc for c in golden.corpus.values()}),
         len({label.labeller for label in inputs.labels.current}),
         detectable(ordered, family, GateRule.from_config(config.reports)),
+        _answers(config, run_path, inputs),
+        judged,
     )
+
+
+def _answers(config: Config, run_path: Path | None, inputs: Inputs) -> AnswerSource:
+    """Where ``load_inputs`` took the answers from (a run file wins over the adapter)."""
+    total = len(inputs.run.records)
+    if (run_path or config.data.run) is not None or not config.data.adapter:
+        return AnswerSource(inputs.run_source, None, 0, False, total)
+    asked = inputs.asked_again if inputs.reused else len(inputs.golden.questions)
+    return AnswerSource(inputs.run_source, config.data.adapter, asked, inputs.reused, total)
 
 
 # --- judge check --repeat N -------------------------------------------------------------------

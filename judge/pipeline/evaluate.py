@@ -10,7 +10,8 @@ the report and the gate. ``rerender`` rebuilds a folder's report through the sam
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -42,13 +43,53 @@ if TYPE_CHECKING:
 
 
 class Hooks(NamedTuple):
-    """Callbacks for what happens during an evaluation (the CLI draws progress bars)."""
+    """Callbacks for what happens during an evaluation (the CLI draws its progress bars with
+    them). Each is optional; ``evaluate(on_progress=...)`` is the short way to ``on_judging``."""
 
     on_adapter: Callable[[AdapterProgress], None] = _ignore
     on_inputs: Callable[[Inputs], None] = _ignore
     """Called once the inputs are loaded and valid, before any judging (warnings go here)."""
     on_judge_chosen: Callable[[JudgeChoice], None] = _ignore
     on_judging: Callable[[JudgeProgress], None] = _ignore
+    """Called as the judging advances: done of total items, how many from the cache, how many
+    not ok (``judge.judging.grading.JudgeProgress``)."""
+
+
+def _both(first: Callable[[Any], None], second: Callable[[Any], None]) -> Callable[[Any], None]:
+    if first is _ignore:
+        return second
+
+    def call(event: Any) -> None:
+        first(event)
+        second(event)
+
+    return call
+
+
+@contextmanager
+def _with_progress(hooks: Hooks, progress: bool | None) -> Iterator[Hooks]:
+    """``hooks`` with the console's progress bars added (``judge.console``, the CLI's own) when
+    ``progress`` is True, or when it is None (the default), someone is watching
+    (``judge.console.shows_progress``: stdout a terminal, or a notebook) and ``hooks`` draws
+    no progress of its own (the CLI passes its bars: they are not drawn twice)."""
+    if progress is None:
+        own = hooks.on_adapter is not _ignore or hooks.on_judging is not _ignore
+        if own:
+            progress = False
+        else:
+            from judge.console import shows_progress
+
+            progress = shows_progress()
+    if not progress:
+        yield hooks
+        return
+    from judge.console import adapter_progress, judge_progress
+
+    with adapter_progress() as on_adapter, judge_progress() as on_judging:
+        yield hooks._replace(
+            on_adapter=_both(hooks.on_adapter, on_adapter),
+            on_judging=_both(hooks.on_judging, on_judging),
+        )
 
 
 class Evaluation(NamedTuple):
@@ -106,6 +147,8 @@ def evaluate(
     fresh_answers: bool = False,
     rejudge_failed: bool = False,
     hooks: Hooks = Hooks(),  # noqa: B008 (an immutable tuple of no-op callbacks)
+    progress: bool | None = None,
+    on_progress: Callable[[JudgeProgress], None] | None = None,
 ) -> Evaluation:
     """Judge every answer of a run and write a report folder; return it with its gate.
 
@@ -113,21 +156,30 @@ def evaluate(
     (then the caller owns it and closes it). ``rejudge_failed``: ask the judge again where its
     cached reply gave no usable verdict. Raises ``Interrupted`` on Ctrl-C, after keeping what
     was judged in the cache.
+
+    ``progress``: the command line's progress bars (asking the adapter, judging) on stderr;
+    None (the default) shows them when stdout is a terminal or this runs in a notebook, unless
+    ``hooks`` already has an ``on_adapter`` or ``on_judging`` of its own; False never.
+    ``on_progress``: called with each ``JudgeProgress`` (done, total, cached, not_ok), with or
+    without the bars (``hooks.on_judging`` too, if given, is called first).
     """
     started_at = datetime.now(UTC)
     if isinstance(backend, str):  # recorded in the manifest as the configuration it ran with
         config = config.with_overrides(judge={"backend": backend})
         backend = None
     try:
-        return _evaluate(
-            config,
-            backend,
-            hooks,
-            started_at,
-            run_path=run_path,
-            fresh_answers=fresh_answers,
-            rejudge_failed=rejudge_failed,
-        )
+        with _with_progress(hooks, progress) as shown:
+            if on_progress is not None:
+                shown = shown._replace(on_judging=_both(shown.on_judging, on_progress))
+            return _evaluate(
+                config,
+                backend,
+                shown,
+                started_at,
+                run_path=run_path,
+                fresh_answers=fresh_answers,
+                rejudge_failed=rejudge_failed,
+            )
     except KeyboardInterrupt:  # before or after judging (judging stops by itself, below)
         raise Interrupted("stopped before anything was judged or written") from None
 

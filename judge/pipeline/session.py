@@ -1,6 +1,7 @@
 """A judging session: the backend opened (or given), announced, and closed if it was opened
 here, with the verdict cache open beside it. ``evaluate``, ``sweep``, ``judge_stability`` and
-the batch commands judge through it, so the choice of a judge is made in one place.
+the batch commands judge through it, so the choice of a judge is made in one place; ``preflight``
+(``judge check``) makes the same choice and judges nothing.
 """
 
 from __future__ import annotations
@@ -12,11 +13,17 @@ from typing import NamedTuple
 
 from judge.config import Config
 from judge.errors import BackendUnavailable
-from judge.judging.backends import JudgeBackend, OpenedBackend
+from judge.judging.backends import BackendIdentity, JudgeBackend, OpenedBackend
 from judge.judging.backends.pool import PoolRefused, judging_concurrency
 from judge.judging.cache import VerdictCache
 from judge.judging.evidence import VERIFIER_VERSION
-from judge.judging.grading import JudgeOutcome, JudgeProgress, judge_fingerprint, judge_items
+from judge.judging.grading import (
+    Fingerprint,
+    JudgeOutcome,
+    JudgeProgress,
+    judge_fingerprint,
+    judge_items,
+)
 from judge.judging.items import JudgeItem
 from judge.judging.prompts import Prompt
 from judge.results.manifest import JudgeInfo
@@ -66,6 +73,57 @@ def _open(
             raise
         reason = f"backend = openai: no server ({exc}), but every reply is in the cache"
         return OpenedBackend(offline, reason), True
+
+
+class Preflight(NamedTuple):
+    """The judge ``judge run`` would use, opened and closed again with nothing judged: the
+    backend's own preflight (server reachable, model present) and identity (model, digest), and
+    how many of the items it would take from the verdict cache."""
+
+    judge: str
+    """The backend's identity as ``judge run`` announces it (kind, model, digest, endpoint)."""
+    reason: str
+    """Why this backend (``backend = ...``, or what ``auto`` found)."""
+    identity: BackendIdentity
+    fingerprint: Fingerprint
+    cached: int
+    """Items whose reply is in the cache under this judge's fingerprint: the ones ``judge run``
+    counts "from the cache" (unless ``--rejudge-failed`` asks again where one gave no verdict)."""
+    total: int
+
+    @property
+    def to_judge(self) -> int:
+        """Items the judge would be asked for."""
+        return self.total - self.cached
+
+
+def preflight(
+    config: Config, items: list[JudgeItem], prompt: Prompt, backend: JudgeBackend | None = None
+) -> Preflight:
+    """Open the judge exactly as ``judging_session`` does (a ``BackendUnavailable`` here is
+    the one ``judge run`` would stop on, exit 3), read its identity, count the items the cache
+    holds under its fingerprint, and close it again: no item is sent to it.
+
+    A cache file that does not exist yet is not created: none of the items is in it.
+    """
+    opened, owned = _open(config, backend, items, prompt)
+    try:
+        identity = opened.backend.identity
+        fingerprint = judge_fingerprint(identity, prompt)
+        cached = 0
+        if config.judge.cache_path.exists():
+            cache = VerdictCache(config.judge.cache_path)
+            try:
+                keys = cache.cached_keys(fingerprint.value)
+            finally:
+                cache.close()
+            cached = sum(item.key in keys for item in items)  # per item, as `judge run` counts
+        return Preflight(
+            identity.describe(), opened.reason, identity, fingerprint, cached, len(items)
+        )
+    finally:
+        if owned:
+            opened.backend.close()
 
 
 class Session(NamedTuple):

@@ -19,6 +19,7 @@ from typing import NamedTuple
 from judge.axes import JUDGE_VALUES
 from judge.errors import EXIT_OK, EXIT_REGRESSION
 from judge.grouped import ALL
+from judge.results.bars import BarResult
 from judge.results.compare import (
     COLLAPSE_SHARE,
     FIRST_IDS,
@@ -321,3 +322,10 @@ def night_family(
     judged = sum(1 for n in per_type.values() if n)
     scored = sum(1 for n in answerable.values() if n)
     return 2 * (judged * judge_metrics + scored * metrics)
+
+
+def bar_checks(results: Sequence[BarResult]) -> list[GateCheck]:
+    """One check per per-type bar (``judge.results.bars``), named ``bar: <type> <metric>`` so a
+    CI system follows each bar from night to night; its message is the bar's line. Kind
+    ``"bar"``: ``judge run --bars`` and the nightly with a ``[bars]`` table enforce them."""
+    return [GateCheck(f"bar: {r.name}", r.passed, r.line(), "bar") for r in results]

@@ -314,7 +314,14 @@ def test_an_adapter_that_exits_on_import_is_an_adapter_error(
 ) -> None:
     (tmp_path / "exiting_rag.py").write_text("import sys\nsys.exit(0)\n", encoding="utf-8")
     try:
-        code = main(["--config", str(_adapter_config(tiny(), "answer", "exiting_rag")), "check"])
+        code = main(
+            [
+                "--config",
+                str(_adapter_config(tiny(), "answer", "exiting_rag")),
+                "check",
+                "--no-judge",
+            ]
+        )
     finally:
         sys.modules.pop("exiting_rag", None)
     assert code == 2
@@ -442,7 +449,7 @@ def test_a_signal_stops_a_hung_adapter_at_once_and_keeps_its_answers(
     # The adapter works again: the next command asks it only what it had not answered.
     (tmp_path / "mode.txt").write_text("ok", encoding="utf-8")
     try:
-        assert main(["--config", str(toml), "check"]) == 0
+        assert main(["--config", str(toml), "check", "--no-judge"]) == 0
     finally:
         sys.modules.pop("hanging_rag", None)
     assert "asked again only the 3 question(s) it had failed" in _one_line(capsys.readouterr().err)

@@ -84,7 +84,7 @@ class Case(NamedTuple):
     damage: Damage
     said: tuple[str, ...]
     """Fragments of what the user is told: where (file:line or the setting), and what to do."""
-    command: tuple[str, ...] = ("check",)
+    command: tuple[str, ...] = ("check", "--no-judge")
     code: int = 2
     never_said: tuple[str, ...] = ()
     after: Callable[[Env], None] | None = None
@@ -694,7 +694,7 @@ def test_check_refuses_a_labels_file_that_does_not_exist(
 ) -> None:
     env = Env(tiny(), tmp_path, monkeypatch)
     missing_labels(env)
-    code = main(["--config", str(env.toml), "check"])
+    code = main(["--config", str(env.toml), "check", "--no-judge"])
     err = capsys.readouterr().err
     assert code == 2
     assert "lables.jsonl: data.labels names this file but it does not exist" in err

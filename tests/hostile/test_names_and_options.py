@@ -217,7 +217,7 @@ def test_an_id_with_an_invisible_filler_is_refused(
         expected_file = "run.jsonl:2"
     config = tiny(questions=questions, corpus=corpus, run=run)
     assert config.source is not None
-    assert main(["--config", str(config.source), "check"]) == 2
+    assert main(["--config", str(config.source), "check", "--no-judge"]) == 2
     err = capsys.readouterr().err
     assert f"{expected_file}: " in err
     assert f"contains U+{ord(filler):04X} (" in err

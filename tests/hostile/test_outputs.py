@@ -418,7 +418,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         for case in CASES:
             shown[_question_id(case)] = cli("show", "show", _question_id(case))
         cli("audit", "audit", "--limit", "0")
-        cli("check", "check")
+        cli("check", "check", "--no-judge")
         cli("diff", "diff", first, second)
         patch.setattr(sys, "stdin", io.StringIO("s\n" * 2 * len(CASES)))
         cli("label", "audit", "label", "--labeller", "zed")
@@ -515,7 +515,7 @@ def test_an_input_error_echoes_the_data_escaped(
     questions = copy.deepcopy(QUESTIONS)
     questions[0]["type"] = hostile.raw + "tagE"
     config = tiny(questions=questions)
-    assert main(["--config", str(config.source), "check"]) == 2
+    assert main(["--config", str(config.source), "check", "--no-judge"]) == 2
     captured = capsys.readouterr()
     assert_terminal_safe(captured.out + captured.err)
     errors = [line for line in captured.err.splitlines() if line.startswith("error: ")]
@@ -552,7 +552,7 @@ def test_an_adapter_error_is_printed_escaped(
     monkeypatch.setenv("HOSTILE_ADAPTER_ERROR", hostile.raw + "tagA")
     monkeypatch.syspath_prepend(str(folder))
     try:
-        main(["--config", str(config.source), "check"])
+        main(["--config", str(config.source), "check", "--no-judge"])
     finally:
         sys.modules.pop(module, None)
     captured = capsys.readouterr()

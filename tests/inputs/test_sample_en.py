@@ -61,7 +61,7 @@ def test_the_config_points_at_this_folder_and_keeps_its_outputs_apart(config: Co
 
 
 def test_judge_check_passes(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["--config", str(CONFIG), "check"]) == 0
+    assert main(["--config", str(CONFIG), "check", "--no-judge"]) == 0
     out = capsys.readouterr().out
     assert "questions: 20 (7 factual, 6 procedural, 4 negative, 3 out_of_scope)" in out
     assert "corpus:    40 chunks in 9 documents" in out

@@ -66,7 +66,7 @@ def test_an_adapter_that_answers_differently_each_time_is_reported_per_type(
     tiny_adapter: TinyAdapter, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = _adapter(tiny_adapter, "flaky_rag", FLAKY)
-    assert main(["--config", config, "check", "--repeat", "2"]) == 0
+    assert main(["--config", config, "check", "--no-judge", "--repeat", "2"]) == 0
     out = capsys.readouterr().out.splitlines()
     # check asks once (no saved answers yet), then the repeat twice: asks 2 and 3. q1 changes
     # every time; q2 is reversed on even asks, so 2 and 3 differ; q3 gains a trailing space,
@@ -86,14 +86,15 @@ def test_an_adapter_that_answers_differently_each_time_is_reported_per_type(
     ]
     assert "make it deterministic first (temperature 0?)" in out[start + 5]
     assert out[-1] == "ok"
-    assert "asked" not in "\n".join(out)  # what the adapter prints goes to its log
+    # What the adapter prints ("asked <question>") goes to its log, never to the output.
+    assert not [line for line in out if line.startswith("asked ")]
 
 
 def test_a_deterministic_adapter_changes_0_of_n(
     tiny_adapter: TinyAdapter, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = _adapter(tiny_adapter, "steady_rag", {})
-    assert main(["--config", config, "check", "--repeat", "3"]) == 0
+    assert main(["--config", config, "check", "--no-judge", "--repeat", "3"]) == 0
     captured = capsys.readouterr()
     out = captured.out.splitlines()
     assert (
@@ -112,10 +113,10 @@ def test_the_repeat_saves_no_answers_a_later_run_would_reuse(
     tiny_adapter: TinyAdapter, capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = _adapter(tiny_adapter, "saving_rag", FLAKY)
-    assert main(["--config", config, "check"]) == 0  # asks once and saves the answers
+    assert main(["--config", config, "check", "--no-judge"]) == 0  # asks once and saves the answers
     (saved,) = _saved(config)
     before = saved.read_bytes()
-    assert main(["--config", config, "check", "--repeat", "2"]) == 0
+    assert main(["--config", config, "check", "--no-judge", "--repeat", "2"]) == 0
     # check reused the saved answers; the repeat's two asks were compared, not saved.
     assert _saved(config) == [saved] and saved.read_bytes() == before
     capsys.readouterr()
@@ -128,7 +129,7 @@ def test_a_failure_in_one_ask_is_an_error_of_check_and_the_rest_is_still_compare
 ) -> None:
     # q4 fails on its third ask: the second of the repeat (check itself asked first).
     config = _adapter(tiny_adapter, "failing_rag", {"Windows版はありますか": "fail"})
-    assert main(["--config", config, "check", "--repeat", "2"]) == 2
+    assert main(["--config", config, "check", "--no-judge", "--repeat", "2"]) == 2
     captured = capsys.readouterr()
     out = captured.out.splitlines()
     assert (
@@ -152,7 +153,7 @@ def test_an_invalid_answer_in_one_ask_is_named_and_left_out(
         '        retrieved = ["no/such-chunk"]\n    print(',
     )
     config = tiny_adapter("bad_chunk_rag", code)
-    assert main(["--config", str(config.source), "check", "--repeat", "2"]) == 2
+    assert main(["--config", str(config.source), "check", "--no-judge", "--repeat", "2"]) == 2
     captured = capsys.readouterr()
     assert "  not compared (1, no usable answer in every ask): q4" in captured.out.splitlines()
     assert (
@@ -165,7 +166,7 @@ def test_a_recorded_run_is_refused_in_one_line_before_anything_is_loaded(
     tiny: Callable[..., Config], capsys: pytest.CaptureFixture[str]
 ) -> None:
     config = tiny()
-    assert main(["--config", str(config.source), "check", "--repeat", "2"]) == 2
+    assert main(["--config", str(config.source), "check", "--no-judge", "--repeat", "2"]) == 2
     captured = capsys.readouterr()
     assert captured.out == ""  # nothing checked, nothing shown
     (line,) = captured.err.splitlines()
@@ -179,7 +180,9 @@ def test_a_run_file_given_with_an_adapter_is_refused_too(
     config = _adapter(tiny_adapter, "other_rag", {})
     run = tmp_path / "other.jsonl"
     run.write_text("", encoding="utf-8")
-    assert main(["--config", config, "check", "--repeat", "2", "--run", str(run)]) == 2
+    assert (
+        main(["--config", config, "check", "--no-judge", "--repeat", "2", "--run", str(run)]) == 2
+    )
     (line,) = capsys.readouterr().err.splitlines()
     assert line.startswith("error: --repeat asks data.adapter again, but --run gives a run file")
     assert not _saved(config)  # the adapter was not asked
