@@ -16,7 +16,7 @@ import sqlite3
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from judge import signals
 from judge.errors import (
@@ -198,6 +198,51 @@ def _first_problem(exc: BaseException) -> str:
     return f"{problems[0]}{more}"
 
 
+class _Counts(Protocol):
+    """What ``_announce_cached`` reads of a judging progress event
+    (``judge.judging.grading.JudgeProgress``, which the CLI does not import)."""
+
+    @property
+    def done(self) -> int: ...
+    @property
+    def total(self) -> int: ...
+    @property
+    def cached(self) -> int: ...
+
+
+_Event = TypeVar("_Event", bound=_Counts)
+
+
+def _announce_cached(
+    forward: Callable[[_Event], None], say: Callable[[str], None]
+) -> Callable[[_Event], None]:
+    """``forward`` (the progress bar), after one line that says how many items the cache
+    already holds ("2 of 10 already in the cache; ..."), said before anything is judged.
+
+    The judging looks every item up in the cache first and reports each hit as one more done
+    (``done`` goes up by one per event), then reports the same counts once more, when the
+    lookup is over and before any request is sent (``done`` 0 when nothing was cached). That
+    event, the first that does not advance ``done``, carries the count. The hits before it are
+    held back, not drawn: they all come at once, and the bar then starts from the line.
+    """
+    from judge.report.summary import cached_line
+
+    announced = False
+    previous: int | None = None  # done of the previous (held back) event
+
+    def on_event(event: _Event) -> None:
+        nonlocal announced, previous
+        if not announced:
+            if event.done != 0 and event.done != previous:
+                previous = event.done  # a cache hit, reported as it was looked up
+                return
+            say(cached_line(event.cached, event.total))
+            announced = True
+        forward(event)
+
+    return on_event
+
+
 def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     from judge.console import adapter_progress, judge_progress
     from judge.pipeline import Hooks, JudgeChoice, evaluate
@@ -231,6 +276,8 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
         emit(f"judge: {choice.judge}")
         emit(f"       ({choice.reason})")
         emit(f"prompt: {choice.prompt} · run: {choice.run_source} · context_k {choice.context_k}")
+        if choice.estimate is not None:
+            emit(choice.estimate.line())
 
     with adapter_progress() as on_adapter, judge_progress() as on_judging:
         result = evaluate(
@@ -239,7 +286,12 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
             run_path=args.run,
             fresh_answers=args.fresh_answers,
             rejudge_failed=args.rejudge_failed,
-            hooks=Hooks(on_adapter, lambda inputs: _warn(inputs.warnings()), chosen, on_judging),
+            hooks=Hooks(
+                on_adapter,
+                lambda inputs: _warn(inputs.warnings()),
+                chosen,
+                _announce_cached(on_judging, emit),
+            ),
         )
     for line in console_summary(result.report, config, result.folder.path):
         emit(line)
@@ -611,6 +663,8 @@ def cmd_batch_export(args: argparse.Namespace) -> int:
         run_path=args.run,
     )
     _warn(result.warnings)
+    if result.estimate is not None:
+        _say(result.estimate.line())
     if result.manifest is None:
         _say(
             f"nothing to export: all {result.total} item(s) are in the cache for judge "

@@ -62,6 +62,7 @@ from judge.results.item_record import ItemRecord
 from judge.results.manifest import FORMAT_VERSION, Manifest
 from judge.results.review import NO_TRIAGE, Triage
 from judge.results.tables import TypeTable
+from judge.results.tokens import TokenTotals, token_totals
 from judge.results.values import question_values
 
 #: ``report.json``: the run record, of the manifest's format version (read by
@@ -169,6 +170,10 @@ class RunDiff(NamedTuple):
     rule: GateRule
     comparisons: list[SectionComparison]
     flips: list[Flip]
+    answers_changed: tuple[str, ...] = ()
+    """Question ids whose answer text differs (or that have an answer in one run only)."""
+    retrieval_changed: tuple[str, ...] = ()
+    """Question ids whose context chunks (ids, in rank order) differ."""
 
 
 class QuestionRow(BaseModel):
@@ -308,6 +313,17 @@ class Record(BaseModel):
             types=data.get("question_types", ()),
             out_of_scope_types=data.get("out_of_scope_types", ()),
             context_k=retrieval.get("context_k", 0),
+        )
+
+    @property
+    def tokens(self) -> TokenTotals:
+        """Prompt and completion tokens and judge seconds per question type and in all
+        (``judge.results.tokens``), from the verdicts: derived, never stored here (the
+        manifest keeps a copy for readers of manifest.json alone)."""
+        return token_totals(
+            self.verdicts,
+            {row.question_id: row.type for row in self.questions},
+            self.manifest.config.get("data", {}).get("question_types", ()),
         )
 
     @property

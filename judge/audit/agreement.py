@@ -16,7 +16,7 @@ most common score would get.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from judge.audit.ppi import (
@@ -257,9 +257,10 @@ def audit_items(
     items: dict[str, ItemRecord],
     verdicts: dict[str, Verdict],
     labels: list[HumanLabel],
+    type_order: Sequence[str] = (),
 ) -> AuditResult:
     """The judge's verdicts and the lexical baseline, against the human labels; and the
-    judge's means corrected with those labels."""
+    judge's means corrected with those labels (types in ``type_order``, then as found)."""
     judged = judge_scores(verdicts)
     judge = agreement("judge", items, labels, judged, verdicts)
     # On the judge's labels; its both_exact_all is over every label (it scores every answer).
@@ -270,7 +271,7 @@ def audit_items(
         lexical_scores,
         scored_on=lambda item: judged(item) is not None,
     )
-    corrected = corrected_estimates(items, labels, judged)
+    corrected = corrected_estimates(items, labels, judged, type_order)
     return AuditResult(
         folder_name,
         judge,

@@ -85,6 +85,7 @@ from typing import NamedTuple
 
 from judge.audit.stats import AXES, Axis, Interval
 from judge.axes import SCALE
+from judge.grouped import type_order as type_order_of
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.results.item_record import ItemRecord
@@ -471,14 +472,18 @@ def corrected_estimates(
     items: dict[str, ItemRecord],
     labels: list[HumanLabel],
     score: Callable[[ItemRecord], tuple[int, int] | None],
+    type_order: Sequence[str] = (),
 ) -> Corrected:
     """Per axis, per type and over all types: the corrected estimate of the mean human score.
 
     ``score`` gives the judge's (faithfulness, relevance) for an item with an ok verdict, None
-    otherwise. A label counts only for the exact answer it was given for (its answer hash);
-    types are sorted, "all" pools every item (so it assumes the labels are spread over the
-    types like the items, as the stratified sampler draws them). Labels from review.html marks
-    are left out (counted in ``chosen_labels``): a reviewer picks what to open.
+    otherwise. A label counts only for the exact answer it was given for (its answer hash).
+    The types with items come in the order of every per-type table (``judge.grouped
+    .type_order``: those of ``type_order``, the configured ``data.question_types``, then any
+    other in the items' order), "all" last; "all" pools every item (so it assumes the labels
+    are spread over the types like the items, as the stratified sampler draws them). Labels
+    from review.html marks are left out (counted in ``chosen_labels``): a reviewer picks what
+    to open.
     """
     hashes = {qid: text_sha256(item.answer) for qid, item in items.items()}
     matching: dict[str, list[HumanLabel]] = defaultdict(list)
@@ -497,7 +502,8 @@ def corrected_estimates(
     groups: dict[str, list[_Item]] = defaultdict(list)
     for row in rows:
         groups[row.type].append(row)
-    ordered = [*sorted(groups), "all"]
+    types = {qid: item.type for qid, item in items.items()}
+    ordered = [*(t for t in type_order_of(types, type_order) if t in groups), "all"]
     groups["all"] = rows
     return {
         axis: {name: _cell(groups[name], index) for name in ordered}

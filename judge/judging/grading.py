@@ -52,6 +52,12 @@ class Fingerprint(NamedTuple):
     parts: dict[str, Any]
 
 
+#: The layout of the numbered context sentences of cited and sentences modes: each chunk's id
+#: once, above its sentences (issue 22: the id on every sentence cost more tokens than the
+#: mode's whole gain).
+CONTEXT_LAYOUT = "chunk-once-v1"
+
+
 def judge_fingerprint(identity: BackendIdentity, prompt: Prompt) -> Fingerprint:
     """Hash of everything that changes the judge's output (and nothing that does not).
 
@@ -69,6 +75,11 @@ def judge_fingerprint(identity: BackendIdentity, prompt: Prompt) -> Fingerprint:
         "mode": prompt.mode,
         "schema": verdict_schema(prompt.mode),
     }
+    if prompt.mode != "quote":
+        # How the numbered sentences are laid out lives in code (judge.judging.prompts), not in
+        # the prompt file: a change of it must change the fingerprint of a user's own prompt
+        # too, or its cached replies to the old layout would be served for the new one.
+        parts["context_layout"] = CONTEXT_LAYOUT
     return Fingerprint(tagged_hash(parts, 16), parts)
 
 

@@ -18,8 +18,11 @@ shapes are ``judge.judging.verdict``'s):
 - ``quote``: ``$context`` (the chunks as JSON); the judge copies a sentence, the harness
   verifies it;
 - ``cited``: ``$context_sentences`` instead: the chunks as numbered sentences, one a line,
-  ``[3] (chunk "pricing/yearly") "年額プランは3,800円です。"`` (numbered across all chunks in rank
-  order; ids and sentences JSON-encoded like every input); the judge answers with a number;
+  under a line naming their chunk once (``(chunk "pricing/yearly")`` then ``[3]
+  "年額プランは3,800円です。"``, ``[4] ...``; numbered across all chunks in rank order; ids and
+  sentences JSON-encoded like every input); the judge answers with a number. The id is written
+  once per chunk, not on every sentence: on every sentence it cost about as many tokens as
+  cited mode's whole extra over quote mode;
 - ``sentences``: ``$answer_sentences`` as well (the answer as numbered sentences, ``[1]
   "..."``), with ``$context_sentences``: the judge gives a verdict and a cited context
   sentence for every answer sentence.
@@ -93,21 +96,25 @@ def _chunks(context: Sequence[ContextChunk]) -> str:
 
 
 def _sentence_lines(sentences: Sequence[Sentence], empty: str) -> str:
-    """One numbered sentence a line, ``[n] (chunk "id") "text"`` (no chunk for an answer's),
-    every id and text JSON-encoded, marker-safe: a sentence cannot start a line of its own
-    (JSON escapes line breaks) or forge a number outside its string."""
+    """One numbered sentence a line, ``[n] "text"``; a context sentence's chunk is named on a
+    line of its own, ``(chunk "id")``, before the first sentence of each run of sentences
+    from it. Every id and text JSON-encoded, marker-safe: a sentence cannot start a line of
+    its own (JSON escapes line breaks), forge a number or name a chunk outside its string."""
     if not sentences:
         return empty
-    return "\n".join(
-        f"[{s.n}] (chunk {_string(s.chunk_id)}) {_string(s.text)}"
-        if s.chunk_id is not None
-        else f"[{s.n}] {_string(s.text)}"
-        for s in sentences
-    )
+    lines: list[str] = []
+    chunk: str | None = None
+    for s in sentences:
+        if s.chunk_id is not None and (s.chunk_id != chunk or not lines):
+            lines.append(f"(chunk {_string(s.chunk_id)})")
+        chunk = s.chunk_id
+        lines.append(f"[{s.n}] {_string(s.text)}")
+    return "\n".join(lines)
 
 
 def render_context_sentences(context: Sequence[ContextChunk]) -> str:
-    """What ``$context_sentences`` shows: the chunks' sentences, numbered across all chunks."""
+    """What ``$context_sentences`` shows: the chunks' sentences, numbered across all chunks,
+    each chunk's id once above its sentences."""
     return _sentence_lines(context_sentences(context), "(no passages)")
 
 

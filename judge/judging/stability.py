@@ -45,6 +45,7 @@ from typing import Literal
 from judge.axes import AXES, FULL_MARKS, Axis
 from judge.errors import ConfigError, Interrupted
 from judge.grouped import ALL, grouped
+from judge.grouped import type_order as grouped_type_order
 from judge.judging.backends import JudgeBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import JudgeProgress, judge_items
@@ -231,9 +232,9 @@ class StabilityReport:
     sampled: tuple[str, ...]
     """Question ids of the sample, in golden order."""
     types: tuple[str, ...]
-    """The question types of the sample, in golden order."""
+    """The question types of the sample, in the configured order (then golden order)."""
     rows: tuple[VariantRow, ...]
-    """Per variant: each question type (in golden order), then ``all``."""
+    """Per variant: each question type (in ``types`` order), then ``all``."""
     flips: tuple[VariantFlip, ...]
     """Every pair whose scores differ, variant by variant, in sample order."""
     failures: tuple[Failure, ...]
@@ -321,8 +322,13 @@ def check_stability(
     concurrency: int = 1,
     max_attempts: int = 4,
     on_progress: Callable[[JudgeProgress], None] = lambda _: None,
+    type_order: Sequence[str] = (),
 ) -> StabilityReport:
     """Judge a seeded sample of ``items`` and its variants; count how verdicts move.
+
+    The rows go type by type in the order of every per-type table (``judge.grouped
+    .type_order``: the types of ``type_order``, the configured ``data.question_types``, that
+    the sample has, then any other in golden order), ``all`` last.
 
     Originals come from the cache when a run judged them already. Progress covers the whole
     check (originals and variants). Raises ``Interrupted`` on Ctrl-C, after what was judged
@@ -371,8 +377,9 @@ def check_stability(
                 "run the same command again to finish (what was judged is not asked again)"
             )
 
-    types = tuple(dict.fromkeys(item.question.type for item in chosen))
     type_of = {item.question.id: item.question.type for item in chosen}
+    present = set(type_of.values())
+    types = tuple(t for t in grouped_type_order(type_of, type_order) if t in present)
     rows: list[VariantRow] = []
     flips: list[VariantFlip] = []
     originals = verdicts[None]

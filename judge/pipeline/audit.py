@@ -26,7 +26,8 @@ from judge.jsonl import end_with_newline, locked
 
 def run_audit(folder: ReportFolder, labels: list[HumanLabel]) -> AuditResult:
     """The audit of a saved report folder, from its record."""
-    return audit_items(folder.name, folder.items(), folder.verdicts(), labels)
+    types = tuple(folder.manifest.config.get("data", {}).get("question_types", ()))
+    return audit_items(folder.name, folder.items(), folder.verdicts(), labels, types)
 
 
 def _ignore(_: str) -> None:

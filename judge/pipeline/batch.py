@@ -62,6 +62,8 @@ from judge.judging.items import JudgeItem, build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.verdict import Reply, verdict_schema
 from judge.pipeline.inputs import load_inputs
+from judge.pipeline.session import earlier_replies
+from judge.results.tokens import Estimate, estimate
 
 #: Bump when BatchManifest changes; it is the manifest's first field.
 MANIFEST_FORMAT = 1
@@ -171,6 +173,10 @@ class BatchExport(NamedTuple):
     fingerprint: str
     warnings: list[str]
     """What a run would warn about these inputs (leaks, reused answers, failed questions)."""
+    estimate: Estimate | None = None
+    """What the pending requests should cost, at the rate of this judge's earlier replies in
+    the cache (``judge.results.tokens``): their tokens, and the time one request at a time
+    would take (a batch engine's own pace is its own)."""
 
     @property
     def paths(self) -> list[Path]:
@@ -324,12 +330,13 @@ def export_batch(
     try:
         # get_many, as a run looks replies up: an unreadable row is pending here too.
         cached = cache.get_many(fingerprint.value, (item.key for item in items))
+        unique: dict[str, JudgeItem] = {}
+        for item in items:  # replies are cached by item key alone: one request serves every twin
+            unique.setdefault(item.key, item)
+        pending = [item for item in unique.values() if item.key not in cached]
+        earlier = earlier_replies(cache, fingerprint.parts) if pending else []
     finally:
         cache.close()
-    unique: dict[str, JudgeItem] = {}
-    for item in items:  # replies are cached by item key alone: one request serves every twin
-        unique.setdefault(item.key, item)
-    pending = [item for item in unique.values() if item.key not in cached]
     out = out_dir or default_out_dir(config, fingerprint.value, started)
     result = BatchExport(
         out_dir=out,
@@ -340,6 +347,7 @@ def export_batch(
         total=len(unique),
         fingerprint=fingerprint.value,
         warnings=inputs.warnings(with_labels=False),
+        estimate=estimate(len(pending), len(unique), earlier),
     )
     if not pending:
         return result

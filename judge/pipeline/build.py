@@ -52,6 +52,7 @@ from judge.results.reproducibility import steady_inputs, steady_note
 from judge.results.review import NO_TRIAGE, position_bias, triage
 from judge.results.season import RECENT, WINDOW, season_comparison
 from judge.results.tables import ADAPTER_FAILED, JUDGE_METRICS, NOT_OK, TypeTable, judge_table
+from judge.results.tokens import token_totals
 from judge.results.values import question_values
 from judge.retrieval import RetrievalScores
 from judge.textnorm import REFUSAL_MARKERS
@@ -189,6 +190,11 @@ def _manifest(
         versions=_versions(),
         status_counts=counts,
         judge_seconds=round(judged.seconds, 3),
+        tokens=token_totals(
+            judged.verdicts.values(),
+            {q.id: q.type for q in golden.questions},
+            config.data.question_types,
+        ),
     )
 
 
@@ -278,7 +284,11 @@ def build_report(
     decided = decide([*comparisons, *baseline], rule)
     comparisons, baseline = decided[: len(comparisons)], decided[len(comparisons) :]
     season = _season(entry, history, values, earlier_values, rule, types)
-    audit = audit_items(folder_name, item_map, judged.verdicts, labels) if labels else None
+    audit = (
+        audit_items(folder_name, item_map, judged.verdicts, labels, config.data.question_types)
+        if labels
+        else None
+    )
     if audit is not None and audit.judge.n == 0:
         audit = None  # labels exist, but none for these exact answers
     predecessor = prompt_only_predecessor(entry, history)

@@ -6,16 +6,18 @@ the batch commands judge through it, so the choice of a judge is made in one pla
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from judge.config import Config
-from judge.errors import BackendUnavailable
+from judge.errors import BackendUnavailable, ConfigError
 from judge.judging.backends import BackendIdentity, JudgeBackend, OpenedBackend
 from judge.judging.backends.pool import PoolRefused, judging_concurrency
-from judge.judging.cache import VerdictCache
+from judge.judging.cache import VerdictCache, cache_error
 from judge.judging.evidence import VERIFIER_VERSION
 from judge.judging.grading import (
     Fingerprint,
@@ -26,7 +28,12 @@ from judge.judging.grading import (
 )
 from judge.judging.items import JudgeItem
 from judge.judging.prompts import Prompt
+from judge.judging.verdict import Reply
 from judge.results.manifest import JudgeInfo
+from judge.results.tokens import Estimate, Observed, estimate
+
+#: Earlier replies an estimate reads its rate from: the most recent ones of the same judge.
+ESTIMATE_BASIS = 200
 
 
 class JudgeChoice(NamedTuple):
@@ -37,6 +44,82 @@ class JudgeChoice(NamedTuple):
     prompt: Path
     run_source: str
     context_k: int
+    estimate: Estimate | None = None
+    """What the items not in the cache should cost, at the rate of this judge's earlier
+    replies (``judge.results.tokens.estimate``; ``Estimate.line()`` says it in one line);
+    None when the cache could not be read for it (the run then stops on the cache itself)."""
+
+
+#: The fingerprint parts that say which model judges: replies under other prompts or options
+#: of the same model give its rate (a prompt edit is the usual reason items are pending).
+_SAME_JUDGE = ("backend", "model", "digest", "mode")
+
+
+def earlier_replies(
+    cache: VerdictCache, parts: dict[str, Any], most: int = ESTIMATE_BASIS
+) -> list[Observed]:
+    """The recorded counts and times of the ``most`` latest replies in ``cache`` of the judge
+    ``parts`` describes (same backend, model, digest and prompt mode; any prompt text)."""
+    same = [
+        stats.fingerprint
+        for stats in cache.stats()
+        if all(stats.parts.get(key) == parts.get(key) for key in _SAME_JUDGE)
+    ]
+    if not same:
+        return []
+    marks = ", ".join("?" * len(same))
+    try:
+        rows = cache.db.execute(
+            f"SELECT reply FROM replies WHERE fingerprint IN ({marks}) "
+            "ORDER BY created_at DESC LIMIT ?",
+            (*same, most),
+        ).fetchall()
+    except sqlite3.Error as exc:
+        raise cache_error(cache.path, exc) from None
+    observed = []
+    for (text,) in rows:
+        try:
+            reply = Reply.model_validate_json(text)
+        except ValueError:
+            continue  # an unreadable row tells nothing (and is a miss for the run, too)
+        observed.append(Observed(reply.prompt_tokens, reply.completion_tokens, reply.latency_s))
+    return observed
+
+
+def pending_estimate(
+    cache: VerdictCache,
+    fingerprint: Fingerprint,
+    keys: Sequence[str],
+    concurrency: int = 1,
+) -> Estimate:
+    """The estimate for the items ``keys`` (one per item, twins included, as a run counts
+    them) under ``fingerprint``: those not in ``cache``, at its earlier replies' rate."""
+    cached = cache.cached_keys(fingerprint.value)
+    pending = sum(key not in cached for key in keys)
+    earlier = earlier_replies(cache, fingerprint.parts) if pending else []
+    return estimate(pending, len(keys), earlier, concurrency)
+
+
+def _estimate_before(
+    config: Config, backend: JudgeBackend, prompt: Prompt, items: Sequence[JudgeItem]
+) -> Estimate | None:
+    """``pending_estimate`` for a run about to start; None when the cache cannot be read
+    (opening it for the run then says why, as it did before there were estimates)."""
+    fingerprint = judge_fingerprint(backend.identity, prompt)
+    keys = [item.key for item in items]
+    concurrency = judging_concurrency(backend, config.judge.concurrency)
+    if not config.judge.cache_path.exists():  # not created here: nothing is in it
+        return estimate(len(keys), len(keys), [], concurrency)
+    try:
+        cache = VerdictCache(config.judge.cache_path)
+    except ConfigError:
+        return None
+    try:
+        return pending_estimate(cache, fingerprint, keys, concurrency)
+    except (ConfigError, json.JSONDecodeError):
+        return None
+    finally:
+        cache.close()
 
 
 def _open(
@@ -181,6 +264,7 @@ def judging_session(
                 prompt.path,
                 run_source,
                 config.retrieval.context_k,
+                _estimate_before(config, opened.backend, prompt, items),
             )
         )
         cache = VerdictCache(config.judge.cache_path)

@@ -59,6 +59,7 @@ def judge_stability(
             session.cache,
             sample=sample,
             seed=seed,
+            type_order=config.data.question_types,
             concurrency=session.concurrency,
             max_attempts=session.max_attempts,
             on_progress=on_judging,

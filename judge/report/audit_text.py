@@ -53,6 +53,30 @@ def _majority(s: AxisStats) -> str:
     return f"{fmt_share(s.majority_exact)} (always {s.majority_class})"
 
 
+def _in_order(stats_by_type: Mapping[str, AxisStats], order: list[str]) -> list[str]:
+    """The types of ``stats_by_type`` in ``order``, any other after them in their own order,
+    then ``all``: one type order in every table of the audit."""
+    types = [t for t in order if t in stats_by_type and t != "all"]
+    types += [t for t in stats_by_type if t not in types and t != "all"]
+    return [*types, "all"] if "all" in stats_by_type else types
+
+
+def _backend(judge_name: str) -> str:
+    """The backend of a judge as the manifest describes it ("lexical · lexical-1")."""
+    return judge_name.partition(" · ")[0]
+
+
+def _same_figures(judge: Agreement, lexical: Agreement) -> bool:
+    """Whether the judge's agreement figures are the lexical baseline's, every one (as they
+    are when the judge is the lexical backend): then printing both says nothing twice."""
+    return (
+        judge.per_axis == lexical.per_axis
+        and (judge.both_exact, judge.both_exact_ci, judge.n)
+        == (lexical.both_exact, lexical.both_exact_ci, lexical.n)
+        and (judge.labelled, judge.both_exact_all) == (lexical.labelled, lexical.both_exact_all)
+    )
+
+
 def render_audit(
     result: AuditResult,
     judge_name: str,
@@ -81,10 +105,22 @@ def render_audit(
     if judge.not_ok:
         coverage += f"; not ok: {_not_ok(judge)}"
     lines.append(coverage)
-    lines.append(
-        f"the judge and the lexical baseline are both scored on these {n} labels; the second "
-        "figure is over every label"
-    )
+    same = _same_figures(result.judge, result.lexical)
+    # The types in the corrected estimates' order (``judge.audit.ppi``: the per-type tables').
+    order = list(result.corrected.get(AXES[0], {}))
+    if same:
+        # The lexical judge is its own baseline: one section, and a line that says why.
+        lines.append(
+            "the judge is the lexical baseline: its figures are the baseline's, shown once"
+            if _backend(judge_name) == "lexical"
+            else "the lexical baseline scored every labelled answer as the judge did: the same "
+            "figures, shown once"
+        )
+    else:
+        lines.append(
+            f"the judge and the lexical baseline are both scored on these {n} labels; the "
+            "second figure is over every label"
+        )
     if n < FEW_ITEMS:
         lines.append(
             f"note: {n} pairs give wide intervals (95 % bootstrap intervals in brackets); "
@@ -94,7 +130,7 @@ def render_audit(
         "bal. acc.: mean recall over the human scores present (always answering one score gets "
         "1/classes); majority: exact agreement of always answering the most common human score"
     )
-    for agreement_ in (result.judge, result.lexical):
+    for agreement_ in (result.judge,) if same else (result.judge, result.lexical):
         lines.append("")
         lines.append(_headline(agreement_, agreement_ is result.judge))
         for axis in AXES:
@@ -104,9 +140,7 @@ def render_audit(
                 f"{'kappa (quadratic)':<20}{'bal. acc.':>10}  majority"
             )
             stats_by_type = agreement_.per_axis.get(axis, {})
-            for type_name in [*sorted(t for t in stats_by_type if t != "all"), "all"]:
-                if type_name not in stats_by_type:
-                    continue
+            for type_name in _in_order(stats_by_type, order):
                 s = stats_by_type[type_name]
                 exact = fmt_share(s.exact) + _ci(s.exact_ci, True)
                 kappa = fmt_number(s.kappa) + _ci(s.kappa_ci, False)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from pathlib import PurePath
 from typing import TypeVar
 
 from judge.audit.agreement import AuditResult, AxisStats
@@ -27,6 +28,7 @@ from judge.judging.verdict import SentenceCheck, Verdict
 from judge.record import QuestionRow, Record
 from judge.report.audit_text import corrected_markdown_lines
 from judge.report.text_tables import render_markdown
+from judge.report.tokens_text import token_lines
 from judge.results.compare import SEASON, GateRule, SectionComparison, moved_list, p_value
 from judge.results.diagnosis import DIAGNOSES, TypeDiagnosis
 from judge.results.gate import GATE_JUDGE_METRICS, detectable, night_family
@@ -118,6 +120,20 @@ def _detectable_lines(report: Record) -> list[str]:
     return ["What this golden set can see:", "", *(f"- {md(d.describe())}" for d in seen)]
 
 
+def prompt_path(prompt: str) -> str:
+    """The judge's prompt file as the reports name it: never the absolute path the
+    configuration resolved it to (it names one machine's folders, and tells a reader of a
+    shared report nothing), but its file name; a relative path, as the Python API may record
+    it, is shown as it is."""
+    path = PurePath(prompt)
+    return path.name if path.is_absolute() else path.as_posix()
+
+
+def prompt_label(prompt: str, sha256: str) -> str:
+    """``prompt_path`` and the file's sha256, which says which version of it the run used."""
+    return f"{prompt_path(prompt)} (sha256 {sha256[:12]}…)"
+
+
 def render_report_md(report: Record) -> str:
     m = report.manifest
     judge = m.judge
@@ -127,7 +143,8 @@ def render_report_md(report: Record) -> str:
         f"- judge: **{md(judge.describe())}** ({md(judge.chosen_because)})"
         + (f"; the model: {md(judge.model_about)}" if judge.model_about else ""),
         # The fingerprints are our own hex digests; paths and names are data.
-        f"- prompt: {md(judge.prompt)} · fingerprint `{m.fingerprints.judge}`",
+        f"- prompt: {md(prompt_label(judge.prompt, judge.prompt_sha256))} · fingerprint "
+        f"`{m.fingerprints.judge}`",
         f"- run: {md(m.run.source)} · golden `{m.fingerprints.golden}` · corpus "
         f"`{m.fingerprints.corpus}`",
         "- verdicts: " + ", ".join(f"{md(k)} {v}" for k, v in m.status_counts.items()),
@@ -148,6 +165,7 @@ def render_report_md(report: Record) -> str:
     lines += diagnosis_lines(report.diagnoses)
     lines += bad_answer_lines(report.questions)
     lines += failed_lines(report)
+    lines += token_lines(report)
     lines += ["## Retrieval at every k", "", render_markdown(report.retrieval), ""]
     lines += ["## Compared with earlier runs", "", _rule_line(report.rule), ""]
     lines += [*_detectable_lines(report), ""]

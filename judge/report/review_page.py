@@ -52,6 +52,8 @@ from judge.report.markdown import (
     answer_pieces,
     cited_pieces,
     evidence_origin,
+    prompt_label,
+    prompt_path,
 )
 from judge.results.diagnosis import DIAGNOSES
 from judge.results.item_record import ItemRecord
@@ -164,7 +166,8 @@ def prompt_view(report: Record) -> dict[str, Any]:
         reference_note = f"{where}; not sent to the judge: {path.name} has no $reference"
     return {
         "name": path.name,
-        "path": judge.prompt,
+        # Never the absolute path: the page is shared, and the path names one machine.
+        "path": prompt_path(judge.prompt),
         "sha256": judge.prompt_sha256,
         "mode": report.manifest.fingerprints.judge_parts.get("mode"),
         "read_by_judge": read_by_judge,
@@ -339,7 +342,7 @@ def render_review_page(report: Record) -> str:
     script = _inline(SCRIPT_ASSET)
     # Hashed here, from the text inlined below: an edited asset cannot leave a stale hash.
     policy = f"default-src 'none'; style-src 'unsafe-inline'; script-src {_csp_hash(script)}"
-    meta = f"judge: {judge.describe()} · prompt {judge.prompt}"
+    meta = f"judge: {judge.describe()} · prompt {prompt_label(judge.prompt, judge.prompt_sha256)}"
     body = review_asset(BODY_ASSET).format(
         folder=html.escape(report.manifest.folder), judge=html.escape(meta)
     )

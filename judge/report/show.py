@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from judge.errors import ConfigError
 from judge.formatting import terminal_text
@@ -169,11 +169,24 @@ def _quoted_chunk(chunk_id: str, text: str, v: Verdict, style: Style, color: boo
     return _block(text)
 
 
+def _ids(question_ids: Sequence[str]) -> str:
+    return f" ({', '.join(_word(q) for q in question_ids)})" if question_ids else ""
+
+
 def diff_lines(diff: RunDiff) -> list[str]:
-    """Run A against run B question by question (``judge.pipeline.diff``): what regressed,
-    improved or moved beyond the margin without being shown, then the flipped verdicts."""
+    """Run A against run B question by question (``judge.pipeline.diff``): which questions'
+    answers and retrieved chunks changed, what regressed, improved or moved beyond the
+    margin without being shown, then the flipped verdicts.
+
+    The changed answers and retrieval (``judge.pipeline.diff.changed_answers``) come first,
+    since they are what a moved mean or a flipped verdict is to be read against."""
     lines = [f"{_word(diff.old)} → {_word(diff.new)}"]
     lines += [f"note: the {what} differs between the two runs" for what in diff.differs]
+    answers, retrieval = diff.answers_changed, diff.retrieval_changed
+    lines.append(f"answers changed: {len(answers)}{_ids(answers)}")
+    lines.append(
+        f"retrieval changed (context chunks or their order): {len(retrieval)}{_ids(retrieval)}"
+    )
     lines.append(f"compared question by question ({diff.rule.describe()})")
     for comp in diff.comparisons:
         lines.append(f"\n{comp.section}: {comp.counts_text()}")

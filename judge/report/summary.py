@@ -41,6 +41,15 @@ def diagnosis_line(diagnoses: list[TypeDiagnosis]) -> str | None:
     return "where it went wrong: " + "; ".join(parts)
 
 
+def cached_line(cached: int, total: int) -> str:
+    """What the verdict cache already holds of a run, said before the judging starts (after a
+    batch import of 2 of 10 replies, "2 of 10 already in the cache; judging the other 8"):
+    how much the run will cost is known before it is paid."""
+    if total and cached == total:
+        return f"{cached} of {total} already in the cache; nothing to judge"
+    return f"{cached} of {total} already in the cache; judging the other {total - cached}"
+
+
 def console_summary(report: Record, config: Config, folder: Path) -> list[str]:
     """The console summary of a judged run: tables, answers that could not be produced,
     comparisons, flips, what needs review."""

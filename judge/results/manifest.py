@@ -21,6 +21,7 @@ from judge.jsonl import (
     describe_validation_error,
     json_document_text,
 )
+from judge.results.tokens import TokenTotals
 
 #: 2: ``report.json`` is the run record (``judge.record``), one row per question; folders of
 #: format 1 are refused with what to do (run again).
@@ -88,6 +89,9 @@ class Manifest(_Part):
     versions: dict[str, str | None]
     status_counts: dict[str, int]
     judge_seconds: float
+    tokens: TokenTotals | None = None
+    """Prompt and completion tokens and judge seconds per type and in all
+    (``judge.results.tokens``); None in a folder written before they were recorded."""
 
     def retrieval_settings(self) -> RetrievalConfig:
         """The retrieval settings the run measured with."""

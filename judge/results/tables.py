@@ -120,8 +120,10 @@ def per_type_table(
         frame[metric] = [float("nan") if m is None else m for m in means]
     candidates = [(groups[primary][t].mean, i, t) for i, t in enumerate(type_order)]
     valued = [(mean, i, t) for mean, i, t in candidates if mean is not None]
-    # The lowest primary mean; a tie goes to the type listed first.
-    weakest = min(valued)[2] if len(valued) > 1 else None
+    # The lowest primary mean; a tie goes to the type listed first. When every type has the
+    # same mean no type is weaker than another: marking the first would point at nothing.
+    tied = len({mean for mean, _, _ in valued}) <= 1
+    weakest = None if tied else min(valued)[2]
     return TypeTable.from_frame(frame, list(metrics), ["n", *counts], primary, weakest)
 
 

@@ -197,12 +197,12 @@ def test_a_ten_question_labelled_set_gets_a_pooled_estimate() -> None:
         assert result.corrected["faithfulness"][name].note is not None  # too few labels
     assert result.pooled is not None
     pooled = result.pooled["faithfulness"]
-    # Every item labelled (N = 0): each type's estimate is its labels' mean; weights (types
-    # sorted: factual, negative, out_of_scope, procedural) 3/10, 2/10, 2/10, 3/10:
-    # 0.3·5/3 + 0.2·1.5 + 0.2·2 + 0.3·4/3 = 0.5 + 0.3 + 0.4 + 0.4 = 1.6.
-    assert pooled.types == ("factual", "negative", "out_of_scope", "procedural")
+    # Every item labelled (N = 0): each type's estimate is its labels' mean; weights (types in
+    # the per-type tables' order: factual, procedural, negative, out_of_scope) 3/10, 3/10,
+    # 2/10, 2/10: 0.3·5/3 + 0.3·4/3 + 0.2·1.5 + 0.2·2 = 0.5 + 0.4 + 0.3 + 0.4 = 1.6.
+    assert pooled.types == ("factual", "procedural", "negative", "out_of_scope")
     assert pooled.estimate == pytest.approx(1.6)
-    assert pooled.weights == pytest.approx((0.3, 0.2, 0.2, 0.3))
+    assert pooled.weights == pytest.approx((0.3, 0.3, 0.2, 0.2))
     assert (pooled.judged, pooled.labelled, pooled.note) == (10, 10, None)
     assert pooled.interval is not None
     assert 0 <= pooled.interval.low < 1.6 < pooled.interval.high <= 2
@@ -223,7 +223,7 @@ def test_a_ten_question_labelled_set_gets_a_pooled_estimate() -> None:
     text = render_audit(result, "judge")
     row = next(line for line in text.splitlines() if "pooled, stratified" in line)
     assert f"1.60 [{pooled.interval.low:.2f}, {pooled.interval.high:.2f}]" in row
-    assert "factual 30%, negative 20%" in text
+    assert "factual 30%, procedural 30%, negative 20%, out_of_scope 20%" in text
     lines = corrected_markdown_lines(result)
     assert any(line.startswith("| *pooled, stratified* | 10 | 10 | ") for line in lines)
     data = json.loads(json.dumps(as_json(result), allow_nan=False))["corrected"]["pooled"]

@@ -27,7 +27,7 @@ def test_every_shipped_prompt_loads_and_renders() -> None:
         rendered = prompt.render("質問", [ContextChunk(1, "a/b", "本文。")], "回答。", "参考回答")
         assert '"質問"' in rendered
         # The chunks as JSON (quote mode) or as numbered sentences (cited, sentences).
-        chunks = '"chunk_id": "a/b"' if prompt.mode == "quote" else '[1] (chunk "a/b") "本文。"'
+        chunks = '"chunk_id": "a/b"' if prompt.mode == "quote" else '(chunk "a/b")\n[1] "本文。"'
         assert chunks in rendered
         answer = '[1] "回答。"' if prompt.mode == "sentences" else '"回答。"'
         assert answer in rendered

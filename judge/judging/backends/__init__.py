@@ -45,6 +45,16 @@ def error_text(response: httpx.Response) -> str:
     return str(detail if detail is not None else body)[:300]
 
 
+def token_count(value: object) -> int | None:
+    """A token count a server reported: a non-negative integer, else None ("not reported").
+
+    Ollama's metric fields are ``omitempty`` (absent, never 0, when it did not count) and
+    servers differ in what they put in ``usage``; a count that is not a plain integer (a
+    string, a float, ``true``) is not guessed at: None, never a silent 0, never a crash.
+    """
+    return value if type(value) is int and value >= 0 else None
+
+
 # --- a wall-clock deadline for every request ------------------------------------------------------
 
 _DEADLINE = "judge.deadline"

@@ -42,7 +42,7 @@ from typing import Any, Literal, NamedTuple
 from judge.config import EmbeddedConfig
 from judge.errors import BackendUnavailable, PromptTooLong
 from judge.hashing import file_sha256
-from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.backends import BackendIdentity, JudgeRequest, token_count
 from judge.judging.confidence import SCORES, ScoreProbabilities, Step, score_probabilities
 from judge.judging.verdict import Reply
 
@@ -364,12 +364,14 @@ class EmbeddedBackend:
             latency = time.perf_counter() - start
             probabilities = self._probabilities(capture, len(tokens))
         choice = result["choices"][0]
-        usage = result.get("usage", {})
+        usage = result.get("usage") or {}
         return Reply(
             text=choice["text"],
             finish_reason=choice.get("finish_reason"),
-            prompt_tokens=usage.get("prompt_tokens"),
-            completion_tokens=usage.get("completion_tokens"),
+            # llama.cpp counts the prompt it was given (``tokens``, the wrapping included) and
+            # the tokens it generated.
+            prompt_tokens=token_count(usage.get("prompt_tokens")),
+            completion_tokens=token_count(usage.get("completion_tokens")),
             latency_s=latency,
             score_probabilities=probabilities,
         )

@@ -31,6 +31,7 @@ from judge.judging.backends import (
     error_text,
     http_client,
     post_json,
+    token_count,
 )
 from judge.judging.confidence import from_token_list
 from judge.judging.verdict import Reply
@@ -160,10 +161,11 @@ class OllamaBackend:
             text = str(body["message"]["content"])
         except (ValueError, KeyError, TypeError) as exc:
             raise TransientBackendError(f"Ollama sent a malformed response: {exc}") from exc
-        prompt_tokens = body.get("prompt_eval_count")
-        reply_tokens = body.get("eval_count")
+        # Both counts are optional (``omitempty``): absent, they are "not reported", never 0.
+        prompt_tokens = token_count(body.get("prompt_eval_count"))
+        reply_tokens = token_count(body.get("eval_count"))
         used = (prompt_tokens or 0) + (0 if self.truncate_flag else reply_tokens or 0)
-        if isinstance(prompt_tokens, int) and used >= self.config.num_ctx:
+        if prompt_tokens is not None and used >= self.config.num_ctx:
             raise PromptTooLong(
                 f"Ollama used {used} tokens of num_ctx {self.config.num_ctx}: the prompt was cut "
                 "or shifted to fit; raise judge.ollama.num_ctx"

@@ -32,6 +32,7 @@ from judge.judging.backends import (
     error_text,
     http_client,
     post_json,
+    token_count,
 )
 from judge.judging.confidence import from_token_list
 from judge.judging.verdict import Reply
@@ -118,10 +119,6 @@ def refusal(status_code: int, message: str) -> BackendError:
     return BackendRequestError(f"the server refused the request (HTTP {status_code}): {message}")
 
 
-def _count(value: object) -> int | None:
-    return value if type(value) is int else None
-
-
 def completion_reply(body: object, latency_s: float = 0.0) -> Reply:
     """The ``Reply`` of a chat completion (a successful answer's JSON body).
 
@@ -143,8 +140,8 @@ def completion_reply(body: object, latency_s: float = 0.0) -> Reply:
     return Reply(
         text=text,
         finish_reason=finish_reason if isinstance(finish_reason, str) else None,
-        prompt_tokens=_count(usage.get("prompt_tokens")),
-        completion_tokens=_count(usage.get("completion_tokens")),
+        prompt_tokens=token_count(usage.get("prompt_tokens")),
+        completion_tokens=token_count(usage.get("completion_tokens")),
         latency_s=latency_s,
         score_probabilities=from_token_list(
             logprobs.get("content") if isinstance(logprobs, dict) else None

@@ -622,7 +622,6 @@ function showPrompt() {
   const notes = [];
   if (prompt.read_by_judge) notes.push('one prompt for every item: each item\'s question, reference, chunks and answer fill its $placeholders');
   else notes.push('not given to this judge: ' + prompt.judge + ' reads no prompt' + (prompt.judge_about ? ' (' + prompt.judge_about + ')' : ''));
-  notes.push(prompt.path);
   if (prompt.problem) notes.push(prompt.problem + ', so it is not shown');
   $('prompt-note').textContent = notes.join(' · ');
   $('prompt-text').textContent = prompt.text === null ? '' : prompt.text;
