@@ -241,7 +241,7 @@ class Record(BaseModel):
     def _drop_derived(cls, data: Any) -> Any:
         if isinstance(data, dict) and any(key in data for key in DERIVED):
             data = {k: v for k, v in data.items() if k not in DERIVED}
-        return data
+        return _from_the_first_gate(data)
 
     @field_validator("comparisons", "baseline", "season", mode="before")
     @classmethod
@@ -332,6 +332,46 @@ class Record(BaseModel):
         return [
             row for row in self.questions if row.triage.needs_review and row.verdict is not None
         ]
+
+
+def _from_the_first_gate(data: Any) -> Any:
+    """A record of this format written before the season gate (issue 19) read as today's: its
+    rule had ``min_questions`` (now ignored), and a move beyond the margin in a small type was
+    ``too_few`` (now ``listed``). Its changes have no exact p-values: they read as 1 (no
+    evidence), which is what the old rule's decisions did not need. Anything else is left to
+    the model, which refuses what it does not know."""
+    if not isinstance(data, dict):
+        return data
+    data = dict(data)
+    rule = data.get("rule")
+    if isinstance(rule, dict) and "min_questions" in rule:
+        data["rule"] = {k: v for k, v in rule.items() if k != "min_questions"}
+
+    def change(c: Any) -> Any:
+        if isinstance(c, dict) and c.get("direction") == "too_few":
+            return {**c, "direction": "listed"}
+        return c
+
+    for key in ("comparisons", "baseline", "season"):
+        comps = data.get(key)
+        if isinstance(comps, list):
+            data[key] = [
+                {**comp, "changes": [change(c) for c in comp.get("changes", [])]}
+                if isinstance(comp, dict) and isinstance(comp.get("changes"), list)
+                else comp
+                for comp in comps
+            ]
+    gate = data.get("gate")
+    if isinstance(gate, dict):
+        data["gate"] = {
+            **gate,
+            **{
+                k: [change(c) for c in gate[k]]
+                for k in ("regressions", "listed")
+                if isinstance(gate.get(k), list)
+            },
+        }
+    return data
 
 
 def _comparison_from_json(data: dict[str, Any]) -> dict[str, Any]:

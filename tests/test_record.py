@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -76,3 +77,43 @@ def test_a_folders_values_are_its_records_and_read_without_the_record(tiny: Tiny
     assert from_file == folder.record().values()
     (folder.path / "values.json").unlink()
     assert ReportsDir(config.reports.dir).folder(None).values() == from_file
+
+
+def test_a_record_written_before_the_season_gate_still_reads(tiny: Tiny, tmp_path: Path) -> None:
+    # The previous release wrote format 2 too: its rule had min_questions, a move in a small
+    # type was "too_few", and nothing of the season, the diagnosis, the exact p-values, the
+    # tokens or the gate's notes and moves existed. Such a folder must still be compared with,
+    # shown and re-rendered (checked by hand against that release's code too).
+    config = tiny()
+    assert run_lexical(config) == 0
+    assert run_lexical(config) == 0
+    folder = ReportsDir(config.reports.dir).folder(None).path
+    data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    data["rule"]["min_questions"] = 8
+    data.pop("season", None)
+    data["manifest"].pop("tokens", None)
+    for row in data["questions"]:
+        row.pop("diagnosis", None)
+        if row["item"] is not None:
+            row["item"].pop("reference_answer", None)
+    changes = [c for comp in data["comparisons"] for c in comp["changes"]]
+    assert changes
+    for c in changes:
+        for key in ("p_fall", "p_rise", "nights"):
+            c.pop(key)
+    changes[0]["direction"] = "too_few"
+    data["gate"]["listed"] = [changes[0]]
+    data["gate"].pop("notes")
+    for check in data["gate"]["checks"]:
+        check.pop("moves")
+    old = tmp_path / "old"
+    old.mkdir()
+    for name in ("manifest.json", "items.jsonl", "verdicts.jsonl"):
+        (old / name).write_bytes((folder / name).read_bytes())
+    (old / "report.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    record = read_record(old)
+    assert record.comparisons[0].changes[0].direction == "listed"
+    assert record.gate.listed[0].direction == "listed"
+    assert record.rule.margin_share == data["rule"]["margin_share"]
+    assert {row.diagnosis for row in record.questions} == {"not judged"}
+    assert record.values() == read_record(folder).values()
