@@ -81,6 +81,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             args.run,
             fresh_answers=args.fresh_answers,
             preflight_judge=not args.no_judge,
+            backend=args.backend,
             on_adapter=on_adapter,
             on_inputs=_warnings_of(with_labels=False),
         )
@@ -753,6 +754,7 @@ def _add_input_commands(commands: _Commands) -> None:
         help="also ask data.adapter N times afresh (nothing saved) and report the share of "
         "questions whose retrieval order or answer changed, per type",
     )
+    _backend_option(check)
     check.add_argument(
         "--no-judge",
         action="store_true",

@@ -63,3 +63,15 @@ def test_check_shows_the_judge_the_answers_and_the_cache(
     assert "cache:     4 of 4 answers judged already (from the cache); 0 to judge" in out
     assert "answers:   a run file: no adapter is asked" in out
     assert out.rstrip().endswith("ok")
+
+
+def test_check_preflights_the_backend_the_option_names(
+    tiny: Callable[..., Config], capsys: pytest.CaptureFixture[str]
+) -> None:
+    # As `judge run --backend lexical` would judge: no model opened, and the cache counted.
+    config = tiny()
+    assert config.source is not None
+    assert main(["--config", str(config.source), "check", "--backend", "lexical"]) == 0
+    out = capsys.readouterr().out
+    assert "judge:     lexical · lexical-v5" in out
+    assert "cache:     0 of 4 answers judged already (from the cache); 4 to judge" in out
