@@ -341,7 +341,9 @@ def collapsed(
     )
 
 
-def pooled_collapse(section: Section, old: QuestionValues, new: QuestionValues) -> list[Change]:
+def pooled_collapse(
+    section: Section, old: QuestionValues, new: QuestionValues, rule: GateRule
+) -> list[Change]:
     """The collapse of a whole section's metric over all questions (type ``all``): its mean fell
     by ``POOLED_FALL_SCORE`` on a 0-2 score or ``POOLED_FALL_SHARE`` on a share, with at least
     ``POOLED_MIN_FALLS`` questions falling by half the range or more. It catches what no single
@@ -363,42 +365,11 @@ def pooled_collapse(section: Section, old: QuestionValues, new: QuestionValues) 
         falls = int(np.count_nonzero(d <= -scale / 2 + EPS))
         if float(d.mean()) > -fall + EPS or falls < POOLED_MIN_FALLS:
             continue
-        p_fall, p_rise = sign_flip_tails(d)
-        change = _change(section, ALL, metric, ids, before, after, d, p_fall, p_rise)
+        change = paired_change(
+            section, ALL, metric, ids, [before[q] for q in ids], [after[q] for q in ids], rule
+        )
         found.append(change._replace(direction="collapsed"))
     return found
-
-
-def _change(
-    section: Section,
-    type_name: str,
-    metric: str,
-    ids: Sequence[str],
-    before: dict[str, float],
-    after: dict[str, float],
-    d: npt.NDArray[np.float64],
-    p_fall: float,
-    p_rise: float,
-) -> Change:
-    low, high = bootstrap_interval(np.sort(d), INTERVAL_SEED)
-    order = sorted(range(len(ids)), key=lambda i: d[i])
-    moved = tuple(Moved(ids[i], before[ids[i]], after[ids[i]]) for i in order if d[i] != 0)
-    return Change(
-        section,
-        type_name,
-        metric,
-        len(ids),
-        float(np.mean([before[q] for q in ids])),
-        float(np.mean([after[q] for q in ids])),
-        float(d.mean()),
-        low,
-        high,
-        0.0,
-        "noise",
-        moved,
-        p_fall,
-        p_rise,
-    )
 
 
 def decide(comparisons: Sequence[SectionComparison], rule: GateRule) -> list[SectionComparison]:
@@ -492,7 +463,7 @@ def compare_values(
             )
             changes.append((position.get(type_name, len(order)), metric_index, change))
     changes.sort(key=lambda item: (item[0], item[1]))
-    return [c for _, _, c in changes] + pooled_collapse(section, old, new)
+    return [c for _, _, c in changes] + pooled_collapse(section, old, new, rule)
 
 
 class Flip(NamedTuple):
