@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -253,6 +253,26 @@ class VerdictCache:
                 "SELECT item_key FROM replies WHERE fingerprint = ?", (fingerprint,)
             )
             return {key for (key,) in rows}
+
+    def latest_replies(self, fingerprints: Sequence[str], most: int) -> list[Reply]:
+        """The ``most`` newest replies under any of ``fingerprints``, newest first (a row that
+        no longer reads as a reply is left out: it tells nothing, and is a miss for a run too)."""
+        if not fingerprints:
+            return []
+        marks = ", ".join("?" * len(fingerprints))
+        with self._errors():
+            rows = self.db.execute(
+                f"SELECT reply FROM replies WHERE fingerprint IN ({marks}) "
+                "ORDER BY created_at DESC LIMIT ?",
+                (*fingerprints, most),
+            ).fetchall()
+        replies = []
+        for (text,) in rows:
+            try:
+                replies.append(Reply.model_validate_json(text))
+            except ValueError:
+                continue
+        return replies
 
     def parts(self, fingerprint: str) -> dict[str, Any] | None:
         """The parts ``fingerprint`` was registered with, or None if it never was (one row

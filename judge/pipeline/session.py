@@ -7,7 +7,6 @@ the batch commands judge through it, so the choice of a judge is made in one pla
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +16,7 @@ from judge.config import Config
 from judge.errors import BackendUnavailable, ConfigError
 from judge.judging.backends import BackendIdentity, JudgeBackend, OpenedBackend
 from judge.judging.backends.pool import PoolRefused, judging_concurrency
-from judge.judging.cache import VerdictCache, cache_error
+from judge.judging.cache import VerdictCache
 from judge.judging.evidence import VERIFIER_VERSION
 from judge.judging.grading import (
     Fingerprint,
@@ -28,7 +27,6 @@ from judge.judging.grading import (
 )
 from judge.judging.items import JudgeItem
 from judge.judging.prompts import Prompt
-from judge.judging.verdict import Reply
 from judge.results.manifest import JudgeInfo
 from judge.results.tokens import Estimate, Observed, estimate
 
@@ -65,25 +63,10 @@ def earlier_replies(
         for stats in cache.stats()
         if all(stats.parts.get(key) == parts.get(key) for key in _SAME_JUDGE)
     ]
-    if not same:
-        return []
-    marks = ", ".join("?" * len(same))
-    try:
-        rows = cache.db.execute(
-            f"SELECT reply FROM replies WHERE fingerprint IN ({marks}) "
-            "ORDER BY created_at DESC LIMIT ?",
-            (*same, most),
-        ).fetchall()
-    except sqlite3.Error as exc:
-        raise cache_error(cache.path, exc) from None
-    observed = []
-    for (text,) in rows:
-        try:
-            reply = Reply.model_validate_json(text)
-        except ValueError:
-            continue  # an unreadable row tells nothing (and is a miss for the run, too)
-        observed.append(Observed(reply.prompt_tokens, reply.completion_tokens, reply.latency_s))
-    return observed
+    return [
+        Observed(reply.prompt_tokens, reply.completion_tokens, reply.latency_s)
+        for reply in cache.latest_replies(same, most)
+    ]
 
 
 def pending_estimate(
