@@ -268,6 +268,27 @@ class LexicalConfig(_Frozen):
         return self
 
 
+class ChunksConfig(_Frozen):
+    """Grading the retrieved chunks (``[judge.chunks]``, docs/judge.md): the question and one
+    chunk → a grade on 0-3 (``judge.judging.graded``). Off by default: it costs one judge call
+    per graded chunk, ``depth`` times as many as the answers."""
+
+    enabled: StrictBool = False
+    prompt: Path = Path("prompts/chunk.v1.md")
+    depth: StrictInt | None = Field(default=None, ge=1)
+    """How many of each question's top retrieved chunks are graded; unset: ``retrieval.context_k``
+    (the chunks the generator saw)."""
+
+
+class CorrectnessConfig(_Frozen):
+    """Judging each answer against its question's reference answer (``[judge.correctness]``):
+    a third axis on 0-2, for questions with a ``reference_answer`` and out-of-scope questions
+    (whose correct answer is a refusal). Off by default: one more judge call per answer."""
+
+    enabled: StrictBool = False
+    prompt: Path = Path("prompts/correctness.v1.md")
+
+
 class JudgeConfig(_Frozen):
     """The LLM judge."""
 
@@ -284,6 +305,8 @@ class JudgeConfig(_Frozen):
     embedded: EmbeddedConfig = EmbeddedConfig()
     openai: OpenAIConfig = OpenAIConfig()
     lexical: LexicalConfig = LexicalConfig()
+    chunks: ChunksConfig = ChunksConfig()
+    correctness: CorrectnessConfig = CorrectnessConfig()
 
 
 class ReportsConfig(_Frozen):
@@ -509,6 +532,8 @@ _PATH_FIELDS = {
     "data": ("questions", "corpus", "run", "labels"),
     "judge": ("prompt", "cache_path"),
     "judge.embedded": ("model_path",),
+    "judge.chunks": ("prompt",),
+    "judge.correctness": ("prompt",),
     "reports": ("dir", "baseline"),
 }
 

@@ -44,6 +44,7 @@ from pydantic_core import PydanticSerializationError
 from judge.audit.agreement import AuditResult
 from judge.errors import ConfigError
 from judge.jsonl import StateFile, checked_document_text, json_document_text
+from judge.judging.graded import ChunkGrade, CorrectnessVerdict
 from judge.judging.verdict import Verdict
 from judge.results.compare import (
     SECTIONS,
@@ -199,6 +200,11 @@ class QuestionRow(BaseModel):
     diagnosis: Diagnosis = "not judged"
     """Where the answer went wrong, if it did (``judge.results.diagnosis``): computed once, in
     ``judge.pipeline.build``; every view reads it, none derives it again."""
+    chunk_grades: tuple[ChunkGrade, ...] | None = None
+    """The judge's grades of the retrieved chunks, in rank order (None: chunk grading off or
+    no answer; ``judge.judging.graded``)."""
+    correctness: CorrectnessVerdict | None = None
+    """The answer against the reference answer (None: correctness off or not asked)."""
 
 
 class Tables(BaseModel):

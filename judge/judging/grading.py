@@ -6,6 +6,7 @@ with the question and the answer; never the rest of the corpus, never the golden
 
 from __future__ import annotations
 
+import functools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -154,21 +155,15 @@ def _registered_mode(cache: VerdictCache, fingerprint: str) -> Mode:
 
 def _ask(
     backend: JudgeBackend,
-    prompt: Prompt,
-    item: JudgeItem,
+    request: Callable[[], JudgeRequest],
     max_attempts: int,
     retry_wait: WaitBaseT,
     stopping: threading.Event,
 ) -> Reply:
-    """Render, send, retry transient failures; always returns a Reply unless the server is gone."""
-    request = JudgeRequest(
-        prompt=prompt.render_item(item),
-        schema=prompt.request_schema(item),
-        question=item.question.question,
-        context=item.context,
-        answer=item.record.answer,
-        mode=prompt.mode,
-    )
+    """Render, send, retry transient failures; always returns a Reply unless the server is gone.
+
+    ``request`` renders the prompt: called on the worker thread, so rendering runs in parallel
+    with the other requests and is never paid for an item whose reply is cached."""
     retrying = Retrying(
         retry=retry_if_exception_type(TransientBackendError),
         # After Ctrl-C no new attempt starts: an in-flight item finishes or fails once.
@@ -177,7 +172,7 @@ def _ask(
         reraise=True,
     )
     try:
-        return retrying(backend.complete, request)
+        return retrying(backend.complete, request())
     except PromptTooLong as exc:
         return Reply(kind="truncated", detail=str(exc))
     except ConnectionLost as exc:
@@ -188,6 +183,99 @@ def _ask(
         return Reply(kind="error", detail=f"{exc} (after {max_attempts} attempts)")
     except BackendRequestError as exc:
         return Reply(kind="error", detail=str(exc))
+
+
+class Ask(NamedTuple):
+    """One request for ``ask_all``: the key its reply is cached under, the question it belongs
+    to (the cache's ``question_id`` column) and how to render it."""
+
+    key: str
+    question_id: str
+    request: Callable[[], JudgeRequest]
+
+
+def ask_all(
+    asks: Sequence[Ask],
+    backend: JudgeBackend,
+    cache: VerdictCache,
+    fingerprint: Fingerprint,
+    label: str,
+    *,
+    reuse: Callable[[Ask, Reply], bool],
+    on_reply: Callable[[Ask, Reply, bool], None],
+    after_cache: Callable[[], None] = lambda: None,
+    concurrency: int = 1,
+    max_attempts: int = 4,
+    retry_wait: WaitBaseT = DEFAULT_RETRY_WAIT,
+) -> bool:
+    """Get a reply for every ask, from the cache or the backend: the one loop every judgement
+    (answers, chunk grades, correctness) runs through. Returns whether it was interrupted.
+
+    ``reuse(ask, reply)`` says whether a cached reply stands (else it is asked again);
+    ``on_reply(ask, reply, cached)`` is called once per ask that got one (cached replies first,
+    in order, then new ones as they arrive; each new reply is cached before it is reported);
+    ``after_cache()`` once the cached ones are reported, before anything is asked.
+
+    On Ctrl-C, asks not yet started are cancelled, those in flight are abandoned (their replies
+    are never recorded), and what was asked is kept (it is already in the cache). The requests
+    run on daemon threads (``judge.signals.Workers``) so that one still waiting for a server
+    does not hold up the exit; an in-process backend's ``close()`` stops and waits for its own
+    in-flight call before freeing the model.
+    """
+    cache.register(fingerprint.value, fingerprint.parts, label)
+    cached_replies = cache.get_many(fingerprint.value, (ask.key for ask in asks))
+    todo = []
+    for ask in asks:
+        reply = cached_replies.get(ask.key)
+        if reply is not None and reuse(ask, reply):
+            on_reply(ask, reply, True)
+        else:
+            todo.append(ask)
+    after_cache()
+    interrupted = False
+    stopping = threading.Event()
+    pool = Workers(concurrency, "judge")
+    pending: dict[Future[Reply], Ask] = {}
+    queue = iter(todo)
+
+    def submit(ask: Ask) -> None:
+        future = pool.submit(_ask, backend, ask.request, max_attempts, retry_wait, stopping)
+        pending[future] = ask
+
+    try:
+        # Keep at most `concurrency` requests in flight: more would only queue in the server.
+        for ask in queue:
+            submit(ask)
+            if len(pending) >= concurrency:
+                break
+        while pending:
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in finished:
+                ask = pending.pop(future)
+                reply = future.result()
+                cache.put(fingerprint.value, ask.key, ask.question_id, reply)
+                on_reply(ask, reply, False)
+                next_ask = next(queue, None)
+                if next_ask is not None:
+                    submit(next_ask)
+    except KeyboardInterrupt:
+        interrupted = True
+        stopping.set()
+    finally:
+        pool.shutdown()  # cancels what has not started; never waits
+    return interrupted
+
+
+def answer_request(prompt: Prompt, item: JudgeItem) -> JudgeRequest:
+    """The request that asks for one answer's verdict."""
+    return JudgeRequest(
+        prompt=prompt.render_item(item),
+        schema=prompt.request_schema(item),
+        question=item.question.question,
+        context=item.context,
+        answer=item.record.answer,
+        mode=prompt.mode,
+    )
 
 
 def judge_items(
@@ -202,28 +290,30 @@ def judge_items(
     on_progress: Callable[[JudgeProgress], None] = lambda _: None,
     rejudge_failed: bool = False,
 ) -> JudgeOutcome:
-    """Judge every item, reusing cached replies; each new reply is cached as it arrives.
+    """Judge every item, reusing cached replies; each new reply is cached as it arrives
+    (``ask_all``, which says what Ctrl-C does).
 
     ``rejudge_failed``: a cached reply whose verdict is not ok (a one-off empty or cut-off
     reply, cached as a parse error) is asked again, and the new reply replaces it.
-
-    On Ctrl-C, items not yet started are cancelled, items in flight are abandoned (their
-    replies are never recorded), and what was judged is kept (it is already in the cache): the
-    outcome says ``interrupted``. The requests run on daemon threads (``judge.signals.Workers``)
-    so that one still waiting for a server does not hold up the exit; an in-process backend's
-    ``close()`` stops and waits for its own in-flight call before freeing the model.
     """
     start = time.perf_counter()
     fingerprint = judge_fingerprint(backend.identity, prompt)
     mode = prompt.mode
     label = f"{backend.identity.kind} {backend.identity.model} · {prompt.name}"
-    cache.register(fingerprint.value, fingerprint.parts, label)
     verdicts: dict[str, Verdict] = {}
-    cached_replies = cache.get_many(fingerprint.value, (item.key for item in items))
+    by_key = {item.key: item for item in items}
+    derived: dict[str, Verdict] = {}  # a cached reply's verdict, derived once and kept
     progress = JudgeProgress(0, len(items), 0, 0)
 
-    def record(item: JudgeItem, verdict: Verdict) -> None:
+    def reuse(ask: Ask, reply: Reply) -> bool:
+        verdict = verdict_for(by_key[ask.key], reply, cached=True, mode=mode)
+        derived[ask.key] = verdict
+        return not (rejudge_failed and verdict.status != "ok")
+
+    def on_reply(ask: Ask, reply: Reply, cached: bool) -> None:
         nonlocal progress
+        item = by_key[ask.key]
+        verdict = derived.pop(ask.key) if cached else verdict_for(item, reply, False, mode)
         verdicts[item.question.id] = verdict
         progress = JudgeProgress(
             progress.done + 1,
@@ -233,49 +323,23 @@ def judge_items(
         )
         on_progress(progress)
 
-    todo = []
-    for item in items:
-        reply = cached_replies.get(item.key)
-        if reply is None:
-            todo.append(item)
-            continue
-        verdict = verdict_for(item, reply, cached=True, mode=mode)  # derived once, kept
-        if rejudge_failed and verdict.status != "ok":
-            todo.append(item)
-        else:
-            record(item, verdict)
-    on_progress(progress)
-    interrupted = False
-    stopping = threading.Event()
-    pool = Workers(concurrency, "judge")
-    pending: dict[Future[Reply], JudgeItem] = {}
-    queue = iter(todo)
-
-    def submit(item: JudgeItem) -> None:
-        future = pool.submit(_ask, backend, prompt, item, max_attempts, retry_wait, stopping)
-        pending[future] = item
-
-    try:
-        # Keep at most `concurrency` requests in flight: more would only queue in the server.
-        for item in queue:
-            submit(item)
-            if len(pending) >= concurrency:
-                break
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in finished:
-                item = pending.pop(future)
-                reply = future.result()
-                cache.put(fingerprint.value, item.key, item.question.id, reply)
-                record(item, verdict_for(item, reply, cached=False, mode=mode))
-                next_item = next(queue, None)
-                if next_item is not None:
-                    submit(next_item)
-    except KeyboardInterrupt:
-        interrupted = True
-        stopping.set()
-    finally:
-        pool.shutdown()  # cancels what has not started; never waits
+    asks = [
+        Ask(item.key, item.question.id, functools.partial(answer_request, prompt, item))
+        for item in items
+    ]
+    interrupted = ask_all(
+        asks,
+        backend,
+        cache,
+        fingerprint,
+        label,
+        reuse=reuse,
+        on_reply=on_reply,
+        after_cache=lambda: on_progress(progress),
+        concurrency=concurrency,
+        max_attempts=max_attempts,
+        retry_wait=retry_wait,
+    )
     return JudgeOutcome(
         verdicts=verdicts,
         fingerprint=fingerprint,

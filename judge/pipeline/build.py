@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import platform
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
+from types import MappingProxyType
 from typing import NamedTuple
 
 from judge.audit.agreement import agreement, audit_items, judge_scores
@@ -24,6 +25,7 @@ from judge.hashing import tagged_hash, text_sha256
 from judge.inputs.golden import GoldenSet
 from judge.inputs.labels import HumanLabel, labels_by_answer
 from judge.inputs.runs import Run
+from judge.judging.graded import ChunkGrade, CorrectnessVerdict
 from judge.judging.grading import Fingerprint
 from judge.judging.items import context_for
 from judge.judging.verdict import STATUSES, Verdict
@@ -67,6 +69,10 @@ class Judged(NamedTuple):
     judge: JudgeInfo
     fingerprint: Fingerprint
     seconds: float
+    chunk_grades: Mapping[str, tuple[ChunkGrade, ...]] = MappingProxyType({})
+    """Per question id, the grades of its retrieved chunks (empty: chunk grading off)."""
+    correctness: Mapping[str, CorrectnessVerdict] = MappingProxyType({})
+    """Per question id, its correctness verdict (empty: correctness off)."""
 
 
 class Earlier(NamedTuple):
@@ -320,7 +326,7 @@ def build_report(
     return Record(
         manifest=manifest,
         entry=entry,
-        questions=_question_rows(config, measured, item_map, judged.verdicts, failures),
+        questions=_question_rows(config, measured, item_map, judged, failures),
         tables=Tables(judge=table, retrieval=measured.retrieval, splits=split_tables),
         rule=rule,
         comparisons=comparisons,
@@ -373,11 +379,12 @@ def _question_rows(
     config: Config,
     measured: Measured,
     items: dict[str, ItemRecord],
-    verdicts: dict[str, Verdict],
+    judged: Judged,
     failures: dict[str, str],
 ) -> list[QuestionRow]:
     """One row per golden question, in golden-set order, with its review triage and its
     diagnosis (``judge.results.diagnosis``: computed here once; every view reads the row's)."""
+    verdicts = judged.verdicts
     out_of_scope = set(config.data.out_of_scope_types)
     refusal_phrases = config.judge.lexical.refusal_phrases or REFUSAL_MARKERS
     # Run-level: a judge citing one sentence number for most items (``judge.results.review``).
@@ -407,6 +414,8 @@ def _question_rows(
                     out_of_scope=q.type in out_of_scope,
                     refusal_phrases=refusal_phrases,
                 ),
+                chunk_grades=judged.chunk_grades.get(q.id),
+                correctness=judged.correctness.get(q.id),
             )
         )
     return rows

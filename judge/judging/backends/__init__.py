@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 
 from judge.config import JudgeConfig
 from judge.errors import BackendUnavailable, ConfigError, ConnectionLost
+from judge.judging.graded import Task
 from judge.judging.items import ContextChunk
 from judge.judging.verdict import Mode, Reply
 
@@ -272,6 +273,13 @@ class JudgeRequest(NamedTuple):
     answer: str
     mode: Mode = "quote"
     """The prompt's mode (``judge.judging.prompts``): the reply shape ``schema`` describes."""
+    task: Task = "answer"
+    """What is asked (``judge.judging.graded``): an answer's verdict, a chunk's grade (then
+    ``context`` is that one chunk and ``answer`` is empty) or an answer's correctness."""
+    reference: str | None = None
+    """The question's reference answer, for the correctness judgement."""
+    answerable: bool = True
+    """False for an out-of-scope question (whose correct answer is a refusal)."""
 
 
 class JudgeBackend(Protocol):
