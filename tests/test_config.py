@@ -300,3 +300,15 @@ def test_sweep_metrics_are_checked_against_the_metric_names(tmp_path: Path) -> N
     path.write_text(base + sweep.format("ndcg@5"), encoding="utf-8")
     with pytest.raises(ConfigError, match=r"unknown metric 'ndcg@5'.* at k = 3, 7 are recall@3"):
         load_config(path)
+
+
+@pytest.mark.parametrize("shipped", ["judge.toml", "golden/sample-en/judge.toml"])
+def test_every_shipped_configuration_loads_without_a_warning(
+    shipped: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    # A new user's first command must not print a deprecation warning about our own file.
+    repo = Path(__file__).resolve().parents[1]
+    with caplog.at_level(logging.WARNING):
+        config = load_config(repo / shipped)
+    assert config.data.questions.is_file()
+    assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
