@@ -1075,6 +1075,55 @@ def _add_import_commands(commands: _Commands) -> None:
         )
 
 
+def cmd_golden_accept(args: argparse.Namespace) -> int:
+    from judge.pipeline.golden import accept_labels
+
+    accepted = accept_labels(_config(args), Path(args.file), dry_run=args.dry_run)
+    edit, shown = accepted.edit, 10
+    listed = ", ".join(f"{qid} + {chunk}" for qid, chunk in edit.added[:shown])
+    more = f", … {len(edit.added) - shown} more" if len(edit.added) > shown else ""
+    n = len(edit.added)
+    labels = f"{n} label{'' if n == 1 else 's'}"
+    if not edit.added:
+        head = f"no labels to add to {accepted.questions}"
+    elif args.dry_run:
+        head = f"would add {labels} to {accepted.questions} ({listed}{more})"
+    else:
+        head = f"added {labels} to {accepted.questions} ({listed}{more})"
+    parts = [head, f"{edit.already} already listed", f"{edit.marked_no} marked no"]
+    if edit.undecided:
+        parts.append(f"{edit.undecided} not decided (confirmed left empty), skipped")
+    _say("; ".join(parts))
+    if edit.added and args.dry_run:
+        lines = ", ".join(str(line) for line in edit.lines)
+        _say(f"nothing written (--dry-run); line(s) {lines} would change")
+    elif accepted.written:
+        _say(
+            "the golden set changed: the next run is not compared with runs on the old one "
+            "(pin a new baseline after it), and an adapter is asked again"
+        )
+    return 0
+
+
+def _add_golden_commands(commands: _Commands) -> None:
+    golden = _Commands(
+        commands.add("golden", None, "edit the golden set (golden/README.md)"), "golden_command"
+    )
+    accept = golden.add(
+        "accept",
+        cmd_golden_accept,
+        "add the chunks a reviewer confirmed in a report's missing-labels.csv to the questions",
+    )
+    accept.add_argument(
+        "file",
+        metavar="FILE",
+        help="missing-labels.csv with its confirmed column filled (or .jsonl)",
+    )
+    accept.add_argument(
+        "--dry-run", action="store_true", help="say what would be added, write nothing"
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge",
@@ -1095,6 +1144,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_cache_commands(commands)
     _add_batch_commands(commands)
     _add_import_commands(commands)
+    _add_golden_commands(commands)
     return parser
 
 
