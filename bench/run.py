@@ -17,6 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import batch_bench
+import chunk_ppi_sim
 import gate_sim
 import judge_bench
 import ppi_sim
@@ -73,6 +74,9 @@ def main() -> None:
     print("corrected estimates: coverage of the interval shown, per regime (target >= 94 %)")
     results["ppi"] = ppi_sim.run()
     print("\n".join(ppi_sim.describe(results["ppi"])))
+    print("corrected recall@5 from chunk grades: coverage per regime (target >= 93 %)")
+    results["chunk_ppi"] = chunk_ppi_sim.run()
+    print("\n".join(chunk_ppi_sim.describe(results["chunk_ppi"])))
     print("guarded sweep on synthetic golden sets: adoption under the null, detection of a gain")
     results["sweep"] = sweep_sim.run()
     print("\n".join(sweep_sim.describe(results["sweep"])))

@@ -1,0 +1,620 @@
+"""The statistics of the judge's chunk grades (judge.results.chunk_grades): hand-computed values,
+Japanese and English ids, ungraded chunks, unlabelled and unanswerable questions, k deeper than
+the grades, the cluster bootstrap, the corrected recall and the missing-labels CSV."""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+
+import pytest
+
+from judge.audit.chunk_agreement import (
+    ChunkAgreement,
+    CorrectedRecall,
+    chunk_agreement,
+    cluster_bootstrap_ci,
+    corrected_cell,
+    corrected_recall,
+    plus_tuned_lambda,
+    recall_pairs,
+)
+from judge.audit.ppi import power_tuned_lambda, ppi_mean
+from judge.audit.stats import bootstrap_ci, exact_agreement
+from judge.formatting import from_spreadsheet_text
+from judge.inputs.golden import GoldenQuestion
+from judge.results.chunk_grades import (
+    EXCLUDED,
+    GRADED,
+    MISSING_LABELS_COLUMNS,
+    NO_JUDGED_RELEVANT,
+    RELEVANT_GRADE,
+    UNGRADED_CHUNK,
+    GradedChunk,
+    MissingLabel,
+    judged_metric_names,
+    judged_tables,
+    judged_values,
+    missing_labels,
+    missing_labels_csv,
+)
+
+TYPES = ("factual", "procedural", "negative", "out_of_scope")
+
+
+def question(
+    qid: str,
+    relevant: tuple[str, ...] | None,
+    qtype: str = "factual",
+    text: str = "What?",
+) -> GoldenQuestion:
+    return GoldenQuestion(
+        id=qid,
+        type=qtype,
+        question=text,
+        relevant_chunks=relevant,
+        answerable=qtype != "out_of_scope",
+    )
+
+
+def pool(qid: str, grades: list[tuple[str, int | None]]) -> list[GradedChunk]:
+    """Graded chunks at ranks 1, 2, ... with reasons naming the chunk."""
+    return [
+        GradedChunk(qid, chunk, rank, grade, f"why {chunk}")
+        for rank, (chunk, grade) in enumerate(grades, start=1)
+    ]
+
+
+def log2(x: float) -> float:
+    return math.log2(x)
+
+
+# --- judged values ----------------------------------------------------------------------------
+
+
+def test_the_relevant_grade_is_two() -> None:
+    assert RELEVANT_GRADE == 2
+
+
+def test_judged_values_by_hand() -> None:
+    q = question("q-en-1", ("doc/a",))
+    graded = pool("q-en-1", [("doc/b", 1), ("doc/a", 3), ("doc/c", 2), ("doc/d", 0), ("doc/e", 0)])
+    values = judged_values(q, graded, [3, 1, 10])
+    # J = {a, c} (grade >= 2), at ranks 2 and 3; depth 5, so k = 10 is not reported.
+    assert list(values) == [
+        "judged_recall@3",
+        "judged_hit@3",
+        "judged_mrr",
+        "judged_ndcg@3",
+        "judged_recall@1",
+        "judged_hit@1",
+        "judged_ndcg@1",
+    ]
+    assert values["judged_recall@3"] == 1.0  # 2 of 2
+    assert values["judged_hit@3"] == 1.0
+    assert values["judged_mrr"] == 0.5  # first judged-relevant at rank 2
+    assert values["judged_recall@1"] == 0.0
+    assert values["judged_hit@1"] == 0.0
+    # gains 1, 3, 2, 0, 0; ideal 3, 2, 1, 0, 0.
+    dcg3 = 1 / log2(2) + 3 / log2(3) + 2 / log2(4)
+    ideal3 = 3 / log2(2) + 2 / log2(3) + 1 / log2(4)
+    assert values["judged_ndcg@3"] == pytest.approx(dcg3 / ideal3)  # 0.8175
+    assert values["judged_ndcg@3"] == pytest.approx(0.81749, abs=1e-5)
+    assert values["judged_ndcg@1"] == pytest.approx(1 / 3)
+
+
+def test_judged_values_ignore_the_human_labels() -> None:
+    # The same grades with other (or no) labels give the same judged values.
+    graded = pool("q", [("x", 2), ("y", 0)])
+    a = judged_values(question("q", ("y",)), graded, [1, 2])
+    b = judged_values(question("q", None), graded, [1, 2])
+    assert a == b
+    assert a["judged_recall@1"] == 1.0
+    assert a["judged_ndcg@2"] == 1.0  # the ideal ranking
+
+
+def test_judged_values_with_japanese_ids() -> None:
+    q = question("質問-1", None, text="有給休暇は何日ですか？")
+    graded = pool("質問-1", [("規程/第3条", 0), ("規程/第5条", 3), ("規程/付則", 2)])
+    values = judged_values(q, graded, [1, 2])
+    # J = {第5条, 付則}, ranks 2 and 3.
+    assert values["judged_recall@2"] == 0.5
+    assert values["judged_hit@1"] == 0.0
+    assert values["judged_mrr"] == 0.5
+    # gains 0, 3, 2 against the ideal 3, 2, 0 at k = 2.
+    assert values["judged_ndcg@2"] == pytest.approx((3 / log2(3)) / (3 + 2 / log2(3)))
+
+
+def test_no_judged_relevant_chunk_leaves_recall_and_ndcg_undefined() -> None:
+    q = question("q", ("a",))
+    values = judged_values(q, pool("q", [("a", 1), ("b", 0), ("c", 1)]), [1, 3])
+    # Hit and MRR are 0 (that is what they mean); recall and nDCG are 0/0: absent, never 0.
+    assert values == {"judged_hit@1": 0.0, "judged_mrr": 0.0, "judged_hit@3": 0.0}
+
+
+def test_an_ungraded_chunk_leaves_every_value_absent() -> None:
+    q = question("q", None)
+    assert judged_values(q, pool("q", [("a", 3), ("b", None)]), [1, 2]) == {}
+
+
+def test_k_above_the_depth_is_not_reported() -> None:
+    q = question("q", None)
+    graded = pool("q", [("a", 0), ("b", 2), ("c", 3)])
+    values = judged_values(q, graded, [5, 2])
+    assert "judged_recall@5" not in values and "judged_ndcg@5" not in values
+    assert values["judged_recall@2"] == 0.5
+    # A pool shorter than the grading depth (the run retrieved 3 of 5): k = 5 is reported.
+    deep = judged_values(q, graded, [5, 2], depth=5)
+    assert deep["judged_recall@5"] == 1.0
+    assert deep["judged_ndcg@5"] == pytest.approx((2 / log2(3) + 3 / log2(4)) / (3 + 2 / log2(3)))
+    # Only k deeper than the pool: MRR alone.
+    assert judged_values(q, graded, [10]) == {"judged_mrr": 0.5}
+
+
+def test_judged_names_never_collide_with_the_human_ones() -> None:
+    names = judged_metric_names([5, 1, 10])
+    assert all(name.startswith("judged_") for name in names)
+    assert names[:4] == ["judged_recall@5", "judged_hit@5", "judged_mrr", "judged_ndcg@5"]
+    assert judged_metric_names([5, 10], depth=5) == [
+        "judged_recall@5",
+        "judged_hit@5",
+        "judged_mrr",
+        "judged_ndcg@5",
+    ]
+    assert judged_metric_names([5], depth=3) == ["judged_mrr"]
+
+
+def test_a_pool_with_a_hole_or_a_repeat_is_refused() -> None:
+    q = question("q", None)
+    with pytest.raises(ValueError, match=r"not 1\.\.n"):
+        judged_values(q, [GradedChunk("q", "a", 1, 2, ""), GradedChunk("q", "b", 3, 2, "")], [1])
+    with pytest.raises(ValueError, match="graded twice"):
+        judged_values(q, [GradedChunk("q", "a", 1, 2, ""), GradedChunk("q", "a", 2, 2, "")], [1])
+    with pytest.raises(ValueError, match="other questions"):
+        judged_values(q, [GradedChunk("p", "a", 1, 2, "")], [1])
+    with pytest.raises(ValueError, match="grade 4"):
+        judged_values(q, [GradedChunk("q", "a", 1, 4, "")], [1])
+    with pytest.raises(ValueError, match="deeper than depth"):
+        judged_values(q, pool("q", [("a", 1), ("b", 2)]), [1], depth=1)
+
+
+# --- tables -----------------------------------------------------------------------------------
+
+
+def _set() -> tuple[list[GoldenQuestion], list[GradedChunk]]:
+    questions = [
+        question("f1", ("a",)),  # labelled
+        question("f2", None),  # unlabelled
+        question("質問-3", None, "procedural"),  # unlabelled, nothing judged relevant
+        question("p4", None, "procedural"),  # unlabelled, an ungraded chunk
+        question("o5", (), "out_of_scope"),
+        question("n6", ("z",), "negative"),  # no graded chunk (not answered)
+    ]
+    graded = [
+        *pool("f1", [("a", 3), ("b", 0)]),  # recall@1 1, recall@2 1
+        *pool("f2", [("c", 0), ("d", 2)]),  # recall@1 0, recall@2 1, mrr 1/2
+        *pool("質問-3", [("規程/1", 1), ("規程/2", 0)]),
+        *pool("p4", [("e", 3), ("f", None)]),
+        *pool("o5", [("g", 2), ("h", 0)]),
+    ]
+    return questions, graded
+
+
+def test_judged_tables_per_type() -> None:
+    questions, graded = _set()
+    tables = judged_tables(questions, graded, [1, 2, 5], TYPES)
+    every = tables.every
+    assert every.primary == "judged_recall@1"
+    assert every.metrics == judged_metric_names([1, 2])  # depth 2: k = 5 not reported
+    assert every.count_columns == ["n", GRADED, NO_JUDGED_RELEVANT, UNGRADED_CHUNK, EXCLUDED]
+    rows = {row["type"]: row for row in every.rows}
+    assert list(rows) == [*TYPES, "all"]
+    assert rows["factual"] | {} == {
+        "type": "factual",
+        "n": 2,
+        GRADED: 2,
+        NO_JUDGED_RELEVANT: 0,
+        UNGRADED_CHUNK: 0,
+        EXCLUDED: 0,
+        "judged_recall@1": 0.5,  # (1 + 0) / 2
+        "judged_hit@1": 0.5,
+        "judged_mrr": 0.75,  # (1 + 1/2) / 2
+        "judged_ndcg@1": 0.5,
+        "judged_recall@2": 1.0,
+        "judged_hit@2": 1.0,
+        "judged_ndcg@2": pytest.approx((1 + (2 / log2(3)) / 2) / 2, abs=1e-6),  # f2: 2/log2(3) of 2
+    }
+    # procedural: 質問-3 has hit 0 and MRR 0 but no recall; p4 has nothing.
+    assert rows["procedural"]["n"] == 0
+    assert rows["procedural"][GRADED] == 2
+    assert rows["procedural"][NO_JUDGED_RELEVANT] == 1
+    assert rows["procedural"][UNGRADED_CHUNK] == 1
+    assert rows["procedural"]["judged_recall@1"] is None
+    assert rows["procedural"]["judged_hit@1"] == 0.0
+    assert rows["procedural"]["judged_mrr"] == 0.0
+    # Out of scope: excluded, its grade-2 chunk is no hit.
+    assert rows["out_of_scope"][GRADED] == 0 and rows["out_of_scope"][EXCLUDED] == 1
+    assert rows["out_of_scope"]["judged_hit@1"] is None
+    assert rows["negative"][GRADED] == 0
+    assert rows["all"]["n"] == 2 and rows["all"][GRADED] == 4
+    assert rows["all"]["judged_mrr"] == pytest.approx((1 + 0.5 + 0) / 3, abs=1e-6)
+    assert every.weakest is None  # only one type has a value
+
+    unlabelled = {row["type"]: row for row in tables.unlabelled.rows}
+    assert tables.unlabelled.count_columns == ["n", GRADED, NO_JUDGED_RELEVANT, UNGRADED_CHUNK]
+    assert unlabelled["factual"]["n"] == 1  # f2 only
+    assert unlabelled["factual"]["judged_recall@1"] == 0.0
+    assert unlabelled["factual"]["judged_mrr"] == 0.5
+    assert unlabelled["all"][GRADED] == 3
+    assert unlabelled["procedural"][UNGRADED_CHUNK] == 1
+
+
+def test_judged_tables_with_the_grading_depth_given() -> None:
+    questions, graded = _set()
+    tables = judged_tables(questions, graded, [5, 1], TYPES, depth=5)
+    assert tables.every.primary == "judged_recall@5"
+    assert tables.every.frame.loc["factual", "judged_recall@5"] == 1.0
+
+
+def test_a_graded_chunk_of_an_unknown_question_is_refused() -> None:
+    questions, graded = _set()
+    with pytest.raises(ValueError, match="not in the set"):
+        judged_tables(questions, [*graded, GradedChunk("x", "a", 1, 2, "")], [1], TYPES)
+
+
+# --- missing labels ---------------------------------------------------------------------------
+
+
+def test_missing_labels_of_labelled_questions_in_question_then_rank_order() -> None:
+    questions = [
+        question("q1", ("a",)),
+        question("質問-2", ("規程/1",), "procedural"),
+        question("q3", None),
+        question("o4", (), "out_of_scope"),
+    ]
+    graded = [
+        *reversed(pool("質問-2", [("規程/1", 3), ("規程/2", 2), ("規程/3", 3), ("規程/4", None)])),
+        *pool("q1", [("a", 3), ("b", 1), ("c", 2)]),
+        *pool("q3", [("d", 3)]),  # unlabelled: no labels to miss
+        *pool("o4", [("e", 0), ("f", 3)]),
+    ]
+    rows = missing_labels(questions, graded)
+    assert [(r.question_id, r.chunk_id, r.rank, r.grade) for r in rows] == [
+        ("q1", "c", 3, 2),
+        ("質問-2", "規程/2", 2, 2),
+        ("質問-2", "規程/3", 3, 3),
+        ("o4", "f", 2, 3),
+    ]
+    assert [r.unanswerable for r in rows] == [False, False, False, True]
+    assert rows[1].type == "procedural" and rows[1].reason == "why 規程/2"
+    assert rows[0].model_dump() == {
+        "question_id": "q1",
+        "type": "factual",
+        "chunk_id": "c",
+        "rank": 3,
+        "grade": 2,
+        "reason": "why c",
+        "unanswerable": False,
+    }
+
+
+def test_a_missing_label_is_a_strict_frozen_record() -> None:
+    row = MissingLabel(
+        question_id="q", type="t", chunk_id="c", rank=1, grade=2, reason="", unanswerable=False
+    )
+    with pytest.raises(ValueError):
+        MissingLabel.model_validate({**row.model_dump(), "extra": 1})
+    with pytest.raises(ValueError):
+        row.rank = 2  # type: ignore[misc]
+    assert MissingLabel.model_validate_json(row.model_dump_json()) == row
+
+
+def test_missing_labels_csv_header_and_quoting() -> None:
+    rows = [
+        MissingLabel(
+            question_id="q1",
+            type="factual",
+            chunk_id="doc/a",
+            rank=3,
+            grade=2,
+            reason='says "30 days", then\nmore',
+            unanswerable=False,
+        ),
+        MissingLabel(
+            question_id="質問-2",
+            type="procedural",
+            chunk_id="規程/第5条",
+            rank=1,
+            grade=3,
+            reason='=HYPERLINK("x")',
+            unanswerable=False,
+        ),
+    ]
+    text = missing_labels_csv(
+        rows,
+        {"q1": "How many days, exactly?", "質問-2": "有給休暇は何日？"},
+        {"doc/a": 'Line one,\r\nline "two"', "規程/第5条": "年20日。"},
+    )
+    assert text.startswith("\ufeff")
+    assert text[1:].splitlines()[0] == (
+        "question_id,type,chunk_id,rank,grade,reason,question,chunk_text,confirmed"
+    )
+    assert ",".join(MISSING_LABELS_COLUMNS) == text[1:].splitlines()[0]
+    assert '"says ""30 days"", then\nmore"' in text
+    assert '"How many days, exactly?"' in text
+    read = list(csv.reader(io.StringIO(text[1:], newline="")))
+    assert len(read) == 3
+    assert read[1] == [
+        "q1",
+        "factual",
+        "doc/a",
+        "3",
+        "2",
+        'says "30 days", then\nmore',
+        "How many days, exactly?",
+        'Line one,\r\nline "two"',
+        "",
+    ]
+    # A formula-like reason is quoted for spreadsheets and comes back whole.
+    assert read[2][5] == '\'=HYPERLINK("x")'
+    assert [from_spreadsheet_text(cell) for cell in read[2]] == [
+        "質問-2",
+        "procedural",
+        "規程/第5条",
+        "1",
+        "3",
+        '=HYPERLINK("x")',
+        "有給休暇は何日？",
+        "年20日。",
+        "",
+    ]
+
+
+def test_missing_labels_csv_with_no_rows_or_text() -> None:
+    assert missing_labels_csv([], {}, {}) == "\ufeff" + ",".join(MISSING_LABELS_COLUMNS) + "\r\n"
+    row = MissingLabel(
+        question_id="q", type="t", chunk_id="c", rank=1, grade=2, reason="r", unanswerable=True
+    )
+    assert missing_labels_csv([row], {}, {}).splitlines()[1] == "q,t,c,1,2,r,,,"
+
+
+# --- the cluster bootstrap --------------------------------------------------------------------
+
+
+def test_the_cluster_bootstrap_of_single_item_clusters_is_the_item_bootstrap() -> None:
+    pairs = [(1, 1), (0, 0), (1, 0), (0, 0), (1, 1), (0, 1), (1, 1), (0, 0)]
+    for seed in (0, 7):
+        assert cluster_bootstrap_ci([[p] for p in pairs], exact_agreement, seed=seed) == (
+            bootstrap_ci(pairs, exact_agreement, seed=seed)
+        )
+
+
+def test_the_cluster_bootstrap_is_seeded_and_wider_on_clustered_data() -> None:
+    # 20 questions of 5 chunks each; a question's chunks all agree or all disagree.
+    clusters = [[(1, 1)] * 5 if i % 3 else [(1, 0)] * 5 for i in range(20)]
+    first = cluster_bootstrap_ci(clusters, exact_agreement, seed=3)
+    assert first == cluster_bootstrap_ci(clusters, exact_agreement, seed=3)
+    flat = [p for c in clusters for p in c]
+    chunks = bootstrap_ci(flat, exact_agreement, seed=3)
+    assert first is not None and chunks is not None
+    assert first.low <= 13 / 20 <= first.high
+    # Resampling chunks pretends to 100 independent items where there are 20.
+    assert first.high - first.low > 1.8 * (chunks.high - chunks.low)
+
+
+def test_the_cluster_bootstrap_depends_on_its_seed() -> None:
+    clusters = [[(i % 2, (i * 7) % 3 % 2)] * (1 + i % 4) for i in range(30)]
+    intervals = {cluster_bootstrap_ci(clusters, exact_agreement, seed=s) for s in range(5)}
+    assert len(intervals) > 1
+
+
+def test_the_cluster_bootstrap_is_undefined_on_too_little() -> None:
+    assert cluster_bootstrap_ci([[(1, 1), (0, 0)]], exact_agreement) is None
+    assert cluster_bootstrap_ci([[], []], exact_agreement) is None  # never a value
+
+
+# --- agreement with the human labels ----------------------------------------------------------
+
+
+def _agreement_set() -> tuple[list[GoldenQuestion], list[GradedChunk]]:
+    # 10 chunks over 3 labelled questions: TP 3, FN 1, FP 2, TN 4 (human, judge).
+    questions = [
+        question("q1", ("a", "b")),
+        question("質問-2", ("規程/1", "規程/2"), "procedural"),
+        question("q3", None),  # unlabelled: not compared
+        question("o4", (), "out_of_scope"),
+    ]
+    graded = [
+        *pool("q1", [("a", 3), ("b", 1), ("c", 2), ("d", None)]),  # TP, FN, FP; one ungraded
+        *pool(
+            "質問-2", [("規程/1", 2), ("規程/2", 3), ("規程/3", 0), ("規程/4", 1)]
+        ),  # TP TP TN TN
+        *pool("q3", [("e", 3)]),
+        *pool("o4", [("f", 0), ("g", 2), ("h", 1)]),  # TN, FP, TN
+    ]
+    return questions, graded
+
+
+def test_chunk_agreement_by_hand() -> None:
+    questions, graded = _agreement_set()
+    result = chunk_agreement(questions, graded, TYPES, resamples=500)
+    assert isinstance(result, ChunkAgreement)
+    assert list(result.types) == [*TYPES, "all"]
+    cell = result.types["all"]
+    assert (cell.chunks, cell.questions, cell.ungraded) == (10, 3, 1)
+    assert cell.exact == pytest.approx(0.7)  # (3 + 4) / 10
+    # Cohen's κ: p_o 0.7; p_e = 0.4·0.5 + 0.6·0.5 = 0.5; κ = (0.7 − 0.5) / 0.5.
+    assert cell.kappa == pytest.approx(0.4)
+    assert cell.balanced_accuracy == pytest.approx((3 / 4 + 4 / 6) / 2)
+    assert cell.majority_class == 0 and cell.majority_exact == pytest.approx(0.6)
+    # Grades (rows 0..3) × human (not listed, listed).
+    assert cell.grades == [[2, 0], [2, 1], [2, 1], [0, 2]]
+    for interval in (cell.exact_ci, cell.kappa_ci, cell.balanced_accuracy_ci):
+        assert interval is not None and interval.low <= interval.high
+    assert cell.exact_ci is not None and cell.exact_ci.low <= 0.7 <= cell.exact_ci.high
+    procedural = result.types["procedural"]
+    assert (procedural.chunks, procedural.questions, procedural.exact) == (4, 1, 1.0)
+    assert procedural.exact_ci is None  # one question: nothing to resample
+    negative = result.types["negative"]
+    assert (negative.chunks, negative.exact, negative.kappa, negative.grades) == (
+        0,
+        None,
+        None,
+        [[0, 0]] * 4,
+    )
+    assert result.types["out_of_scope"].majority_class == 0
+    assert result.types["factual"].ungraded == 1
+    # report.json round trip.
+    assert ChunkAgreement.model_validate_json(result.model_dump_json()) == result
+
+
+def test_chunk_agreement_is_seeded() -> None:
+    questions, graded = _agreement_set()
+    a = chunk_agreement(questions, graded, TYPES, resamples=300, seed=1)
+    assert a == chunk_agreement(questions, graded, TYPES, resamples=300, seed=1)
+
+
+# --- corrected recall -------------------------------------------------------------------------
+
+
+def test_recall_pairs_human_and_judged() -> None:
+    questions = [
+        question("q1", ("a", "z")),  # z never retrieved
+        question("q2", None),
+        question("q3", ("c",)),  # nothing judged relevant: predicted 0
+        question("q4", None),  # ungraded chunk: left out
+        question("o5", (), "out_of_scope"),
+    ]
+    graded = [
+        *pool("q1", [("a", 3), ("b", 0), ("x", 2)]),
+        *pool("q2", [("d", 2), ("e", 2), ("y", 0)]),
+        *pool("q3", [("c", 1), ("w", 0), ("v", 0)]),
+        *pool("q4", [("f", 3), ("g", None), ("u", 0)]),
+        *pool("o5", [("h", 3), ("i", 0), ("t", 0)]),
+    ]
+    pairs, ungraded = recall_pairs(questions, graded, 2)
+    assert pairs == {
+        "q1": ("factual", 0.5, 0.5),  # human: a of {a, z}; judged: a of {a, x} in the top 2
+        "q2": ("factual", None, 1.0),
+        "q3": ("factual", 1.0, 0.0),
+    }
+    assert ungraded == {"factual": 1}
+    with pytest.raises(ValueError, match="graded 3"):
+        recall_pairs(questions, graded, 5)
+
+
+def test_corrected_cell_is_ppi_mean_on_the_zero_one_scale() -> None:
+    human = [1.0, 0.5, 0.0, 1.0, 1.0]
+    predicted = [1.0, 1.0, 0.0, 1.0, 0.5]
+    unlabelled = [1.0, 0.0, 0.5, 1.0, 1.0, 1.0, 0.5]
+    cell = corrected_cell(human, predicted, unlabelled, ungraded=2, rule="ppi++")
+    fit = ppi_mean(human, predicted, unlabelled, bounds=(0.0, 1.0))
+    alone = ppi_mean(human, predicted, [], lam=0.0, bounds=(0.0, 1.0))
+    assert cell.estimate == fit.value and cell.interval == fit.shown and cell.lam == fit.lam
+    assert cell.labels_only == alone.shown
+    assert (cell.questions, cell.labelled, cell.unlabelled, cell.ungraded) == (12, 5, 7, 2)
+    assert cell.labels_mean == pytest.approx(3.5 / 5)
+    assert cell.judged_mean == pytest.approx((3.5 + 5.0) / 12)
+    assert cell.interval is not None and 0.0 <= cell.interval.low <= cell.interval.high <= 1.0
+    assert cell.note is None
+
+
+def test_every_question_labelled_gives_the_labels_alone() -> None:
+    human = [1.0, 0.5, 0.0, 1.0]
+    cell = corrected_cell(human, [0.0, 1.0, 1.0, 0.5], [])
+    # N = 0: λ = 0 and the estimate is the labels' mean with their own interval.
+    assert cell.lam == 0.0
+    assert cell.estimate == pytest.approx(0.625)
+    assert cell.interval == cell.labels_only
+
+
+def test_a_perfect_judge_narrows_the_interval() -> None:
+    # 40 labels: with fewer, the plus-four pseudo-labels (judge.audit.ppi) cost a judge-weighted
+    # interval more than they cost the labels alone (measured in bench/chunk_ppi_sim.py).
+    human = [1.0, 0.5, 0.0, 1.0, 1.0, 0.5, 1.0, 0.0, 1.0, 1.0] * 4
+    unlabelled = [1.0, 0.5, 1.0, 0.0, 1.0, 1.0] * 40
+    cell = corrected_cell(human, human, unlabelled, rule="ppi++")
+    # λ by the PPI++ rule; the estimate λ·mean(unlabelled) + mean(Y − λ·Y).
+    n, big_n = len(human), len(unlabelled)
+    mean_h = sum(human) / n
+    cov = sum((y - mean_h) ** 2 for y in human) / n
+    everything = human + unlabelled
+    mean_all = sum(everything) / len(everything)
+    spread = sum((y - mean_all) ** 2 for y in everything) / (len(everything) - 1)
+    lam = power_tuned_lambda(n, big_n, cov, spread)
+    assert cell.lam == pytest.approx(lam)
+    assert 0.8 < lam <= 1.0
+    expected = lam * sum(unlabelled) / big_n + (1 - lam) * mean_h
+    assert cell.estimate == pytest.approx(expected)
+    assert cell.interval is not None and cell.labels_only is not None
+    # 0.202 against 0.256 here: the pseudo-labels' share of the width does not shrink with N.
+    assert cell.interval.high - cell.interval.low < 0.85 * (
+        cell.labels_only.high - cell.labels_only.low
+    )
+
+
+def test_corrected_recall_per_type_and_all() -> None:
+    questions = [
+        *(question(f"f{i}", ("a",)) for i in range(4)),
+        *(question(f"u{i}", None) for i in range(6)),
+        *(question(f"手順{i}", None, "procedural") for i in range(3)),  # no labelled question
+        question("o", (), "out_of_scope"),
+    ]
+    graded = [
+        *pool("f0", [("a", 3), ("b", 0)]),  # human 1, judged 1
+        *pool("f1", [("b", 2), ("a", 0)]),  # human 0 at k = 1, judged 1
+        *pool("f2", [("a", 2), ("b", 2)]),  # human 1, judged 1/2
+        *pool("f3", [("c", 0), ("b", 0)]),  # human 0, judged 0 (nothing judged relevant)
+        *(c for i in range(6) for c in pool(f"u{i}", [("a", 3 if i % 2 else 0), ("b", 2)])),
+        *(c for i in range(3) for c in pool(f"手順{i}", [("a", 3), ("b", 0)])),
+        *pool("o", [("a", 3), ("b", 0)]),
+    ]
+    cells = corrected_recall(questions, graded, 1, TYPES)
+    assert list(cells) == [*TYPES, "all"]
+    factual = cells["factual"]
+    assert isinstance(factual, CorrectedRecall)
+    assert (factual.questions, factual.labelled, factual.unlabelled) == (10, 4, 6)
+    # u0, u2, u4: only b judged relevant, at rank 2 (0); u1, u3, u5: a and b (1/2).
+    y, p, u = [1.0, 0.0, 1.0, 0.0], [1.0, 1.0, 0.5, 0.0], [0.0, 0.5] * 3
+    fit = ppi_mean(y, p, u, lam=plus_tuned_lambda(y, p, u), bounds=(0.0, 1.0))
+    assert factual.estimate == fit.value and factual.interval == fit.shown
+    procedural = cells["procedural"]
+    assert procedural.estimate is None and procedural.interval is None
+    assert procedural.note == "no labelled question: no corrected value"
+    assert procedural.judged_mean == 1.0 and procedural.unlabelled == 3
+    assert cells["out_of_scope"].questions == 0  # no recall exists for them
+    everything = cells["all"]
+    assert (everything.questions, everything.labelled, everything.unlabelled) == (13, 4, 9)
+    assert everything.estimate is not None
+    assert CorrectedRecall.model_validate_json(factual.model_dump_json()) == factual
+
+
+def test_the_plus_tuned_lambda_minimises_the_shown_variance() -> None:
+    human = [1.0, 0.5, 0.0, 1.0, 1.0, 0.5, 1.0, 0.0, 1.0, 1.0] * 4
+    predicted = [1.0, 0.5, 0.0, 1.0, 0.5, 0.5, 1.0, 0.0, 1.0, 1.0] * 4
+    unlabelled = [1.0, 0.5, 1.0, 0.0, 1.0, 1.0] * 40
+    lam = plus_tuned_lambda(human, predicted, unlabelled)
+
+    def plus(value: float) -> float:
+        return ppi_mean(human, predicted, unlabelled, lam=value, bounds=(0.0, 1.0)).plus_variance
+
+    # Against a fine grid: no λ in [0, 1] does better (the variance is quadratic in λ).
+    assert 0.0 < lam < 1.0
+    assert all(plus(lam) <= plus(g / 200) + 1e-15 for g in range(201))
+    plus_cell = corrected_cell(human, predicted, unlabelled)
+    audit_cell = corrected_cell(human, predicted, unlabelled, rule="ppi++")
+    assert plus_cell.lam == lam
+    assert plus_cell.interval is not None and plus_cell.labels_only is not None
+    assert audit_cell.interval is not None
+    width = plus_cell.interval.high - plus_cell.interval.low
+    assert width <= audit_cell.interval.high - audit_cell.interval.low
+    assert width < plus_cell.labels_only.high - plus_cell.labels_only.low
+
+
+def test_the_plus_tuned_lambda_falls_back_to_the_labels() -> None:
+    # No unlabelled question: λ = 0. A judge that says nothing: λ = 0 (the labels alone).
+    assert plus_tuned_lambda([1.0, 0.0], [1.0, 0.0], []) == 0.0
+    assert plus_tuned_lambda([1.0, 0.0, 0.5], [0.0, 1.0, 0.5], [0.5, 0.5]) == 0.0
+    cell = corrected_cell([1.0, 0.0, 0.5], [0.0, 1.0, 0.5], [0.5, 0.5])
+    assert cell.interval == cell.labels_only
