@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
 
-from judge.axes import EXPECTED_METRICS, JUDGE_TABLE_METRICS, metric_scale
+from judge.axes import EXPECTED_METRICS, OPTIONAL_AXES, judge_table_metrics, metric_scale
 from judge.errors import ConfigError
 from judge.jsonl import (
     DEFAULT_MAX_FILE_MB,
@@ -446,7 +446,7 @@ def bar_problems(
     out-of-scope type (its questions have no relevant chunks: never a value), a floor off the
     metric's scale (0-2 for the judge's scores, 0-1 for shares: ``judge.axes.metric_scale``)."""
     retrieval = metric_names(ks)
-    known = [*JUDGE_TABLE_METRICS, *EXPECTED_METRICS, *retrieval]
+    known = [*judge_table_metrics(OPTIONAL_AXES), *EXPECTED_METRICS, *retrieval]
     allowed = [*types, "all"]
     problems = []
     for metric, floors in bars.items():

@@ -44,7 +44,10 @@ from pydantic_core import PydanticSerializationError
 from judge.audit.agreement import AuditResult
 from judge.errors import ConfigError
 from judge.jsonl import StateFile, checked_document_text, json_document_text
-from judge.judging.graded import ChunkGrade, CorrectnessVerdict
+
+# Re-exported: the views read the record's further judgements through the record's types.
+from judge.judging.graded import ChunkGrade as ChunkGrade
+from judge.judging.graded import CorrectnessVerdict as CorrectnessVerdict
 from judge.judging.verdict import Verdict
 from judge.results.compare import (
     SECTIONS,
@@ -305,7 +308,11 @@ class Record(BaseModel):
     def values(self) -> QuestionValues:
         """The run's values question by question (``judge.results.values``): what paired
         comparisons with other runs are made of."""
-        return question_values(self.items, {v.question_id: v for v in self.verdicts})
+        return question_values(
+            self.items,
+            {v.question_id: v for v in self.verdicts},
+            {row.question_id: row.correctness for row in self.questions if row.correctness},
+        )
 
     @property
     def diagnoses(self) -> list[TypeDiagnosis]:

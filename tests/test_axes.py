@@ -33,6 +33,7 @@ def test_scores_are_on_0_2_and_everything_else_on_0_1() -> None:
     assert {
         "faithfulness",
         "relevance",
+        "correctness",
         "expected_faithfulness",
         "expected_relevance",
     } == SCORE_METRICS
@@ -46,7 +47,10 @@ def test_scores_are_on_0_2_and_everything_else_on_0_1() -> None:
     ]
     # Retrieval metrics (and any metric the judge does not score) are shares.
     assert metric_scale("ndcg@5") == metric_scale("mrr") == "share"
-    assert set(JUDGE_METRIC_SCALES) == {*JUDGE_VALUES, *EXPECTED_METRICS}
+    assert set(JUDGE_METRIC_SCALES) == {*JUDGE_VALUES, *EXPECTED_METRICS, "correctness"}
+    # The optional axis is a score like the others: the season, the gate's margins and the
+    # collapses read one definition of it.
+    assert metric_scale("correctness") == "score"
 
 
 def test_the_results_modules_take_their_metric_lists_from_here() -> None:

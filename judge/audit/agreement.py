@@ -11,12 +11,20 @@ the two figures differ only in the scorer. Coverage (ok verdicts / labels) and a
 headline over every label (non-ok verdicts counted as wrong) show what the first one leaves
 out; the majority-class line and balanced accuracy show what a judge that always answers the
 most common score would get.
+
+The optional axis ``correctness`` (``judge.axes.OPTIONAL_AXES``) is audited where the run
+judged it: its pairs are the labels that carry ``correctness`` against the judge's ok
+correctness verdict for the same exact answer, with the same statistics per type and the
+same corrected estimate (``corrected_axis``), as a third axis of ``per_axis``, ``humans`` and
+``corrected``; absent otherwise. ``both_exact`` and the disagreements stay the answer's two
+axes (a label without correctness is no less a label of those). The lexical baseline has no
+correctness counterpart yet, so its ``per_axis`` has the two axes only.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from judge.audit.ppi import (
@@ -26,6 +34,7 @@ from judge.audit.ppi import (
     Corrected,
     CorrectedCell,
     PooledCell,
+    corrected_axis,
     corrected_estimates,
     pooled_estimates,
 )
@@ -46,10 +55,12 @@ from judge.audit.stats import (
     quadratic_kappa,
     within_one,
 )
+from judge.axes import SCORED_AXES, ScoredAxis
 from judge.formatting import fmt_number, fmt_share
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.backends.lexical import judge_lexically
+from judge.judging.graded import CorrectnessVerdict
 from judge.judging.verdict import Verdict
 from judge.results.item_record import ItemRecord
 
@@ -109,8 +120,9 @@ class Agreement(NamedTuple):
     """Agreement of one judge with the humans."""
 
     judge: str
-    per_axis: dict[Axis, dict[str, AxisStats]]
-    """axis → type (and "all") → statistics."""
+    per_axis: dict[ScoredAxis, dict[str, AxisStats]]
+    """axis → type (and "all") → statistics; ``correctness`` only where the run judged it and
+    labels carry it."""
     both_exact: float | None
     both_exact_ci: Interval | None
     n: int
@@ -173,7 +185,7 @@ def agreement(
         if (scores := scores_of[item.question_id]) is not None
         and (scored_on is None or scored_on(item))
     ]
-    per_axis: dict[Axis, dict[str, AxisStats]] = {}
+    per_axis: dict[ScoredAxis, dict[str, AxisStats]] = {}
     for index, axis in enumerate(AXES):
         grouped: dict[str, list[tuple[int, int]]] = defaultdict(list)
         for item, label, scores in triples:
@@ -208,6 +220,40 @@ def agreement(
     )
 
 
+def axis_agreement(
+    items: dict[str, ItemRecord],
+    labels: list[HumanLabel],
+    score: Callable[[ItemRecord], int | None],
+    axis: ScoredAxis,
+) -> dict[str, AxisStats]:
+    """Per type and overall (``all``): the agreement on one axis of ``score`` with the labels
+    that carry it (``getattr(label, axis)`` not None), over the items ``score`` scores. Empty
+    when no such pair exists. What an optional axis adds to ``Agreement.per_axis``."""
+    grouped: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for item, label in _labelled(items, labels):
+        human = getattr(label, axis)
+        judged = score(item) if human is not None else None
+        if judged is None:
+            continue
+        grouped[item.type].append((human, judged))
+        grouped["all"].append((human, judged))
+    return {t: axis_stats(p) for t, p in grouped.items()}
+
+
+def correctness_scores(
+    correctness: Mapping[str, CorrectnessVerdict],
+) -> Callable[[ItemRecord], int | None]:
+    """The judge's correctness of an item: its ok correctness verdict's score, else None."""
+
+    def score(item: ItemRecord) -> int | None:
+        v = correctness.get(item.question_id)
+        if v is None or v.status != "ok" or v.correctness is None:
+            return None
+        return v.correctness
+
+    return score
+
+
 def judge_scores(verdicts: dict[str, Verdict]) -> Callable[[ItemRecord], tuple[int, int] | None]:
     def score(item: ItemRecord) -> tuple[int, int] | None:
         v = verdicts.get(item.question_id)
@@ -219,34 +265,37 @@ def judge_scores(verdicts: dict[str, Verdict]) -> Callable[[ItemRecord], tuple[i
 
 
 def inter_annotator(
-    items: dict[str, ItemRecord], labels: list[HumanLabel]
-) -> dict[Axis, tuple[float | None, int]]:
-    """Krippendorff's alpha (ordinal) among labellers, per axis: (alpha, items with 2+ labels)."""
+    items: dict[str, ItemRecord],
+    labels: list[HumanLabel],
+    optional: Sequence[ScoredAxis] = (),
+) -> dict[ScoredAxis, tuple[float | None, int]]:
+    """Krippendorff's alpha (ordinal) among labellers, per axis: (alpha, items with 2+ labels);
+    the axes of ``optional`` too, over the labels that carry them."""
     hashes = {qid: text_sha256(item.answer) for qid, item in items.items()}
-    units: dict[str, list[HumanLabel]] = defaultdict(list)
-    for label in labels:
-        if label.question_id in hashes and hashes[label.question_id] == label.answer_sha256:
-            units[label.question_id].append(label)
-    shared = [u for u in units.values() if len(u) >= 2]
-    return {
-        axis: (
-            krippendorff_alpha_ordinal([[getattr(lab, axis) for lab in unit] for unit in shared]),
-            len(shared),
-        )
-        for axis in AXES
-    }
+    out: dict[ScoredAxis, tuple[float | None, int]] = {}
+    for axis in (*AXES, *optional):
+        units: dict[str, list[int]] = defaultdict(list)
+        for label in labels:
+            value = getattr(label, axis)
+            if value is None or label.question_id not in hashes:
+                continue
+            if hashes[label.question_id] == label.answer_sha256:
+                units[label.question_id].append(value)
+        shared = [u for u in units.values() if len(u) >= 2]
+        out[axis] = (krippendorff_alpha_ordinal(shared), len(shared))
+    return out
 
 
 class AuditResult(NamedTuple):
     folder: str
     judge: Agreement
     lexical: Agreement
-    humans: dict[Axis, tuple[float | None, int]]
+    humans: dict[ScoredAxis, tuple[float | None, int]]
     labellers: list[str]
     corrected: Corrected
     """Per axis and type: the judge's mean and the mean human score estimated from the labels
     and the judge's scores together (``judge.audit.ppi``)."""
-    pooled: dict[Axis, PooledCell] | None = None
+    pooled: dict[ScoredAxis, PooledCell] | None = None
     """Per axis: the types' corrected estimates pooled, each weighted by its share of the
     judged items (``judge.audit.ppi.pooled_estimates``); None from callers that build a result
     without it (then computed from ``corrected`` where needed)."""
@@ -258,9 +307,13 @@ def audit_items(
     verdicts: dict[str, Verdict],
     labels: list[HumanLabel],
     type_order: Sequence[str] = (),
+    correctness: Mapping[str, CorrectnessVerdict] | None = None,
 ) -> AuditResult:
     """The judge's verdicts and the lexical baseline, against the human labels; and the
-    judge's means corrected with those labels (types in ``type_order``, then as found)."""
+    judge's means corrected with those labels (types in ``type_order``, then as found).
+
+    ``correctness`` (question id → correctness verdict; empty or None: the axis is off) adds
+    the correctness axis, over the items it was asked for, where labels carry it."""
     judged = judge_scores(verdicts)
     judge = agreement("judge", items, labels, judged, verdicts)
     # On the judge's labels; its both_exact_all is over every label (it scores every answer).
@@ -272,11 +325,22 @@ def audit_items(
         scored_on=lambda item: judged(item) is not None,
     )
     corrected = corrected_estimates(items, labels, judged, type_order)
+    optional: list[ScoredAxis] = []
+    if correctness:
+        asked = {qid: item for qid, item in items.items() if qid in correctness}
+        correct = correctness_scores(correctness)
+        stats = axis_agreement(asked, labels, correct, "correctness")
+        if stats:  # some label carries correctness for an answer judged ok on it
+            optional.append("correctness")
+            judge = judge._replace(per_axis={**judge.per_axis, "correctness": stats})
+            corrected["correctness"] = corrected_axis(
+                asked, labels, correct, "correctness", type_order
+            )
     return AuditResult(
         folder_name,
         judge,
         lexical,
-        inter_annotator(items, labels),
+        inter_annotator(items, labels, optional),
         sorted({label.labeller for label in labels}),
         corrected,
         pooled_estimates(corrected),
@@ -286,7 +350,8 @@ def audit_items(
 def gate(result: AuditResult, min_kappa: float | None, min_agreement: float | None) -> list[str]:
     """Reasons the audit fails its bar (empty: it passes)."""
     failures = []
-    for axis in AXES:
+    # The optional axes too, where the audit has them (labels that carry them).
+    for axis in (a for a in SCORED_AXES if a in AXES or a in result.judge.per_axis):
         overall = result.judge.per_axis.get(axis, {}).get("all")
         kappa = overall.kappa if overall else None
         exact = overall.exact if overall else None
@@ -332,7 +397,7 @@ def as_json(result: AuditResult) -> dict[str, Any]:
 
 
 def corrected_json(
-    corrected: Corrected, pooled: dict[Axis, PooledCell] | None = None
+    corrected: Corrected, pooled: dict[ScoredAxis, PooledCell] | None = None
 ) -> dict[str, Any]:
     """The corrected estimates for report.json: a missing number always comes with a note.
 

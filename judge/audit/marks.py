@@ -68,10 +68,22 @@ class ReviewMark(StrictRecord):
     faithfulness: StrictInt | None = None
     relevance: StrictInt | None = None
     """The reviewer's scores; for "agree" the page writes the judge's here too."""
+    judge_correctness: StrictInt | None = None
+    correctness: StrictInt | None = None
+    """The judge's and the reviewer's correctness (against the reference answer), for a run
+    that judged it; optional, read and kept when present (a page of a run without correctness
+    writes neither). "agree" without ``correctness`` takes ``judge_correctness``."""
     comment: str = Field(default="", max_length=COMMENT_MAX_CHARS)
     marked_at: IsoDatetime
 
-    @field_validator("judge_faithfulness", "judge_relevance", "faithfulness", "relevance")
+    @field_validator(
+        "judge_faithfulness",
+        "judge_relevance",
+        "faithfulness",
+        "relevance",
+        "judge_correctness",
+        "correctness",
+    )
     @classmethod
     def _score(cls, value: int | None) -> int | None:
         if value is not None and value not in (0, 1, 2):
@@ -209,6 +221,11 @@ def parse_marks(
                 answer_sha256=mark.answer_sha256,
                 faithfulness=scores[0],
                 relevance=scores[1],
+                correctness=mark.correctness
+                if mark.correctness is not None
+                else mark.judge_correctness
+                if mark.agree
+                else None,
                 labeller=name,
                 note=mark.comment.strip(),
                 labelled_at=mark.marked_at,

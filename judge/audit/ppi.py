@@ -83,8 +83,8 @@ from functools import lru_cache
 from statistics import NormalDist
 from typing import NamedTuple
 
-from judge.audit.stats import AXES, Axis, Interval
-from judge.axes import SCALE
+from judge.audit.stats import AXES, Interval
+from judge.axes import SCALE, ScoredAxis
 from judge.grouped import type_order as type_order_of
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
@@ -423,29 +423,32 @@ class CorrectedCell(NamedTuple):
         return "every correction alike; width from the pseudo-labels"
 
 
-Corrected = dict[Axis, dict[str, CorrectedCell]]
-"""axis → type (and "all") → cell."""
+Corrected = dict[ScoredAxis, dict[str, CorrectedCell]]
+"""axis → type (and "all") → cell; the optional axes (``judge.axes.OPTIONAL_AXES``) only where
+the run judged them."""
 
 
 class _Item(NamedTuple):
     type: str
-    scores: tuple[int, int] | None
+    score: int | None
+    """The judge's score on the axis (None: no ok verdict for it)."""
     labels: list[HumanLabel]
+    """The item's labels that carry the axis (not review marks)."""
     chosen: int
     """Review-page labels of this item, left out (``CorrectedCell.chosen_labels``)."""
 
 
-def _cell(rows: list[_Item], axis_index: int) -> CorrectedCell:
+def _cell(rows: list[_Item], axis: ScoredAxis) -> CorrectedCell:
     predicted, human, unlabelled = [], [], []
     labels = unused = 0
     for row in rows:
-        if row.scores is None:
+        if row.score is None:
             unused += len(row.labels)
             continue
-        score = float(row.scores[axis_index])
+        score = float(row.score)
         labels += len(row.labels)
         if row.labels:
-            values = [(lab.faithfulness, lab.relevance)[axis_index] for lab in row.labels]
+            values = [value for lab in row.labels if (value := getattr(lab, axis)) is not None]
             human.append(_mean(values))
             predicted.append(score)
         else:
@@ -483,13 +486,40 @@ def corrected_estimates(
     other in the items' order), "all" last; "all" pools every item (so it assumes the labels
     are spread over the types like the items, as the stratified sampler draws them). Labels
     from review.html marks are left out (counted in ``chosen_labels``): a reviewer picks what
-    to open.
+    to open. An optional axis is added by ``corrected_axis`` (``judge.audit.agreement``).
     """
+
+    def on(index: int) -> Callable[[ItemRecord], int | None]:
+        def axis_score(item: ItemRecord) -> int | None:
+            scores = score(item)
+            return None if scores is None else scores[index]
+
+        return axis_score
+
+    corrected: Corrected = {}
+    for index, axis in enumerate(AXES):
+        corrected[axis] = corrected_axis(items, labels, on(index), axis, type_order)
+    return corrected
+
+
+def corrected_axis(
+    items: dict[str, ItemRecord],
+    labels: list[HumanLabel],
+    score: Callable[[ItemRecord], int | None],
+    axis: ScoredAxis,
+    type_order: Sequence[str] = (),
+) -> dict[str, CorrectedCell]:
+    """One axis of ``corrected_estimates``: per type and over all types, from the labels that
+    carry the axis. ``score``: the judge's score of an item on it (None: no ok verdict). For
+    an optional axis ``items`` are those it was asked for (``correctness``: the questions with
+    a correctness verdict); a label without the axis (None) is no label for it."""
     hashes = {qid: text_sha256(item.answer) for qid, item in items.items()}
     matching: dict[str, list[HumanLabel]] = defaultdict(list)
     chosen: dict[str, int] = defaultdict(int)
     for label in labels:
         if hashes.get(label.question_id) != label.answer_sha256:
+            continue
+        if getattr(label, axis) is None:
             continue
         if label.source == "review":
             chosen[label.question_id] += 1
@@ -505,10 +535,7 @@ def corrected_estimates(
     types = {qid: item.type for qid, item in items.items()}
     ordered = [*(t for t in type_order_of(types, type_order) if t in groups), "all"]
     groups["all"] = rows
-    return {
-        axis: {name: _cell(groups[name], index) for name in ordered}
-        for index, axis in enumerate(AXES)
-    }
+    return {name: _cell(groups[name], axis) for name in ordered}
 
 
 class PooledCell(NamedTuple):
@@ -543,7 +570,7 @@ class PooledCell(NamedTuple):
         return None
 
 
-def pooled_estimates(corrected: Corrected, level: float = LEVEL) -> dict[Axis, PooledCell]:
+def pooled_estimates(corrected: Corrected, level: float = LEVEL) -> dict[ScoredAxis, PooledCell]:
     """Per axis, the stratified estimate over the types (not "all"), from the types' fits.
 
     Var = Σ w² · Var₊ (the types are independent samples) and the interval is
@@ -551,7 +578,7 @@ def pooled_estimates(corrected: Corrected, level: float = LEVEL) -> dict[Axis, P
     bench/ppi_sim.py. The weights are the judged items' shares, as the run's per-type table
     counts them: the figure is then the mean human score over the run's judged items.
     """
-    pooled: dict[Axis, PooledCell] = {}
+    pooled: dict[ScoredAxis, PooledCell] = {}
     for axis, cells in corrected.items():
         types = [name for name in cells if name != "all"]
         fits = [(name, cells[name]) for name in types if cells[name].fit is not None]

@@ -3,13 +3,20 @@
 The sheet shows no judge scores or quotes. Import validates the whole sheet first (every bad row
 reported at once), survives a spreadsheet round trip (CRLF, a leading quote on formula-like
 cells), is idempotent, and needs ``--replace`` to overwrite a conflicting label.
+
+For a run that judged correctness the sheet has two more columns: ``reference_answer`` (what
+the answer is scored against) and ``correctness`` (0-2, after ``relevance``), filled for the
+questions the judge was asked about (those with a correctness verdict); the cell may stay
+empty (the label then carries the answer's two axes only). A sheet without the column imports
+as before. A label that adds correctness to an earlier label with the same scores and note is
+an update, not a conflict.
 """
 
 from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
@@ -34,29 +41,52 @@ SHEET_COLUMNS = [
     "labeller",
     "note",
 ]
+#: The sheet of a run that judged correctness: the reference answer to read, and the score.
+CORRECTNESS_COLUMNS = ["reference_answer", "correctness"]
 
 
-def write_sheet(path: Path, items: Sequence[ItemRecord]) -> None:
+def sheet_columns(with_correctness: bool) -> list[str]:
+    """The sheet's columns: ``SHEET_COLUMNS``, with the reference answer after the answer and
+    ``correctness`` after ``relevance`` when the run judged correctness."""
+    if not with_correctness:
+        return list(SHEET_COLUMNS)
+    columns = list(SHEET_COLUMNS)
+    columns.insert(columns.index("answer_sha256"), "reference_answer")
+    columns.insert(columns.index("relevance") + 1, "correctness")
+    return columns
+
+
+def write_sheet(
+    path: Path, items: Sequence[ItemRecord], correctness: Collection[str] | None = None
+) -> None:
     """A blind labelling sheet: no judge scores or quotes. UTF-8 with BOM (Excel reads it);
-    ``bom_csv`` quotes every formula-like cell, ``parse_sheet`` takes the quote off again."""
+    ``bom_csv`` quotes every formula-like cell, ``parse_sheet`` takes the quote off again.
+
+    ``correctness``: the question ids the judge gave a correctness verdict (None or empty: the
+    run did not judge correctness, and the sheet has no such column); their reference answer
+    is shown, the other rows' correctness cells say there is nothing to score."""
+    columns = sheet_columns(bool(correctness))
     rows = []
     for item in items:
         context = "\n\n".join(f"[{c.rank}] {c.chunk_id}\n{c.text}" for c in item.context)
-        rows.append(
-            [
-                item.question_id,
-                item.type,
-                item.question,
-                context,
-                item.answer,
-                text_sha256(item.answer),
-                "",
-                "",
-                "",
-                "",
-            ]
-        )
-    write_atomic(path, bom_csv(SHEET_COLUMNS, rows))
+        cells = {
+            "question_id": item.question_id,
+            "type": item.type,
+            "question": item.question,
+            "context": context,
+            "answer": item.answer,
+            "answer_sha256": text_sha256(item.answer),
+        }
+        if correctness:
+            asked = item.question_id in correctness
+            cells["reference_answer"] = (item.reference_answer or "") if asked else NOT_ASKED
+        rows.append([cells.get(column, "") for column in columns])
+    write_atomic(path, bom_csv(columns, rows))
+
+
+#: The reference-answer cell of a row whose correctness was not judged (no reference answer):
+#: its correctness cell stays empty.
+NOT_ASKED = "(no reference answer: leave correctness empty)"
 
 
 def _same_answer(cell: str, answer_hash: str) -> bool:
@@ -105,8 +135,8 @@ def parse_sheet(
         # since context cells span many lines.
         qid = cell("question_id")
         where = f"{path}: row {number} ({qid or '?'})"
-        faith, rel = cell("faithfulness"), cell("relevance")
-        if not faith and not rel:
+        faith, rel, correct = cell("faithfulness"), cell("relevance"), cell("correctness")
+        if not faith and not rel and not correct:
             blank += 1
             continue
         labeller = cell("labeller") or default_labeller
@@ -119,6 +149,8 @@ def parse_sheet(
                 row_problems.append(f"{axis} must be 0, 1 or 2, got '{value}'")
             else:
                 scores[axis] = int(value)
+        if correct and correct not in ("0", "1", "2"):
+            row_problems.append(f"correctness must be 0, 1 or 2 (or empty), got '{correct}'")
         answer_hash = cell("answer_sha256")
         if len(answer_hash) != 64 or any(c not in "0123456789abcdef" for c in answer_hash):
             row_problems.append("answer_sha256 is damaged (copy the sheet's value unchanged)")
@@ -138,6 +170,7 @@ def parse_sheet(
                 answer_sha256=answer_hash,
                 faithfulness=scores["faithfulness"],
                 relevance=scores["relevance"],
+                correctness=int(correct) if correct else None,
                 labeller=str(labeller),
                 note=cell("note"),
                 labelled_at=now,
@@ -159,25 +192,40 @@ def merge_labels(
     for label in new:
         key = (label.question_id, label.answer_sha256, label.labeller)
         old = merged.get(key)
+        same = (
+            (old.faithfulness, old.relevance, old.note)
+            == (
+                label.faithfulness,
+                label.relevance,
+                label.note,
+            )
+            if old is not None
+            else False
+        )
         if old is None:
             merged[key] = label
             added += 1
-        elif (old.faithfulness, old.relevance, old.note) == (
-            label.faithfulness,
-            label.relevance,
-            label.note,
-        ):
+        elif same and label.correctness in (None, old.correctness):
             unchanged += 1
+        elif same and old.correctness is None:
+            # The same label with correctness added (a later sheet of a run that judged it).
+            merged[key] = label
+            replaced += 1
         elif replace:
             merged[key] = label
             replaced += 1
         else:
             conflicts.append(
                 f"{label.question_id}: {label.labeller} already labelled this answer "
-                f"F{old.faithfulness} R{old.relevance}, the file says F{label.faithfulness} "
-                f"R{label.relevance}; pass --replace to overwrite"
+                f"{_scores(old)}, the file says {_scores(label)}; pass --replace to overwrite"
             )
     return list(merged.values()), ImportResult(added, replaced, unchanged, 0), conflicts
+
+
+def _scores(label: HumanLabel) -> str:
+    """e.g. ``F2 R1`` (``F2 R1 C0`` for a label that carries correctness)."""
+    text = f"F{label.faithfulness} R{label.relevance}"
+    return text if label.correctness is None else f"{text} C{label.correctness}"
 
 
 def import_sheet(

@@ -1,8 +1,12 @@
-"""Labelling in the terminal: blind, one item at a time, saved after each, resumable."""
+"""Labelling in the terminal: blind, one item at a time, saved after each, resumable.
+
+For a run that judged correctness, an item the judge gave a correctness verdict also shows its
+reference answer and asks for ``correctness`` (0-2) after relevance; other items are asked the
+two axes only, as before."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,6 +26,7 @@ def label_in_terminal(
     labeller: str,
     ask: Callable[[str], str] = input,
     say: Callable[[str], None] = print,
+    correctness: Collection[str] = (),
 ) -> int:
     """Ask for scores item by item (blind: no judge output shown); save after each, appended
     under the labels file's lock (``judge.jsonl.locked``), held only for that append.
@@ -29,6 +34,8 @@ def label_in_terminal(
     Items this labeller already labelled for the same answer text are skipped, so stopping
     (q, Ctrl-D) and starting again resumes where it stopped. Returns the labels saved.
     Questions, chunks and answers are shown through ``terminal_text`` (they are data).
+    ``correctness``: the question ids with a correctness verdict (empty: the run did not
+    judge correctness), asked for correctness too, against their reference answer.
     """
 
     def word(text: object) -> str:
@@ -51,9 +58,14 @@ def label_in_terminal(
         for chunk in item.context:
             say(f"  #{chunk.rank} {word(chunk.chunk_id)}\n  {terminal_text(chunk.text)}")
         say(f"answer: {terminal_text(item.answer)}")
+        axes: tuple[str, ...] = AXES
+        if item.question_id in correctness:
+            axes = (*AXES, "correctness")
+            reference = item.reference_answer or "(none: a correct answer refuses)"
+            say(f"reference answer: {terminal_text(reference)}")
         scores: list[int] = []
         try:
-            for axis in AXES:
+            for axis in axes:
                 while True:
                     reply = ask(f"{axis} 0-2 (s skip, q quit): ").strip().lower()
                     if reply in ("0", "1", "2"):
@@ -64,7 +76,7 @@ def label_in_terminal(
                     say("  type 0, 1 or 2 (or s, q)")
                 if reply in ("s", "q"):
                     break
-            if len(scores) < len(AXES):
+            if len(scores) < len(axes):
                 if reply == "q":
                     break
                 continue
@@ -76,6 +88,7 @@ def label_in_terminal(
             answer_sha256=text_sha256(item.answer),
             faithfulness=scores[0],
             relevance=scores[1],
+            correctness=scores[2] if len(scores) > 2 else None,
             labeller=labeller,
             note=note,
             labelled_at=datetime.now(UTC),

@@ -1,5 +1,10 @@
 """Human labels: a person's faithfulness and relevance for one exact answer text.
 
+A label may also carry ``correctness`` (0-2: the answer against the question's reference
+answer, the optional axis of ``judge.axes``), given where the run judged correctness; a label
+without it (every label written before correctness existed) is a label of the two axes only,
+and the audit scores correctness only against the labels that carry it.
+
 A label is valid only for the answer it was given for (``answer_sha256``). A label for a
 question that is no longer in the golden set (a retired question) is kept in the file but left
 out of every figure: every command skips it with a warning, ``judge check`` lists them, and a
@@ -41,6 +46,9 @@ class LabelScores(StrictRecord):
     faithfulness: StrictInt = Field(ge=0, le=2)
     """0, 1 or 2: a JSON integer (``2``, never ``"2"``, ``2.0`` or ``true``)."""
     relevance: StrictInt = Field(ge=0, le=2)
+    correctness: StrictInt | None = Field(default=None, ge=0, le=2)
+    """0, 1 or 2 against the reference answer, when the labeller scored it (None: not scored;
+    a labels file written before the axis existed has none)."""
     labeller: str = Field(min_length=1)
     note: str = ""
     labelled_at: IsoDatetime | None = None
@@ -140,7 +148,11 @@ def load_labels(path: Path, questions: dict[str, GoldenQuestion]) -> Labels:
         key = (label.question_id, label.answer_sha256, label.labeller)
         if key in seen:
             first_line, first = seen[key]
-            if (first.faithfulness, first.relevance) != (label.faithfulness, label.relevance):
+            if (first.faithfulness, first.relevance, first.correctness) != (
+                label.faithfulness,
+                label.relevance,
+                label.correctness,
+            ):
                 problems.append(
                     f"{path}:{line}: conflicts with line {first_line}: labeller '{label.labeller}' "
                     f"scored the same answer to '{label.question_id}' differently; keep one"

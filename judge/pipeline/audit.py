@@ -22,12 +22,25 @@ from judge.folders import ReportFolder, ReportsDir
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import HumanLabel, given_text_problems, load_labels_if_any
 from judge.jsonl import end_with_newline, locked
+from judge.judging.graded import CorrectnessVerdict
+
+
+def judged_correctness(folder: ReportFolder) -> dict[str, CorrectnessVerdict]:
+    """The folder's correctness verdicts by question id (empty: the run did not judge it)."""
+    return {
+        row.question_id: row.correctness
+        for row in folder.record().questions
+        if row.correctness is not None
+    }
 
 
 def run_audit(folder: ReportFolder, labels: list[HumanLabel]) -> AuditResult:
-    """The audit of a saved report folder, from its record."""
+    """The audit of a saved report folder, from its record (its correctness verdicts too, when
+    the run judged correctness: the audit then scores that axis against the labels that
+    carry it)."""
     types = tuple(folder.manifest.config.get("data", {}).get("question_types", ()))
-    return audit_items(folder.name, folder.items(), folder.verdicts(), labels, types)
+    correctness = judged_correctness(folder)
+    return audit_items(folder.name, folder.items(), folder.verdicts(), labels, types, correctness)
 
 
 def _ignore(_: str) -> None:
@@ -118,7 +131,7 @@ def sample(
     chosen = sample_items(
         folder.items(), folder.verdicts(), labels.current, n, oversample_uncertain, seed
     )
-    write_sheet(out, chosen)
+    write_sheet(out, chosen, judged_correctness(folder))
     per_type = Counter(item.type for item in chosen)
     return Sampled(out, folder.name, dict(sorted(per_type.items())), len(chosen))
 
@@ -152,8 +165,11 @@ def label(config: Config, folder_name: str | None, labeller: str) -> int:
     if problems:
         raise ConfigError(f"--labeller: {problems[0].removeprefix('labeller ')}")
     golden = load_golden(config.data)
-    items = list(ReportsDir(config.reports.dir).folder(folder_name).items().values())
+    folder = ReportsDir(config.reports.dir).folder(folder_name)
+    items = list(folder.items().values())
     path = labels_path(config)
     with locked(path):
         end_with_newline(path)
-    return label_in_terminal(items, path, golden.by_id(), labeller)
+    return label_in_terminal(
+        items, path, golden.by_id(), labeller, correctness=judged_correctness(folder)
+    )

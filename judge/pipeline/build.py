@@ -263,10 +263,15 @@ def build_report(
     counts: dict[str, int] = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
     manifest = _manifest(config, measured, judged, counts, folder_name, started_at, finished_at)
     failed = measured.run.meta.failed
-    table = judge_table(config, golden, measured.scores, verdicts, failed=failed)
+    correctness = judged.correctness
+    table = judge_table(
+        config, golden, measured.scores, verdicts, failed=failed, correctness=correctness
+    )
     splits = sorted({q.split for q in golden.questions if q.split})
     split_tables: dict[str, TypeTable] = {
-        split: judge_table(config, golden, measured.scores, verdicts, split, failed=failed)
+        split: judge_table(
+            config, golden, measured.scores, verdicts, split, failed=failed, correctness=correctness
+        )
         for split in splits
     }
     entry = _entry(manifest, measured, judged, table, counts)
@@ -278,7 +283,7 @@ def build_report(
     items = _item_records(config, measured, labels, judged.verdicts)
     item_map = {item.question_id: item for item in items}
     # Question by question: this run's values from its records, an earlier run's from its record.
-    values = question_values(items, judged.verdicts)
+    values = question_values(items, judged.verdicts, correctness)
     rule = GateRule.from_config(config.reports)
     types = config.data.question_types
 
@@ -291,7 +296,14 @@ def build_report(
     comparisons, baseline = decided[: len(comparisons)], decided[len(comparisons) :]
     season = _season(entry, history, values, earlier_values, rule, types)
     audit = (
-        audit_items(folder_name, item_map, judged.verdicts, labels, config.data.question_types)
+        audit_items(
+            folder_name,
+            item_map,
+            judged.verdicts,
+            labels,
+            config.data.question_types,
+            correctness,
+        )
         if labels
         else None
     )
@@ -413,6 +425,7 @@ def _question_rows(
                     verdict,
                     out_of_scope=q.type in out_of_scope,
                     refusal_phrases=refusal_phrases,
+                    correctness=judged.correctness.get(q.id),
                 ),
                 chunk_grades=judged.chunk_grades.get(q.id),
                 correctness=judged.correctness.get(q.id),

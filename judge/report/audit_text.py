@@ -1,12 +1,16 @@
 """The audit as text: agreement per axis and type with intervals, confusion, disagreements, and
-the judge's means corrected with the labels (terminal, and a table for report.md)."""
+the judge's means corrected with the labels (terminal, and a table for report.md).
+
+An optional axis (``judge.axes.OPTIONAL_AXES``: ``correctness``) is printed as one more axis
+where the audit has it (labels that carry it, for a run that judged it), and absent otherwise:
+an audit of the two axes reads as it always did."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from judge.audit.agreement import AXES, Agreement, AuditResult, Axis, AxisStats, Disagreement
+from judge.audit.agreement import AXES, Agreement, AuditResult, AxisStats, Disagreement
 from judge.audit.ppi import (
     LEVEL,
     MIN_LABELLED,
@@ -18,6 +22,7 @@ from judge.audit.ppi import (
     pooled_estimates,
 )
 from judge.audit.stats import Interval
+from judge.axes import SCORED_AXES, ScoredAxis
 from judge.formatting import FEW_ITEMS, fmt_number, fmt_share, terminal_text
 from judge.formatting import markdown_text as md
 
@@ -59,6 +64,15 @@ def _in_order(stats_by_type: Mapping[str, AxisStats], order: list[str]) -> list[
     types = [t for t in order if t in stats_by_type and t != "all"]
     types += [t for t in stats_by_type if t not in types and t != "all"]
     return [*types, "all"] if "all" in stats_by_type else types
+
+
+def _axes(present: Mapping[ScoredAxis, object]) -> list[ScoredAxis]:
+    """The axes to print: the answer's two always, an optional one where ``present`` has it."""
+    return [axis for axis in SCORED_AXES if axis in AXES or axis in present]
+
+
+#: What an optional axis' heading adds (over which labels it is scored).
+_OVER = {"correctness": " (against the reference answer; the labels that carry it)"}
 
 
 def _backend(judge_name: str) -> str:
@@ -133,8 +147,8 @@ def render_audit(
     for agreement_ in (result.judge,) if same else (result.judge, result.lexical):
         lines.append("")
         lines.append(_headline(agreement_, agreement_ is result.judge))
-        for axis in AXES:
-            lines.append(f"  {axis}")
+        for axis in _axes(agreement_.per_axis):
+            lines.append(f"  {axis}{_OVER.get(axis, '')}")
             lines.append(
                 f"    {'type':<14}{'n':>4}  {'exact':<24}{'within 1':>9}  "
                 f"{'kappa (quadratic)':<20}{'bal. acc.':>10}  majority"
@@ -191,7 +205,7 @@ def _pooled(cell: PooledCell) -> str:
 POOLED = "pooled, stratified"
 
 
-def _pooled_why(pooled: Mapping[Axis, PooledCell], escape: Callable[[object], str]) -> str:
+def _pooled_why(pooled: Mapping[ScoredAxis, PooledCell], escape: Callable[[object], str]) -> str:
     """What the pooled row is over, in one sentence (types from data through ``escape``)."""
     cell = next(iter(pooled.values()), None)
     if cell is None:
@@ -249,7 +263,7 @@ CHOSEN_WHY = "review.html marks (the reviewer chose the items: not a random samp
 
 
 def corrected_lines(
-    corrected: Corrected, pooled: Mapping[Axis, PooledCell] | None = None
+    corrected: Corrected, pooled: Mapping[ScoredAxis, PooledCell] | None = None
 ) -> list[str]:
     """The corrected estimates as terminal lines (empty without any type); the pooled row
     (computed from ``corrected`` when not given) closes each axis' table."""
@@ -265,8 +279,8 @@ def corrected_lines(
         f"{PSEUDO_LABELS} pseudo-labels in its variance, t quantile, within 0-2; to halve: more "
         "random labels that would make the interval half as wide (docs/audit.md)",
     ]
-    for axis in AXES:
-        lines.append(f"  {axis}")
+    for axis in _axes(corrected):
+        lines.append(f"  {axis}{_OVER.get(axis, '')}")
         lines.append(
             f"    {'type':<20}{'judged':>7}  {'judge mean':>10}  {'corrected':<44}"
             f"{'labelled':<18}to halve"
@@ -318,19 +332,45 @@ def corrected_markdown_lines(result: AuditResult) -> list[str]:
     ]
     faithfulness = corrected.get("faithfulness", {})
     relevance = corrected.get("relevance", {})
+    # An optional axis adds its three columns (its own judged and labelled counts with them:
+    # it is asked for fewer questions and carried by fewer labels).
+    extra = [axis for axis in _axes(corrected) if axis not in AXES]
+    if extra:
+        lines[-2] = lines[-2].removesuffix(" |") + "".join(
+            f" | {axis}: judged | {axis}: labelled | {axis}: judge | {axis}: corrected | to halve |"
+            for axis in extra
+        )
+        lines[-1] += "---:|---:|---:|---|---|" * len(extra)
     for name, f in faithfulness.items():
         r = relevance[name]
-        lines.append(
+        row = (
             f"| {md(name)} | {f.judged} | {_labelled(f)} | {fmt_number(f.judge_mean)} "
             f"| {_corrected(f)} | {_halving(f.halving)} | {fmt_number(r.judge_mean)} "
             f"| {_corrected(r)} | {_halving(r.halving)} |"
         )
+        for axis in extra:
+            c = corrected[axis].get(name)
+            row += (
+                " – | – | – | – | – |"
+                if c is None
+                else f" {c.judged} | {_labelled(c)} | {fmt_number(c.judge_mean)} "
+                f"| {_corrected(c)} | {_halving(c.halving)} |"
+            )
+        lines.append(row)
     pf, pr = pooled.get("faithfulness"), pooled.get("relevance")
     if pf is not None and pr is not None:
-        lines.append(
+        row = (
             f"| *{POOLED}* | {pf.judged} | {pf.labelled} | {fmt_number(pf.judge_mean)} "
             f"| {_pooled(pf)} | – | {fmt_number(pr.judge_mean)} | {_pooled(pr)} | – |"
         )
+        for axis in extra:
+            p = pooled.get(axis)
+            row += (
+                " – | – | – | – | – |"
+                if p is None
+                else f" {p.judged} | {p.labelled} | {fmt_number(p.judge_mean)} | {_pooled(p)} | – |"
+            )
+        lines.append(row)
     why = _pooled_why(pooled, md)
     if why:
         lines += ["", why[0].upper() + why[1:] + "."]

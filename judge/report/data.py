@@ -4,7 +4,7 @@ itself: ``judge.record.record_json``)."""
 from __future__ import annotations
 
 from judge.formatting import bom_csv
-from judge.record import Record
+from judge.record import CorrectnessVerdict, Record
 from judge.results.item_record import ItemRecord
 
 
@@ -13,13 +13,26 @@ def reference_answer(item: ItemRecord | None) -> str:
     return "" if item is None or item.reference_answer is None else item.reference_answer
 
 
+def _correctness_cells(verdict: CorrectnessVerdict | None) -> list[object]:
+    """The correctness and its reason ("" where not asked; a failed verdict: no score, its
+    error as the reason)."""
+    if verdict is None:
+        return ["", ""]
+    if verdict.status != "ok":
+        return ["", verdict.error or verdict.status]
+    return [verdict.correctness, verdict.reason]
+
+
 def verdicts_csv(report: Record) -> str:
     """One row per question, UTF-8 with a BOM so that spreadsheets read the Japanese right.
 
     ``bom_csv`` keeps every text cell from being read as a formula (ids, notes, quotes, errors,
     questions, answers and reference answers all come from data). The diagnosis is the row's
-    (``judge.results.diagnosis``), the same word report.md and review.html show."""
+    (``judge.results.diagnosis``), the same word report.md and review.html show. A run that
+    judged correctness has ``correctness`` (0-2, empty where not asked or not ok) and
+    ``correctness_reason`` after ``relevance``; a run without it has neither column."""
     rows_of = {row.question_id: row for row in report.questions}
+    with_correctness = any(row.correctness is not None for row in report.questions)
     metrics = sorted({m for item in report.items for m in item.retrieval})
     header = [
         "question_id",
@@ -29,6 +42,7 @@ def verdicts_csv(report: Record) -> str:
         "diagnosis",
         "faithfulness",
         "relevance",
+        *(["correctness", "correctness_reason"] if with_correctness else []),
         "evidence",
         "match_kind",
         "chunk_id",
@@ -61,6 +75,7 @@ def verdicts_csv(report: Record) -> str:
                 row.diagnosis,
                 v.faithfulness,
                 v.relevance,
+                *(_correctness_cells(row.correctness) if with_correctness else []),
                 v.evidence,
                 match.kind if match else "",
                 match.chunk_id if match else "",

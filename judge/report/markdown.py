@@ -30,8 +30,8 @@ from judge.report.audit_text import corrected_markdown_lines
 from judge.report.text_tables import render_markdown
 from judge.report.tokens_text import token_lines
 from judge.results.compare import SEASON, GateRule, SectionComparison, moved_list, p_value
-from judge.results.diagnosis import DIAGNOSES, TypeDiagnosis
-from judge.results.gate import GATE_JUDGE_METRICS, detectable, night_family
+from judge.results.diagnosis import CORRECTNESS_DIAGNOSES, DIAGNOSES, TypeDiagnosis
+from judge.results.gate import detectable, gate_judge_metrics, night_family
 from judge.results.review import position_bias, self_judging, unsupported
 
 #: How many moved questions a row of report.md names (report.json has them all).
@@ -115,7 +115,8 @@ def _detectable_lines(report: Record) -> list[str]:
         per_type[row.type] = per_type.get(row.type, 0) + 1
         labelled = row.item is not None and bool(row.item.relevant_chunks)
         scored[row.type] = scored.get(row.type, 0) + labelled
-    family = night_family(per_type, scored, len(report.retrieval.metrics), len(GATE_JUDGE_METRICS))
+    judge_metrics = gate_judge_metrics(report.judge.metrics)
+    family = night_family(per_type, scored, len(report.retrieval.metrics), len(judge_metrics))
     seen = detectable(per_type, family, report.rule)
     return ["What this golden set can see:", "", *(f"- {md(d.describe())}" for d in seen)]
 
@@ -160,9 +161,12 @@ def render_report_md(report: Record) -> str:
         render_markdown(report.judge),
         "",
     ]
+    if "correctness" in report.judge.metrics:
+        lines += [CORRECTNESS_NOTE, ""]
     for split, table in report.splits.items():
         lines += [f"### Split: {md(split)}", "", render_markdown(table), ""]
-    lines += diagnosis_lines(report.diagnoses)
+    with_correctness = any(row.correctness is not None for row in report.questions)
+    lines += diagnosis_lines(report.diagnoses, with_correctness)
     lines += bad_answer_lines(report.questions)
     lines += failed_lines(report)
     lines += token_lines(report)
@@ -234,25 +238,46 @@ def _count_share(k: int, n: int) -> str:
     return f"{k} ({k / n:.0%})" if n and k else "0"
 
 
-def diagnosis_lines(diagnoses: Sequence[TypeDiagnosis]) -> list[str]:
+#: Under the judge table of a run that judged correctness: what the column measures.
+CORRECTNESS_NOTE = (
+    "*correctness*: the answer against the question's reference answer (0–2; a refusal of an "
+    "out-of-scope question is correct), the mean over the questions the judge gave an ok "
+    "correctness verdict; questions without a reference answer are not scored "
+    "(*correctness_asked* counts the questions scored, *correctness_not_ok* those whose "
+    "verdict failed)."
+)
+
+
+def diagnosis_lines(
+    diagnoses: Sequence[TypeDiagnosis], with_correctness: bool = False
+) -> list[str]:
     """The "Where it went wrong" section: per type, how many answers got each diagnosis
-    (``judge.results.diagnosis``, the rule) with its share, and which layer to fix first."""
+    (``judge.results.diagnosis``, the rule) with its share, and which layer to fix first.
+    The diagnoses only correctness gives (``wrong per reference``) have a column when the
+    run judged correctness (``with_correctness``)."""
     if not diagnoses:
         return []
+    shown = [
+        name
+        for name in DIAGNOSES
+        if name not in CORRECTNESS_DIAGNOSES
+        or with_correctness
+        or any(d.counts[name] for d in diagnoses)
+    ]
     lines = [
         "## Where it went wrong",
         "",
         "Each answer's diagnosis (`docs/reports.md` has the rule): a retrieval miss had no "
         "relevant chunk among the chunks the generator saw; a generation failure had one.",
         "",
-        "| type | n | " + " | ".join(DIAGNOSES) + " |",
-        "|---|---:|" + "---:|" * len(DIAGNOSES),
+        "| type | n | " + " | ".join(shown) + " |",
+        "|---|---:|" + "---:|" * len(shown),
     ]
     for d in diagnoses:
-        cells = [_count_share(d.counts[name], d.total) for name in DIAGNOSES]
+        cells = [_count_share(d.counts[name], d.total) for name in shown]
         lines.append(f"| {md(d.type)} | {d.total} | " + " | ".join(cells) + " |")
     total = sum(d.total for d in diagnoses)
-    sums = [sum(d.counts[name] for d in diagnoses) for name in DIAGNOSES]
+    sums = [sum(d.counts[name] for d in diagnoses) for name in shown]
     lines.append(
         f"| **all** | **{total}** | "
         + " | ".join(f"**{_count_share(k, total)}**" for k in sums)
@@ -318,7 +343,7 @@ def bad_answer_lines(rows: Sequence[QuestionRow]) -> list[str]:
         assert verdict is not None and row.item is not None
         lines.append(
             f"| {md(row.question_id)} | {md(row.type)} | {md(row.diagnosis)} "
-            f"| {verdict_scores(verdict)} | {_excerpt(row.question)} "
+            f"| {row_scores(row)} | {_excerpt(row.question)} "
             f"| {_excerpt(row.item.answer)} | {md(_evidence_status(verdict))} |"
         )
     left = len(bad) - BAD_ANSWERS_SHOWN
@@ -431,6 +456,25 @@ def audit_lines(audit: AuditResult) -> list[str]:
                     f"{md(row.judge)}'s {axis} agreement ({pct(stats.exact)}) is below always "
                     f"answering {stats.majority_class} ({pct(stats.majority_exact)})"
                 )
+    correctness = audit.judge.per_axis.get("correctness", {}).get("all")
+    if correctness is not None:
+        lines += [
+            "",
+            f"Correctness (against the reference answer), over the {correctness.n} labels that "
+            f"carry it and whose answer the judge gave an ok correctness verdict: exact "
+            f"{pct(correctness.exact)} (majority {_majority(correctness)}), κ "
+            f"{num(correctness.kappa)}, bal. acc. {pct(correctness.balanced_accuracy)}.",
+        ]
+        if (
+            correctness.exact is not None
+            and correctness.majority_exact is not None
+            and correctness.exact < correctness.majority_exact
+        ):
+            below.append(
+                f"{md(audit.judge.judge)}'s correctness agreement ({pct(correctness.exact)}) "
+                f"is below always answering {correctness.majority_class} "
+                f"({pct(correctness.majority_exact)})"
+            )
     if below:
         lines += ["", f"**Below the majority class**: {'; '.join(below)}."]
     if audit.judge.n < FEW_ITEMS:
@@ -442,6 +486,17 @@ def verdict_scores(verdict: Verdict) -> str:
     if verdict.status != "ok":
         return verdict.status
     return f"F{verdict.faithfulness} R{verdict.relevance}"
+
+
+def row_scores(row: QuestionRow) -> str:
+    """A question's scores: ``verdict_scores``, then its correctness when the run judged it
+    (``F2 R2 C0``; ``C –`` for a correctness verdict that is not ok)."""
+    verdict, correctness = row.verdict, row.correctness
+    text = "—" if verdict is None else verdict_scores(verdict)
+    if correctness is None:
+        return text
+    score = correctness.correctness if correctness.status == "ok" else None
+    return f"{text} C{'–' if score is None else score}"
 
 
 def _cell(text: str) -> str:

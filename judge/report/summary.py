@@ -112,6 +112,13 @@ def console_summary(report: Record, config: Config, folder: Path) -> list[str]:
             f"{audit.judge.labelled}, non-ok counted as wrong: judge "
             f"{fmt_share(audit.judge.both_exact_all)} ('judge audit' for the details)"
         )
+        correctness = audit.judge.per_axis.get("correctness", {}).get("all")
+        if correctness is not None:
+            lines.append(
+                f"  correctness against {correctness.n} labels that carry it: exact "
+                f"{fmt_share(correctness.exact)} (always {correctness.majority_class}: "
+                f"{fmt_share(correctness.majority_exact)})"
+            )
     review = report.needs_review
     if review:
         # Verdicts that failed are failures of the run: every one is named, with its error.

@@ -16,7 +16,7 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from judge.axes import SCORE_METRICS
+from judge.axes import SCORE_METRICS, metric_scale
 from judge.config import ReportsConfig
 from judge.grouped import ALL
 from judge.grouped import type_order as grouped_type_order
@@ -78,7 +78,8 @@ class GateRule(NamedTuple):
         return cls(reports.margin_share, reports.margin_score)
 
     def margin(self, metric: str) -> float:
-        return self.margin_score if metric in SCORE_METRICS else self.margin_share
+        # The optional axes (correctness) are scores too: margin_score, like relevance.
+        return self.margin_score if metric_scale(metric) == "score" else self.margin_share
 
     def describe(self) -> str:
         return (
@@ -273,7 +274,7 @@ def paired_change(
     direction = (
         "collapsed"
         if can_collapse
-        and collapsed(before, after, SCALE_RANGE if metric in SCORE_METRICS else 1.0)
+        and collapsed(before, after, SCALE_RANGE if metric_scale(metric) == "score" else 1.0)
         else classify(delta, p_fall, p_rise, margin, rule.level)
     )
     changed = np.flatnonzero(d != 0)
@@ -303,7 +304,8 @@ _AT_K = re.compile(r"(hit|recall)@(\d+)")
 
 
 def collapsible(metrics: Iterable[str]) -> frozenset[str]:
-    """The metrics a collapse is defined on: the judge's two scores (an answer gone bad), and
+    """The metrics a collapse is defined on: the judge's scores (an answer gone bad; the
+    optional axes' too, correctness at its floor like the others), and
     retrieval's hit and recall at the largest k measured (the relevant chunk gone from the whole
     ranking). Not ``full_marks`` (it follows from the two scores and moves with either),
     ``quote_verified`` (the judge's quoting, not the answer), ``ok_share`` (its own check:
@@ -313,7 +315,7 @@ def collapsible(metrics: Iterable[str]) -> frozenset[str]:
     names = set(metrics)
     ks = [int(m.group(2)) for m in map(_AT_K.fullmatch, names) if m is not None]
     top = {f"{name}@{max(ks)}" for name in ("hit", "recall")} if ks else set()
-    return frozenset((names & set(SCORE_METRICS)) | (names & top))
+    return frozenset((names & SCORE_METRICS) | (names & top))
 
 
 def collapsed(
@@ -359,7 +361,7 @@ def pooled_collapse(
         if not ids:
             continue
         d = np.asarray([after[q] - before[q] for q in ids], dtype=float)
-        score = metric in SCORE_METRICS
+        score = metric_scale(metric) == "score"
         scale = SCALE_RANGE if score else 1.0
         fall = POOLED_FALL_SCORE if score else POOLED_FALL_SHARE
         falls = int(np.count_nonzero(d <= -scale / 2 + EPS))

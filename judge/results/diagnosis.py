@@ -26,7 +26,23 @@ diagnosis                    when
 ``retrieval miss``           no relevant chunk among the ``context_k`` chunks, below full marks
 ``generation``               a relevant chunk was in context, and the answer is below full
                              marks: not faithful or not relevant to what it was given
+*with a correctness verdict* (``judge.correctness.enabled``; an ok verdict on 0-2): an answer
+at full marks that is wrong against the reference answer (correctness 0, or 1)
+``wrong per reference``      a relevant chunk was in context: the generator had the facts and
+                             still said something else than the reference (generation layer)
+``retrieval miss``           no relevant chunk in context: the answer is faithful to chunks
+                             that did not hold the reference's facts
+``unknown retrieval``        no chunk labels: which layer failed cannot be told
+``ok``                       correctness 2 (or no ok correctness verdict: nothing changes)
 ===========================  ================================================================
+
+Correctness only ever turns an ``ok`` into a failure: an answer below full marks already has
+its diagnosis (the judge's faithfulness and relevance say what went wrong first), and an
+out-of-scope type keeps its rule (a refusal is the correct answer, whatever the reference
+says). The layer follows the module's one test of retrieval (``relevant_in_context``), as for
+an answer below full marks: a hit means the retrieved chunks held what the reference says, so
+the generator is to fix; a miss is retrieval's. Without a correctness verdict (off, not asked
+because the question has no reference answer, or not ok) nothing changes.
 
 "The chunks the generator saw" are the item's context: the run's top ``context_k`` chunks in
 rank order, exactly what the judge was shown (``judge.judging.items.context_for``).
@@ -41,7 +57,8 @@ counts as a refusal.
 
 Per type (``summarise``): the counts and shares of each diagnosis and one sentence that says
 which layer to fix first. The layers are retrieval (``retrieval miss``) and generation
-(``generation``, ``over-refusal``, ``answered out of scope``: the generator had what it needed,
+(``generation``, ``wrong per reference``, ``over-refusal``, ``answered out of scope``: the
+generator had what it needed,
 or should have refused); ``unknown retrieval`` asks for chunk labels first, ``not judged`` for
 the judge or the adapter. The layer with more answers that went wrong is to be fixed first; a
 tie goes to retrieval, because the generator cannot use a chunk it never saw.
@@ -52,6 +69,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal, NamedTuple
 
+from judge.judging.graded import CorrectnessVerdict
 from judge.judging.verdict import Verdict
 from judge.results.item_record import ItemRecord
 from judge.textnorm import REFUSAL_MARKERS, is_refusal
@@ -60,6 +78,7 @@ Diagnosis = Literal[
     "ok",
     "retrieval miss",
     "generation",
+    "wrong per reference",
     "answered out of scope",
     "over-refusal",
     "not judged",
@@ -70,14 +89,23 @@ DIAGNOSES: tuple[Diagnosis, ...] = (
     "ok",
     "retrieval miss",
     "generation",
+    "wrong per reference",
     "answered out of scope",
     "over-refusal",
     "not judged",
     "unknown retrieval",
 )
+#: The diagnoses only a correctness verdict can give (a view leaves their column out of a run
+#: without correctness).
+CORRECTNESS_DIAGNOSES: tuple[Diagnosis, ...] = ("wrong per reference",)
 
 #: The diagnoses that are the generator's to fix: it had what it needed, or should have refused.
-GENERATION_LAYER: tuple[Diagnosis, ...] = ("generation", "over-refusal", "answered out of scope")
+GENERATION_LAYER: tuple[Diagnosis, ...] = (
+    "generation",
+    "wrong per reference",
+    "over-refusal",
+    "answered out of scope",
+)
 #: The diagnoses of an answer that went wrong (neither ok nor unjudged).
 WENT_WRONG: tuple[Diagnosis, ...] = (
     "retrieval miss",
@@ -100,10 +128,12 @@ def diagnose(
     *,
     out_of_scope: bool,
     refusal_phrases: Sequence[str] = REFUSAL_MARKERS,
+    correctness: CorrectnessVerdict | None = None,
 ) -> Diagnosis:
     """The diagnosis of one golden question (the rule: the module docstring).
 
     ``out_of_scope``: the question's type is one of ``data.out_of_scope_types``.
+    ``correctness``: its correctness verdict, if the run judged one (only an ok one counts).
     """
     if item is None or verdict is None or verdict.status != "ok":
         return "not judged"
@@ -116,10 +146,24 @@ def diagnose(
     if refuses and in_context:
         return "over-refusal"
     if verdict.faithfulness == 2 and verdict.relevance == 2:
-        return "ok"
+        if not wrong_per_reference(correctness):
+            return "ok"
+        if in_context:
+            return "wrong per reference"
     if in_context is None:
         return "unknown retrieval"
     return "generation" if in_context else "retrieval miss"
+
+
+def wrong_per_reference(correctness: CorrectnessVerdict | None) -> bool:
+    """An ok correctness verdict below 2: the answer is wrong (0) or partly wrong (1) against
+    the reference answer."""
+    return (
+        correctness is not None
+        and correctness.status == "ok"
+        and correctness.correctness is not None
+        and correctness.correctness < 2
+    )
 
 
 class TypeDiagnosis(NamedTuple):

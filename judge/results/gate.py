@@ -13,10 +13,10 @@ call is listed, never failed. Whether a failed check fails the command is the ca
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import NamedTuple
 
-from judge.axes import JUDGE_VALUES
+from judge.axes import JUDGE_VALUES, present_axes
 from judge.errors import EXIT_OK, EXIT_REGRESSION
 from judge.grouped import ALL
 from judge.results.bars import BarResult
@@ -311,6 +311,13 @@ def detectable(per_type: dict[str, int], family: int, rule: GateRule) -> list[De
 #: The judge's metrics a night compares per type (``judge.results.values``; ``sentences_supported``
 #: only in sentences mode, left out of the count).
 GATE_JUDGE_METRICS: tuple[str, ...] = tuple(m for m in JUDGE_VALUES if m != "sentences_supported")
+
+
+def gate_judge_metrics(present: Collection[str] = ()) -> tuple[str, ...]:
+    """The judge's metrics a night compares per type for a run whose metrics (or axes) are
+    ``present``: ``GATE_JUDGE_METRICS`` and the optional axes the run has (``correctness``,
+    compared and gated like relevance): the night's Holm family counts them only then."""
+    return (*GATE_JUDGE_METRICS, *present_axes(present))
 
 
 def night_family(

@@ -5,6 +5,12 @@ Every table is per type first, ``all`` last, with the weakest type named: averag
 failures of the small types. Means use only the rows that have a value; the rows that do not
 (out-of-scope questions for retrieval, non-ok verdicts for the judge) are counted in their own
 columns, never turned into 0 or NaN inside a mean.
+
+The optional axes (``judge.axes.OPTIONAL_AXES``: ``correctness``) are columns of the judge
+table only when the run has a verdict for them, after relevance, with their own counts
+(``correctness_asked``: questions of the type given a correctness verdict;
+``correctness_not_ok``: those whose verdict is not ok, left out of the mean like a failed
+answer verdict); an earlier run's table, or a run with correctness off, is unchanged.
 """
 
 from __future__ import annotations
@@ -15,14 +21,15 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
-from judge.axes import EXPECTED_METRICS, JUDGE_TABLE_METRICS
+from judge.axes import EXPECTED_METRICS, JUDGE_TABLE_METRICS, judge_table_metrics
 from judge.config import Config
 from judge.grouped import ALL, grouped
 from judge.inputs.golden import GoldenSet
+from judge.judging.graded import CorrectnessVerdict
 from judge.judging.verdict import STATUSES, Verdict
 from judge.metrics import metric_names
 from judge.results.compare import MetricValues
-from judge.results.values import verdict_values
+from judge.results.values import correctness_value, verdict_values
 from judge.retrieval import RetrievalScores
 
 
@@ -219,6 +226,42 @@ def failed_counts(
     return counts
 
 
+#: The judge table's counts for the correctness axis (present only when the run has it).
+CORRECTNESS_ASKED = "correctness_asked"
+CORRECTNESS_NOT_OK = "correctness_not_ok"
+
+
+def correctness_values(
+    correctness: Mapping[str, CorrectnessVerdict], questions: Collection[str]
+) -> MetricValues:
+    """``correctness`` → question id → 0-2, for the ok correctness verdicts of ``questions``
+    (the same value ``judge.results.values`` pairs; empty when there are none)."""
+    column = {
+        qid: value
+        for qid, verdict in correctness.items()
+        if qid in questions and (value := correctness_value(verdict)) is not None
+    }
+    return {"correctness": column} if column else {}
+
+
+def correctness_counts(
+    golden: GoldenSet, correctness: Mapping[str, CorrectnessVerdict], questions: Collection[str]
+) -> dict[str, dict[str, int]]:
+    """Per type: the questions of ``questions`` given a correctness verdict, and those whose
+    verdict is not ok."""
+    by_id = golden.by_id()
+    asked: dict[str, int] = {}
+    not_ok: dict[str, int] = {}
+    for qid, verdict in correctness.items():
+        if qid not in questions or qid not in by_id:
+            continue
+        qtype = by_id[qid].type
+        asked[qtype] = asked.get(qtype, 0) + 1
+        if correctness_value(verdict) is None:
+            not_ok[qtype] = not_ok.get(qtype, 0) + 1
+    return {CORRECTNESS_ASKED: asked, CORRECTNESS_NOT_OK: not_ok}
+
+
 def judge_table(
     config: Config,
     golden: GoldenSet,
@@ -227,12 +270,15 @@ def judge_table(
     split: str | None = None,
     *,
     failed: Collection[str],
+    correctness: Mapping[str, CorrectnessVerdict] | None = None,
 ) -> TypeTable:
     """Judge metrics next to retrieval at context_k, per type (primary metric: faithfulness).
 
     Non-ok verdicts are counted per status, never averaged; so are the questions the adapter
     failed for (``failed``, the run's failed ids), in ``adapter_failed`` (always there, 0 when
-    none, so the table keeps its shape). ``split`` keeps one split only.
+    none, so the table keeps its shape). ``split`` keeps one split only. ``correctness``
+    (question id → correctness verdict; empty or None: the axis is off) adds the
+    ``correctness`` column and its two counts when the run has any correctness verdict.
     """
     by_id = golden.by_id()
     if split is not None:
@@ -241,11 +287,19 @@ def judge_table(
     types = {q.id: q.type for q in golden.questions if split is None or (q.split or "") == split}
     values = judge_values(verdicts) | retrieval_values(scores, types, shown)
     expected = list(EXPECTED_METRICS) if any(v.score_probabilities for v in verdicts) else []
+    counts = status_counts(golden, verdicts) | {
+        ADAPTER_FAILED: failed_counts(golden, failed, split)
+    }
+    asked = {qid: v for qid, v in (correctness or {}).items() if qid in types}
+    optional: list[str] = []
+    if correctness:  # the run has the axis: every table of it shows the column
+        optional.append("correctness")
+        values |= correctness_values(asked, types)
+        counts |= correctness_counts(golden, asked, types)
     return per_type_table(
         values,
         types,
         config.data.question_types,
-        [*JUDGE_METRICS, *expected, *shown],
-        counts=status_counts(golden, verdicts)
-        | {ADAPTER_FAILED: failed_counts(golden, failed, split)},
+        [*judge_table_metrics(optional), *expected, *shown],
+        counts=counts,
     )

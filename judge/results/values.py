@@ -14,14 +14,21 @@ Per question:
   (``judge.results.tables.judge_values``); ``sentences_supported`` (``sentences`` mode only: the
   share of the answer's sentences that claim something which the judge found supported; none
   for an answer that claims nothing); and ``ok_share``: 1 for an ok verdict, 0 for any other,
-  so its mean is the table's share of ok verdicts among the judged answers.
+  so its mean is the table's share of ok verdicts among the judged answers;
+- the optional axes (``judge.axes.OPTIONAL_AXES``), when the run has them: ``correctness``
+  (0-2) for an ok correctness verdict (``judge.judging.graded.CorrectnessVerdict``); none for
+  a question that was not asked (no reference answer) or whose verdict is not ok. Paired per
+  question like the others, so a comparison, the season and the gate see it wherever both
+  runs have it; a run without correctness has no such metric and compares as before.
+  ``full_marks`` keeps its meaning (faithfulness and relevance both 2).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from judge.axes import JUDGE_VALUES
+from judge.axes import AXES, JUDGE_VALUES, OPTIONAL_AXES
+from judge.judging.graded import CorrectnessVerdict
 from judge.judging.verdict import Verdict
 from judge.results.compare import MetricValues, QuestionValues
 from judge.results.item_record import ItemRecord
@@ -46,11 +53,26 @@ def verdict_values(verdict: Verdict) -> dict[str, float]:
     return values
 
 
-def question_values(items: Iterable[ItemRecord], verdicts: Mapping[str, Verdict]) -> QuestionValues:
-    """Per question: its type, its retrieval metrics and its verdict's metrics."""
+def correctness_value(verdict: CorrectnessVerdict | None) -> float | None:
+    """The ``correctness`` value of a question: its score for an ok verdict, else None (never a
+    silent 0: a verdict that failed is no value)."""
+    if verdict is None or verdict.status != "ok" or verdict.correctness is None:
+        return None
+    return float(verdict.correctness)
+
+
+def question_values(
+    items: Iterable[ItemRecord],
+    verdicts: Mapping[str, Verdict],
+    correctness: Mapping[str, CorrectnessVerdict] | None = None,
+) -> QuestionValues:
+    """Per question: its type, its retrieval metrics, its verdict's metrics and, where the run
+    judged correctness (``correctness``: question id → verdict), its correctness."""
     types: dict[str, str] = {}
     retrieval: MetricValues = {}
     judge: MetricValues = {name: {} for name in JUDGE_VALUES}
+    optional: MetricValues = {axis: {} for axis in OPTIONAL_AXES}
+    correctness = correctness or {}
     for item in items:
         qid = item.question_id
         types[qid] = item.type
@@ -60,6 +82,15 @@ def question_values(items: Iterable[ItemRecord], verdicts: Mapping[str, Verdict]
         if verdict is not None:
             for metric, value in verdict_values(verdict).items():
                 judge[metric][qid] = value
+        score = correctness_value(correctness.get(qid))
+        if score is not None:
+            optional["correctness"][qid] = score
+    # The optional axes after relevance, as every table shows them.
+    ordered: MetricValues = {
+        **{axis: judge[axis] for axis in AXES},
+        **optional,
+        **{m: v for m, v in judge.items() if m not in AXES},
+    }
     return QuestionValues(
-        types, {"retrieval": retrieval, "judge": {m: v for m, v in judge.items() if v}}
+        types, {"retrieval": retrieval, "judge": {m: v for m, v in ordered.items() if v}}
     )
