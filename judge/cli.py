@@ -111,6 +111,8 @@ def cmd_check(args: argparse.Namespace) -> int:
             f"cache:     {preflight.cached} of {preflight.total} answers judged already "
             f"(from the cache); {preflight.to_judge} to judge"
         )
+        for count in preflight.further:  # chunk grades, correctness: when they are on
+            _say(f"           {count.line()}", one_line=True)
     _say("the gate can call (docs/gate.md):")
     for seen in checked.detectable:
         _say(f"  {seen.describe()}", one_line=True)
@@ -274,11 +276,8 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     ready_outputs([junit, summary_path])  # a wrong path fails now, not after the judging
 
     def chosen(choice: JudgeChoice) -> None:
-        emit(f"judge: {choice.judge}")
-        emit(f"       ({choice.reason})")
-        emit(f"prompt: {choice.prompt} · run: {choice.run_source} · context_k {choice.context_k}")
-        if choice.estimate is not None:
-            emit(choice.estimate.line())
+        for line in choice.lines():  # the judge, its estimate, then chunk grades, correctness
+            emit(line)
 
     with adapter_progress() as on_adapter, judge_progress() as on_judging:
         result = evaluate(

@@ -42,6 +42,7 @@ from pydantic import (
 from pydantic_core import PydanticSerializationError
 
 from judge.audit.agreement import AuditResult
+from judge.audit.chunk_agreement import ChunkAgreement, CorrectedRecall
 from judge.errors import ConfigError
 from judge.jsonl import StateFile, checked_document_text, json_document_text
 
@@ -49,6 +50,7 @@ from judge.jsonl import StateFile, checked_document_text, json_document_text
 from judge.judging.graded import ChunkGrade as ChunkGrade
 from judge.judging.graded import CorrectnessVerdict as CorrectnessVerdict
 from judge.judging.verdict import Verdict
+from judge.results.chunk_grades import MissingLabel
 from judge.results.compare import (
     SECTIONS,
     Change,
@@ -210,6 +212,32 @@ class QuestionRow(BaseModel):
     """The answer against the reference answer (None: correctness off or not asked)."""
 
 
+class ChunkSummary(BaseModel):
+    """What the judge's chunk grades say about the run (``[judge.chunks]`` on): judged retrieval
+    numbers (``judge.results.chunk_grades``), possible missing labels, and the grades against the
+    golden labels with the corrected recall (``judge.audit.chunk_agreement``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    depth: int
+    """How many of each answered question's top chunks were graded."""
+    relevant_grade: int
+    """A chunk graded at least this counts as relevant."""
+    graded: int
+    """Chunks graded (every status)."""
+    not_ok: int
+    """Of those, without a usable grade (parse error, backend error, truncated)."""
+    judged: TypeTable
+    """Judged retrieval of every answerable question whose chunks were graded."""
+    judged_unlabelled: TypeTable
+    """The same, over the questions without chunk labels alone."""
+    missing: list[MissingLabel]
+    agreement: ChunkAgreement
+    corrected_k: int
+    corrected: dict[str, CorrectedRecall]
+    """Per type then ``all``: the mean human recall@``corrected_k``, corrected (PPI)."""
+
+
 class Tables(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -238,6 +266,8 @@ class Record(BaseModel):
     (``judge.results.season``), per section, once there are enough of them."""
     gate: Annotated[Gate, _Plain]
     prompt_edit: Annotated[PromptEdit | None, _Plain] = None
+    chunks: ChunkSummary | None = None
+    """The judge's chunk grades summarised (None: chunk grading off)."""
     agreement: dict[str, Any] | None = None
     """Agreement with the human labels and the corrected estimates, when there are labels for
     these answers (``judge.audit.agreement.as_json``)."""

@@ -40,11 +40,9 @@ from judge.inputs.golden import GoldenQuestion
 from judge.metrics import RETRIEVAL_SCALE
 from judge.results.chunk_grades import (
     GRADES,
-    PREFIX,
     RELEVANT_GRADE,
     GradedChunk,
     graded_depth,
-    judged_values,
     pools_by_question,
 )
 from judge.retrieval import score_rankings
@@ -243,15 +241,20 @@ def recall_pairs(
         pool = pools.get(q.id)
         if not q.answerable or pool is None:
             continue
-        values = judged_values(q, pool, [k], depth=depth)
-        if not values:
+        if any(c.grade is None for c in pool):
             ungraded[q.type] = ungraded.get(q.type, 0) + 1
             continue
+        # The prediction: judged recall relative to the graded pool, at every k (at the depth
+        # itself it is 1 whenever the judge found a relevant chunk, i.e. the judged hit; the
+        # tables leave that one out as uninformative, the correction needs it), 0 when the
+        # judge found none.
+        found = [c.rank for c in pool if (c.grade or 0) >= RELEVANT_GRADE]
+        predicted = sum(rank <= k for rank in found) / len(found) if found else 0.0
         human = None
         if q.relevant_chunks is not None:
             ranking = [c.chunk_id for c in pool]
             human = score_rankings([ranking], [frozenset(q.relevant_chunks)], [k])[f"recall@{k}"][0]
-        pairs[q.id] = RecallPair(q.type, human, values.get(f"{PREFIX}recall@{k}", 0.0))
+        pairs[q.id] = RecallPair(q.type, human, predicted)
     return pairs, ungraded
 
 

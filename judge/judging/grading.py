@@ -7,12 +7,14 @@ with the question and the answer; never the rest of the corpus, never the golden
 from __future__ import annotations
 
 import functools
+import json
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
+from pydantic import BaseModel, ValidationError
 from tenacity import (
     Retrying,
     retry_if_exception_type,
@@ -35,11 +37,14 @@ from judge.judging.cache import VerdictCache
 from judge.judging.items import JudgeItem
 from judge.judging.prompts import Prompt
 from judge.judging.verdict import (
+    _LENIENT_JSON,
     MODES,
     SCHEMA_VERSION,
     Mode,
     Reply,
+    Status,
     Verdict,
+    json_problem,
     make_verdict,
     verdict_schema,
 )
@@ -264,6 +269,144 @@ def ask_all(
     finally:
         pool.shutdown()  # cancels what has not started; never waits
     return interrupted
+
+
+class Read(NamedTuple):
+    """A reply of a further judgement read against its payload model: the status, the payload
+    (ok only) and why not (otherwise)."""
+
+    status: Status
+    payload: BaseModel | None
+    error: str | None
+
+
+def read_payload(reply: Reply, model: type[BaseModel]) -> Read:
+    """Parse ``reply`` as ``model``, with exactly ``make_verdict``'s rules for an answer's
+    reply: a prompt that did not fit is ``truncated``, a failed backend ``backend_error``, a
+    reply cut off at the token limit (finish_reason ``length``) or not valid JSON or breaking
+    the schema is a ``parse_error`` saying where; only a complete, valid reply is ``ok``."""
+    if reply.kind == "truncated":
+        return Read("truncated", None, reply.detail)
+    if reply.kind == "error":
+        return Read("backend_error", None, reply.detail)
+    if reply.finish_reason == "length":
+        error = "reply cut off at the token limit (finish_reason 'length'); raise max_tokens"
+        return Read("parse_error", None, error)
+    try:
+        payload = model.model_validate(_LENIENT_JSON.decode(reply.text))
+    except json.JSONDecodeError as exc:
+        return Read("parse_error", None, f"not JSON: {json_problem(exc)}")
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in exc.errors()
+        )
+        return Read("parse_error", None, f"breaks the schema: {problems}")
+    return Read("ok", payload, None)
+
+
+def task_fingerprint(
+    identity: BackendIdentity,
+    prompt: Prompt,
+    schema: dict[str, Any],
+    schema_version: int,
+    rules: str | None,
+) -> Fingerprint:
+    """The fingerprint of a further judgement (``prompt.task``: ``chunk`` or
+    ``correctness``), built like ``judge_fingerprint``: the backend, model, digest and
+    options, the prompt's hash where the backend reads prompts, the reply schema and its
+    version, and the task itself, so that it never equals the answer's fingerprint or another
+    task's, even for a judge that reads no prompt. ``rules``: the version of a model-free
+    judge's own rule for the task (``judge.judging.backends.lexical``), None for a model."""
+    parts: dict[str, Any] = {
+        "backend": identity.kind,
+        "model": identity.model,
+        "digest": identity.digest,
+        "options": identity.options,
+        "prompt_sha256": prompt.sha256 if identity.reads_prompt else None,
+        "task": prompt.task,
+        "schema_version": schema_version,
+        "schema": schema,
+    }
+    if rules is not None:
+        parts["rules"] = rules
+    return Fingerprint(tagged_hash(parts, 16), parts)
+
+
+def task_label(identity: BackendIdentity, prompt: Prompt) -> str:
+    """How the cache names a judge configuration: "ollama gemma3:12b · chunk.v1.md"."""
+    return f"{identity.kind} {identity.model} · {prompt.name}"
+
+
+class Graded(NamedTuple):
+    """What ``ask_each`` got: each item's result by key, and whether it was interrupted."""
+
+    results: dict[str, Any]
+    interrupted: bool
+    elapsed_s: float
+
+
+Result = TypeVar("Result")
+
+
+def ask_each(
+    keyed: Sequence[tuple[str, str, Callable[[], JudgeRequest]]],
+    derive: Callable[[str, Reply, bool], Result],
+    ok: Callable[[Result], bool],
+    backend: JudgeBackend,
+    cache: VerdictCache,
+    fingerprint: Fingerprint,
+    label: str,
+    *,
+    concurrency: int = 1,
+    max_attempts: int = 4,
+    retry_wait: WaitBaseT = DEFAULT_RETRY_WAIT,
+    on_progress: Callable[[JudgeProgress], None] = lambda _: None,
+    rejudge_failed: bool = False,
+) -> Graded:
+    """A further judgement's items through ``ask_all``: ``keyed`` holds (key, question id,
+    request) per item; an item whose key another has already is asked once (the key hashes
+    everything the judge sees). ``derive(key, reply, cached)`` is the result of a reply,
+    ``ok(result)`` whether it stands when cached and ``rejudge_failed`` asks failed ones again.
+    Progress counts the unique items (``JudgeProgress``); Ctrl-C as ``ask_all``'s."""
+    start = time.perf_counter()
+    unique: dict[str, Ask] = {}
+    for key, question_id, request in keyed:
+        unique.setdefault(key, Ask(key, question_id, request))
+    results: dict[str, Any] = {}
+    derived: dict[str, Any] = {}
+    progress = JudgeProgress(0, len(unique), 0, 0)
+
+    def reuse(ask: Ask, reply: Reply) -> bool:
+        result = derive(ask.key, reply, True)
+        derived[ask.key] = result
+        return not (rejudge_failed and not ok(result))
+
+    def on_reply(ask: Ask, reply: Reply, cached: bool) -> None:
+        nonlocal progress
+        result = derived.pop(ask.key) if cached else derive(ask.key, reply, False)
+        results[ask.key] = result
+        progress = JudgeProgress(
+            progress.done + 1,
+            progress.total,
+            progress.cached + cached,
+            progress.not_ok + (not ok(result)),
+        )
+        on_progress(progress)
+
+    interrupted = ask_all(
+        list(unique.values()),
+        backend,
+        cache,
+        fingerprint,
+        label,
+        reuse=reuse,
+        on_reply=on_reply,
+        after_cache=lambda: on_progress(progress),
+        concurrency=concurrency,
+        max_attempts=max_attempts,
+        retry_wait=retry_wait,
+    )
+    return Graded(results, interrupted, time.perf_counter() - start)
 
 
 def answer_request(prompt: Prompt, item: JudgeItem) -> JudgeRequest:

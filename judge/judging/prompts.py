@@ -29,6 +29,17 @@ shapes are ``judge.judging.verdict``'s):
 
 ``$context`` and ``$context_sentences`` together, or ``$answer_sentences`` without
 ``$context_sentences``, is refused when the prompt loads.
+
+The further judgements (``judge.judging.graded``) have prompts of their own, loaded with their
+task (``load_prompt(path, task)``), each with its own placeholders, JSON-encoded the same way:
+
+- ``chunk`` (``judge.chunks.prompt``): ``$question`` and ``$chunk`` (one retrieved chunk's
+  text), both required;
+- ``correctness`` (``judge.correctness.prompt``): ``$question``, ``$reference`` (``""`` when
+  the question has none: an out-of-scope question) and ``$answer``, all required.
+
+A prompt file written for another task (the answer prompt given as ``judge.chunks.prompt``) is
+refused by name: its placeholders say which task it is for.
 """
 
 from __future__ import annotations
@@ -43,6 +54,7 @@ from typing import Any, NamedTuple
 from judge.errors import PromptError
 from judge.hashing import text_sha256
 from judge.judging.evidence import Sentence, answer_sentences, context_sentences
+from judge.judging.graded import TASKS, Task
 from judge.judging.items import ContextChunk, JudgeItem
 from judge.judging.verdict import Mode, request_schema
 
@@ -56,6 +68,23 @@ ALLOWED = (
     "$question, $context or $context_sentences, $answer and/or $answer_sentences, and "
     "optionally $reference"
 )
+#: The placeholders of the further judgements' prompts: all required, none optional.
+TASK_PLACEHOLDERS: dict[Task, tuple[str, ...]] = {
+    "chunk": ("question", "chunk"),
+    "correctness": ("question", "reference", "answer"),
+}
+#: The setting that names each task's prompt file (what an error tells the user to fix).
+PROMPT_SETTINGS: dict[Task, str] = {
+    "answer": "judge.prompt",
+    "chunk": "judge.chunks.prompt",
+    "correctness": "judge.correctness.prompt",
+}
+#: The prompt shipped for each task, named when a file of another task is given.
+SHIPPED: dict[Task, str] = {
+    "answer": "prompts/judge.v1.md",
+    "chunk": "prompts/chunk.v1.md",
+    "correctness": "prompts/correctness.v1.md",
+}
 # Chat-format control markers (Gemma's, and ChatML's for other models). Inside the inputs they
 # would become real control tokens (end the user turn, start a model turn); written with a JSON
 # escape for "<" they stay text, and the JSON still decodes to the original.
@@ -145,6 +174,9 @@ class Prompt(NamedTuple):
     text: str
     sha256: str
     """Hash of the exact text: part of the judge fingerprint (the name is not)."""
+    task: Task = "answer"
+    """What the prompt asks (``judge.judging.graded.Task``): it was checked for that task's
+    placeholders. Only an ``answer`` prompt has a mode and renders items."""
 
     @property
     def name(self) -> str:
@@ -198,18 +230,28 @@ class Prompt(NamedTuple):
             item.question.reference_answer,
         )
 
+    def fill(self, **texts: str) -> str:
+        """The prompt of a further judgement (``chunk``, ``correctness``) with each text
+        JSON-encoded into its placeholder, marker-safe, as ``render`` encodes the answer's.
+        Every placeholder of the text must be given (``load_prompt`` checked which it has)."""
+        return "".join(
+            part if isinstance(part, str) else _string(texts[part[0]])
+            for part in _template_parts(self.text)
+        )
 
-def load_prompt(path: Path) -> Prompt:
-    """Read and check a prompt file."""
+
+def load_prompt(path: Path, task: Task = "answer") -> Prompt:
+    """Read and check a prompt file for ``task`` (its placeholders: module docstring)."""
+    setting = PROMPT_SETTINGS[task]
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        raise PromptError(f"{path}: prompt file not found (judge.prompt in judge.toml)") from None
+        raise PromptError(f"{path}: prompt file not found ({setting} in judge.toml)") from None
     except UnicodeDecodeError:
         raise PromptError(f"{path}: not UTF-8; save the prompt as UTF-8") from None
     except IsADirectoryError:
         raise PromptError(
-            f"{path}: a folder, not a prompt file (judge.prompt in judge.toml)"
+            f"{path}: a folder, not a prompt file ({setting} in judge.toml)"
         ) from None
     template = string.Template(text)
     if not template.is_valid():
@@ -217,6 +259,72 @@ def load_prompt(path: Path) -> Prompt:
             f"{path}: a '$' that is not a placeholder; write '$$' for a literal dollar sign"
         )
     found = set(template.get_identifiers())
+    other = _task_of(found)
+    if other is not None and other != task:
+        raise PromptError(
+            f"{path}: a prompt for the {_TASK_NAMES[other]} (its placeholders are "
+            f"{_listed(found)}), given as {setting}, which needs a prompt for the "
+            f"{_TASK_NAMES[task]} with {_listed(_needed(task))} (as {SHIPPED[task]} has)"
+        )
+    problems = _answer_problems(found) if task == "answer" else _task_problems(task, found)
+    if problems:
+        raise PromptError(f"{path}: " + "; ".join(problems))
+    return Prompt(path, text, text_sha256(text), task)
+
+
+_TASK_NAMES: dict[Task, str] = {
+    "answer": "answer's verdict",
+    "chunk": "chunk grade",
+    "correctness": "correctness verdict",
+}
+
+
+def _listed(names: set[str] | tuple[str, ...]) -> str:
+    return ", ".join(f"${name}" for name in (sorted(names) if isinstance(names, set) else names))
+
+
+def _needed(task: Task) -> tuple[str, ...]:
+    return REQUIRED_PLACEHOLDERS if task == "answer" else TASK_PLACEHOLDERS[task]
+
+
+def _task_of(found: set[str]) -> Task | None:
+    """The one task whose placeholders ``found`` are exactly (all required ones, nothing
+    else), or None: a prompt that fits no task is reported by what it lacks or has too many
+    of, as a prompt of the task it was given for."""
+    fits = [
+        task
+        for task in TASKS
+        if (
+            not _answer_problems(found)
+            if task == "answer"
+            else set(TASK_PLACEHOLDERS[task]) == found
+        )
+    ]
+    if len(fits) == 1:
+        return fits[0]
+    # The answer prompt's own marks ($context, $context_sentences) say what it is for even
+    # when something else is wrong with it; $chunk says a chunk prompt.
+    if found & {"context", "context_sentences", "answer_sentences"}:
+        return "answer"
+    if "chunk" in found:
+        return "chunk"
+    return None
+
+
+def _task_problems(task: Task, found: set[str]) -> list[str]:
+    problems = []
+    required = TASK_PLACEHOLDERS[task]
+    if missing := [name for name in required if name not in found]:
+        problems.append("missing placeholder " + _listed(tuple(missing)))
+    if unknown := sorted(found - set(required)):
+        problems.append(
+            f"unknown placeholder {_listed(set(unknown))} (allowed in the "
+            f"{_TASK_NAMES[task]}'s prompt: {_listed(required)})"
+        )
+    return problems
+
+
+def _answer_problems(found: set[str]) -> list[str]:
     problems = []
     stands_for = {SENTENCE_PLACEHOLDERS.get(name, name) for name in found}
     if missing := sorted(set(REQUIRED_PLACEHOLDERS) - stands_for):
@@ -237,9 +345,7 @@ def load_prompt(path: Path) -> Prompt:
             "$answer_sentences needs $context_sentences (each answer sentence cites a numbered "
             "context sentence)"
         )
-    if problems:
-        raise PromptError(f"{path}: " + "; ".join(problems))
-    return Prompt(path, text, text_sha256(text))
+    return problems
 
 
 def _mode(placeholders: frozenset[str]) -> Mode:

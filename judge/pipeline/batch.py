@@ -16,6 +16,12 @@ gives it is refused, since its replies were made by another judge.
 An engine's answer becomes a ``Reply`` exactly as the ``openai`` backend reads a server's
 (``judge.judging.backends.openai``): an error line (a prompt over the context, a refused
 request) is a non-ok reply, reported and never stored, never a verdict.
+
+With ``[judge.chunks]`` or ``[judge.correctness]`` on, the export holds those judgements'
+pending requests too, each ``custom_id`` the item key after the task (``chunk/h1:…``,
+``correctness/h1:…``; an answer's is its key alone, as before), and the manifest records each
+task's fingerprint (``BatchManifest.tasks``). The import stores each reply under its own
+task's fingerprint, so the run after it asks nothing of any of the three.
 """
 
 from __future__ import annotations
@@ -23,9 +29,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from pydantic import Field
@@ -57,12 +64,21 @@ from judge.judging.backends.openai import (
     request_body,
 )
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import Fingerprint, judge_fingerprint
+from judge.judging.chunks import chunk_request
+from judge.judging.correctness import correctness_request
+from judge.judging.graded import Task
+from judge.judging.grading import Fingerprint, judge_fingerprint, task_label
 from judge.judging.items import JudgeItem, build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.verdict import Reply, verdict_schema
 from judge.pipeline.inputs import load_inputs
-from judge.pipeline.session import earlier_replies
+from judge.pipeline.session import (
+    Further,
+    earlier_replies,
+    further_items,
+    further_prompts,
+    task_fingerprint_of,
+)
 from judge.results.tokens import Estimate, estimate
 
 #: Bump when BatchManifest changes; it is the manifest's first field.
@@ -93,6 +109,14 @@ class BatchFile(StrictRecord):
     sha256: str
 
 
+class BatchTask(StrictRecord):
+    """One further judgement of an export: which judge configuration its replies belong to."""
+
+    fingerprint: str
+    fingerprint_parts: dict[str, Any]
+    prompt: str
+
+
 class BatchManifest(StrictRecord):
     """What an export holds and which judge it is for; written last (its presence means the
     export is complete) and read back by ``import_batch``."""
@@ -112,7 +136,11 @@ class BatchManifest(StrictRecord):
     context_k: StrictInt
     files: tuple[BatchFile, ...]
     items: dict[str, str] = Field(default_factory=dict)
-    """Item key (each request's ``custom_id``) → golden question id."""
+    """Each request's ``custom_id`` (an answer's item key, or ``<task>/<item key>`` for a chunk
+    grade or a correctness verdict) → golden question id."""
+    tasks: dict[str, BatchTask] = Field(default_factory=dict)
+    """Per further judgement exported (``chunk``, ``correctness``): the fingerprint its replies
+    are stored under (empty in an export of answers alone)."""
 
 
 BATCH_MANIFEST_FILE = StateFile(
@@ -140,6 +168,38 @@ def current_fingerprint(config: Config) -> tuple[Fingerprint, Prompt]:
     """The fingerprint of the ``openai`` judge that ``config`` describes, with no server."""
     prompt = load_prompt(config.judge.prompt)
     return judge_fingerprint(openai_identity(config.judge.openai), prompt), prompt
+
+
+#: The further judgements, in the order an export writes them.
+FURTHER_TASKS: tuple[Task, ...] = ("chunk", "correctness")
+
+
+def custom_id(task: Task, key: str) -> str:
+    """A request's ``custom_id``: an answer's item key, or the key after its task."""
+    return key if task == "answer" else f"{task}/{key}"
+
+
+def task_of(request_id: str) -> tuple[Task, str]:
+    """The task and the item key of a ``custom_id`` (``custom_id``'s inverse)."""
+    for task in FURTHER_TASKS:
+        if request_id.startswith(f"{task}/"):
+            return task, request_id[len(task) + 1 :]
+    return "answer", request_id
+
+
+def task_fingerprints(
+    config: Config, tasks: Sequence[str]
+) -> dict[str, tuple[Fingerprint, Prompt]]:
+    """The fingerprint of each of ``tasks`` for the ``openai`` judge ``config`` describes, with
+    its prompt (``judge.chunks.prompt``, ``judge.correctness.prompt``), with no server."""
+    identity = openai_identity(config.judge.openai)
+    prompts = {"chunk": config.judge.chunks.prompt, "correctness": config.judge.correctness.prompt}
+    out: dict[str, tuple[Fingerprint, Prompt]] = {}
+    for task in FURTHER_TASKS:
+        if task in tasks:
+            prompt = load_prompt(prompts[task], task)
+            out[task] = (task_fingerprint_of(task, identity, prompt), prompt)
+    return out
 
 
 def changed_parts(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
@@ -176,7 +236,10 @@ class BatchExport(NamedTuple):
     estimate: Estimate | None = None
     """What the pending requests should cost, at the rate of this judge's earlier replies in
     the cache (``judge.results.tokens``): their tokens, and the time one request at a time
-    would take (a batch engine's own pace is its own)."""
+    would take (a batch engine's own pace is its own). The answers' requests only."""
+    tasks: Mapping[str, tuple[int, int]] = MappingProxyType({})
+    """Per further judgement exported (``chunk``, ``correctness``): its pending and total
+    requests (counted in ``pending``, ``cached`` and ``total`` too)."""
 
     @property
     def paths(self) -> list[Path]:
@@ -235,6 +298,47 @@ def _request_lines(
         yield item, line.encode()
 
 
+def _task_items(further: Further, pending: dict[str, set[str]]) -> Iterator[tuple[Task, str, str]]:
+    """(task, item key, question id) of each pending further request, once per key, in the
+    order they are written (chunk grades, then correctness; each in the run's order)."""
+    entries: list[tuple[Task, str, str]] = [
+        *(("chunk", item.key, item.question_id) for item in further.chunks),
+        *(("correctness", item.key, item.question_id) for item in further.correctness),
+    ]
+    seen: set[tuple[str, str]] = set()
+    for task, key, question_id in entries:
+        if key in pending.get(task, ()) and (task, key) not in seen:
+            seen.add((task, key))
+            yield task, key, question_id
+
+
+def _task_lines(
+    further: Further, pending: dict[str, set[str]], config: Config
+) -> Iterator[tuple[str, bytes]]:
+    """The request line of each pending chunk grade and correctness verdict: the body the
+    ``openai`` backend would send for it (its prompt and its task's schema)."""
+    chunks = {item.key: item for item in further.chunks}
+    answers = {item.key: item for item in further.correctness}
+    for task, key, question_id in _task_items(further, pending):
+        if task == "chunk":
+            assert further.prompts.chunk is not None
+            request = chunk_request(further.prompts.chunk, chunks[key])
+        else:
+            assert further.prompts.correctness is not None
+            request = correctness_request(further.prompts.correctness, answers[key])
+        body = request_body(config.judge.openai, request.prompt, request.schema)
+        line = {
+            "custom_id": custom_id(task, key),
+            "method": "POST",
+            "url": REQUEST_URL,
+            "body": body,
+        }
+        yield (
+            question_id,
+            (json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n").encode(),
+        )
+
+
 class _FileWriter:
     """Request files ``requests-0001.jsonl``, ... each written whole or not at all."""
 
@@ -249,10 +353,10 @@ class _FileWriter:
     def _tmp(self) -> Path:
         return self.out_dir / f".{self._name}.{os.getpid()}.tmp"
 
-    def write(self, item: JudgeItem, line: bytes) -> None:
+    def write(self, question_id: str, line: bytes) -> None:
         if len(line) > self.max_bytes:
             raise ConfigError(
-                f"the request for question '{item.question.id}' alone is "
+                f"the request for question '{question_id}' alone is "
                 f"{len(line) / 1024 / 1024:.1f} MB, over the file limit of "
                 f"{self.max_bytes / 1024 / 1024:g} MB; raise --max-file-mb"
             )
@@ -324,8 +428,13 @@ def export_batch(
     reports = ReportsDir(config.reports.dir)
     with reports.lock():  # as a run: an adapter is asked at most once at a time
         fingerprint, prompt = current_fingerprint(config)
+        prompts = further_prompts(config)  # the judgements that are on, checked for their task
+        tasks = task_fingerprints(
+            config, [t for t, p in zip(FURTHER_TASKS, prompts, strict=True) if p]
+        )
         inputs = load_inputs(config, run_path, with_labels=False)
         items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
+        further = further_items(config, prompts, inputs.golden, inputs.run)
     cache = VerdictCache(config.judge.cache_path)
     try:
         # get_many, as a run looks replies up: an unreadable row is pending here too.
@@ -335,21 +444,30 @@ def export_batch(
             unique.setdefault(item.key, item)
         pending = [item for item in unique.values() if item.key not in cached]
         earlier = earlier_replies(cache, fingerprint.parts) if pending else []
+        pending_tasks: dict[str, set[str]] = {}
+        counts: dict[str, tuple[int, int]] = {}
+        for task, _, keys, _ in further.plans():
+            held = cache.get_many(tasks[task][0].value, keys)
+            pending_tasks[task] = {key for key in keys if key not in held}
+            counts[task] = (len(pending_tasks[task]), len(keys))
     finally:
         cache.close()
     out = out_dir or default_out_dir(config, fingerprint.value, started)
+    waiting = len(pending) + sum(n for n, _ in counts.values())
+    everything = len(unique) + sum(n for _, n in counts.values())
     result = BatchExport(
         out_dir=out,
         manifest=None,
         files=(),
-        pending=len(pending),
-        cached=len(unique) - len(pending),
-        total=len(unique),
+        pending=waiting,
+        cached=everything - waiting,
+        total=everything,
         fingerprint=fingerprint.value,
         warnings=inputs.warnings(with_labels=False),
         estimate=estimate(len(pending), len(unique), earlier),
+        tasks=counts,
     )
-    if not pending:
+    if not waiting:
         return result
     if out_dir is None:  # <time>-<fingerprint>, or -2, ... when another export had that name
         out = claim_unique(out.parent, out.name, folder=True)
@@ -362,7 +480,9 @@ def export_batch(
     writer = _FileWriter(out, int(max_file_mb * 1024 * 1024), max_requests_per_file)
     try:
         for item, line in _request_lines(pending, prompt, config):
-            writer.write(item, line)
+            writer.write(item.question.id, line)
+        for question_id, line in _task_lines(further, pending_tasks, config):
+            writer.write(question_id, line)
         writer.close()
     except BaseException:
         writer.abandon()  # without its manifest an export is no export: none of it is left
@@ -378,7 +498,19 @@ def export_batch(
         run_source=inputs.run_source,
         context_k=config.retrieval.context_k,
         files=tuple(writer.done),
-        items={item.key: item.question.id for item in pending},
+        items={item.key: item.question.id for item in pending}
+        | {
+            custom_id(task, key): question_id
+            for task, key, question_id in _task_items(further, pending_tasks)
+        },
+        tasks={
+            task: BatchTask(
+                fingerprint=tasks[task][0].value,
+                fingerprint_parts=tasks[task][0].parts,
+                prompt=str(tasks[task][1].path),
+            )
+            for task in counts
+        },
     )
     path = out / MANIFEST_NAME
     write_json_document(path, manifest, BATCH_MANIFEST_FILE, indent=1)
@@ -618,32 +750,51 @@ def import_batch(
     if unreadable:
         raise InputError(unreadable)
     fingerprint, prompt = current_fingerprint(config)
+    tasks = task_fingerprints(config, list(loaded.tasks))
     reader = _OutputReader(loaded, manifest_path, chunk_rows)
+    refusals = []
     if fingerprint.value != loaded.fingerprint:
         changed = changed_parts(loaded.fingerprint_parts, fingerprint.parts)
+        refusals.append(
+            f"{manifest_path}: exported for judge configuration {loaded.fingerprint}, but "
+            f"judge.openai and the prompt now give {fingerprint.value} (changed: "
+            f"{', '.join(changed) or 'the fingerprint recipe'}); the replies were made by "
+            "another judge: import them under the configuration they were exported with, "
+            "or export again"
+        )
+    for task, exported in loaded.tasks.items():
+        now = tasks[task][0]
+        if now.value != exported.fingerprint:
+            changed = changed_parts(exported.fingerprint_parts, now.parts)
+            refusals.append(
+                f"{manifest_path}: its {task} requests were exported for judge configuration "
+                f"{exported.fingerprint}, but judge.openai and {exported.prompt} now give "
+                f"{now.value} (changed: {', '.join(changed) or 'the fingerprint recipe'}); "
+                "import them under the configuration they were exported with, or export again"
+            )
+    if refusals:
         for _ in reader.chunks(unique):
             pass  # every bad line is reported too; nothing is written
-        raise InputError(
-            [
-                f"{manifest_path}: exported for judge configuration {loaded.fingerprint}, but "
-                f"judge.openai and the prompt now give {fingerprint.value} (changed: "
-                f"{', '.join(changed) or 'the fingerprint recipe'}); the replies were made by "
-                "another judge: import them under the configuration they were exported with, "
-                "or export again",
-                *reader.problems,
-            ]
-        )
+        raise InputError([*refusals, *reader.problems])
     cache = VerdictCache(config.judge.cache_path)
     try:
         identity = openai_identity(config.judge.openai)
-        label = f"{identity.kind} {identity.model} · {prompt.name}"  # as judge_items labels it
-        cache.register(fingerprint.value, fingerprint.parts, label)
+        prints: dict[str, str] = {"answer": fingerprint.value}
+        cache.register(fingerprint.value, fingerprint.parts, task_label(identity, prompt))
+        for task, (task_print, task_prompt) in tasks.items():
+            cache.register(task_print.value, task_print.parts, task_label(identity, task_prompt))
+            prints[task] = task_print.value
         imported = offered = 0
         for rows in reader.chunks(unique):
-            if rows:
-                imported += cache.put_many(fingerprint.value, rows)
-                offered += len(rows)
-        still_pending = len(loaded.items.keys() - cache.cached_keys(fingerprint.value))
+            by_task: dict[str, list[tuple[str, str, Reply]]] = {}
+            for request_id, question_id, reply in rows:
+                task, key = task_of(request_id)
+                by_task.setdefault(task, []).append((key, question_id, reply))
+            for task, task_rows in by_task.items():
+                imported += cache.put_many(prints[task], task_rows)
+                offered += len(task_rows)
+        held = {task: cache.cached_keys(value) for task, value in prints.items()}
+        still_pending = sum(key not in held[task] for task, key in map(task_of, loaded.items))
     finally:
         cache.close()
     return BatchImport(

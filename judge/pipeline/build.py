@@ -16,10 +16,11 @@ from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from judge.audit.agreement import agreement, audit_items, judge_scores
 from judge.audit.agreement import as_json as audit_json
+from judge.audit.chunk_agreement import chunk_agreement, corrected_recall
 from judge.config import Config
 from judge.hashing import tagged_hash, text_sha256
 from judge.inputs.golden import GoldenSet
@@ -29,8 +30,14 @@ from judge.judging.graded import ChunkGrade, CorrectnessVerdict
 from judge.judging.grading import Fingerprint
 from judge.judging.items import context_for
 from judge.judging.verdict import STATUSES, Verdict
-from judge.record import PromptEdit, QuestionRow, Record, Tables
+from judge.record import ChunkSummary, PromptEdit, QuestionRow, Record, Tables
 from judge.results.baseline import Baseline, compare_with_baseline
+from judge.results.chunk_grades import (
+    RELEVANT_GRADE,
+    GradedChunk,
+    judged_tables,
+    missing_labels,
+)
 from judge.results.compare import (
     SECTIONS,
     GateRule,
@@ -73,6 +80,10 @@ class Judged(NamedTuple):
     """Per question id, the grades of its retrieved chunks (empty: chunk grading off)."""
     correctness: Mapping[str, CorrectnessVerdict] = MappingProxyType({})
     """Per question id, its correctness verdict (empty: correctness off)."""
+    chunk_fingerprint: Fingerprint | None = None
+    """What the chunk grades were cached under (None: chunk grading off)."""
+    correctness_fingerprint: Fingerprint | None = None
+    """What the correctness verdicts were cached under (None: correctness off)."""
 
 
 class Earlier(NamedTuple):
@@ -167,6 +178,14 @@ def _judge_metrics(table: TypeTable) -> TypeMetrics:
     return out
 
 
+def _value(fingerprint: Fingerprint | None) -> str | None:
+    return None if fingerprint is None else fingerprint.value
+
+
+def _parts(fingerprint: Fingerprint | None) -> dict[str, Any] | None:
+    return None if fingerprint is None else fingerprint.parts
+
+
 def _manifest(
     config: Config,
     measured: Measured,
@@ -189,6 +208,10 @@ def _manifest(
             golden=golden.questions_hash,
             corpus=golden.corpus_hash,
             run=run_hash(measured.run),
+            chunks=_value(judged.chunk_fingerprint),
+            chunks_parts=_parts(judged.chunk_fingerprint),
+            correctness=_value(judged.correctness_fingerprint),
+            correctness_parts=_parts(judged.correctness_fingerprint),
         ),
         run=RunInfo(source=measured.run_source, meta=measured.run.meta),
         config=config.model_dump(mode="json"),
@@ -338,6 +361,7 @@ def build_report(
     return Record(
         manifest=manifest,
         entry=entry,
+        chunks=_chunk_summary(config, golden, judged),
         questions=_question_rows(config, measured, item_map, judged, failures),
         tables=Tables(judge=table, retrieval=measured.retrieval, splits=split_tables),
         rule=rule,
@@ -385,6 +409,37 @@ def _season(
         if comparison is not None:
             out.append(comparison)
     return out
+
+
+def _chunk_summary(config: Config, golden: GoldenSet, judged: Judged) -> ChunkSummary | None:
+    """The chunk grades summarised for the record (None when no chunk was graded): judged
+    retrieval, possible missing labels, agreement with the golden labels, corrected recall."""
+    if not judged.chunk_grades:
+        return None
+    graded = [
+        GradedChunk(
+            g.question_id, g.chunk_id, g.rank, g.grade if g.status == "ok" else None, g.reason
+        )
+        for q in golden.questions
+        for g in judged.chunk_grades.get(q.id, ())
+    ]
+    depth = config.judge.chunks.depth or config.retrieval.context_k
+    types = config.data.question_types
+    questions = golden.questions
+    tables = judged_tables(questions, graded, config.retrieval.ks, types, depth=depth)
+    k = min(config.retrieval.context_k, depth)
+    return ChunkSummary(
+        depth=depth,
+        relevant_grade=RELEVANT_GRADE,
+        graded=len(graded),
+        not_ok=sum(g.grade is None for g in graded),
+        judged=tables.every,
+        judged_unlabelled=tables.unlabelled,
+        missing=missing_labels(questions, graded),
+        agreement=chunk_agreement(questions, graded, types),
+        corrected_k=k,
+        corrected=corrected_recall(questions, graded, k, types, depth=depth),
+    )
 
 
 def _question_rows(

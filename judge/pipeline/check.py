@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from judge.axes import OPTIONAL_AXES
 from judge.config import Config
 from judge.errors import ConfigError, InputError, PromptError
 from judge.folders import ReportsDir
@@ -28,9 +29,16 @@ from judge.judging.items import build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.metrics import metric_names
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs
-from judge.pipeline.session import Preflight, preflight
+from judge.pipeline.session import (
+    NO_FURTHER,
+    FurtherPrompts,
+    Preflight,
+    further_items,
+    further_prompts,
+    preflight,
+)
 from judge.results.compare import GateRule
-from judge.results.gate import GATE_JUDGE_METRICS, Detectable, detectable, night_family
+from judge.results.gate import Detectable, detectable, gate_judge_metrics, night_family
 from judge.results.reproducibility import Repeated, repeated
 
 
@@ -85,8 +93,9 @@ class Checked(NamedTuple):
     """Per type, what the gate can call with that many questions (``judge.results.gate``)."""
     answers: AnswerSource
     judge: Preflight | None
-    """The judge ``judge run`` would use, and what the cache holds of this run for it; None
-    when the preflight was skipped (``--no-judge``, for offline use)."""
+    """The judge ``judge run`` would use, and what the cache holds of this run for it (the
+    chunk grades' and correctness' too, where they are on: ``Preflight.further``); None when
+    the preflight was skipped (``--no-judge``, for offline use)."""
 
 
 def check(
@@ -124,6 +133,11 @@ def check(
         prompt = load_prompt(config.judge.prompt)
     except PromptError as exc:
         problems.append(str(exc))
+    prompts = FurtherPrompts()
+    try:  # and those of the chunk grades and correctness, where they are on
+        prompts = further_prompts(config)
+    except PromptError as exc:
+        problems.append(str(exc))
     problems += [
         f"{inputs.run_source}: the adapter failed for question '{q.id}': {run.meta.failed[q.id]}"
         for q in golden.questions
@@ -143,12 +157,13 @@ def check(
         ordered,
         scored,
         len(metric_names(config.retrieval.ks)),
-        len(GATE_JUDGE_METRICS),
+        len(gate_judge_metrics(OPTIONAL_AXES if config.judge.correctness.enabled else ())),
     )
     judged = None
     if preflight_judge and prompt is not None:  # the prompt loaded: problems would be raised
         items = build_items(golden, run, config.retrieval.context_k)
-        judged = preflight(config, items, prompt, backend)
+        further = further_items(config, prompts, golden, run) if any(prompts) else NO_FURTHER
+        judged = preflight(config, items, prompt, backend, further)
     return Checked(
         inputs,
         ordered,

@@ -26,12 +26,23 @@ from judge.inputs.runs import load_run, run_lines
 from judge.jsonl import jsonl_text
 from judge.judging.backends import JudgeBackend
 from judge.judging.cache import VerdictCache
+from judge.judging.chunks import build_chunk_items, cached_grades, chunk_depth
+from judge.judging.correctness import build_correctness_items, cached_correctness
+from judge.judging.graded import ChunkGrade, CorrectnessVerdict
 from judge.judging.grading import Fingerprint, JudgeProgress, cached_verdicts
 from judge.judging.items import build_items
 from judge.judging.prompts import load_prompt
 from judge.pipeline.build import Earlier, Judged, build_report
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
-from judge.pipeline.session import JudgeChoice, judge_info, judging_session
+from judge.pipeline.session import (
+    Further,
+    JudgeChoice,
+    Session,
+    further_items,
+    further_prompts,
+    judge_info,
+    judging_session,
+)
 from judge.record import Record
 from judge.report.files import render_files
 from judge.results.baseline import read_baseline
@@ -197,6 +208,7 @@ def _evaluate(
     reports = ReportsDir(config.reports.dir)
     with reports.lock():  # before the adapter is asked: a second run must not pay for answers
         prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
+        prompts = further_prompts(config)  # so do those of the chunk grades and correctness
         # A damaged history or a baseline of the old format fails here too, before anything is
         # asked or judged; both are read once and handed down.
         earlier = earlier_runs(config, reports)
@@ -206,22 +218,28 @@ def _evaluate(
         hooks.on_inputs(inputs)
         measured = measure_retrieval(config, inputs.golden, inputs.run, inputs.run_source)
         items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
+        further = further_items(config, prompts, inputs.golden, inputs.run)
         with judging_session(
-            config, backend, items, prompt, inputs.run_source, hooks.on_judge_chosen
+            config, backend, items, prompt, inputs.run_source, hooks.on_judge_chosen, further
         ) as session:
             outcome = session.judge(items, hooks.on_judging, rejudge_failed=rejudge_failed)
-        if outcome.interrupted:
-            # The same command resumes: the verdicts are cached, and an adapter's answers are
-            # saved and reused (no need to point --run at them).
-            raise Interrupted(
-                f"{len(outcome.verdicts)} of {len(inputs.run.records)} answers judged and "
-                "cached; run the same command again to resume"
-            )
+            if outcome.interrupted:
+                # The same command resumes: the verdicts are cached, and an adapter's answers
+                # are saved and reused (no need to point --run at them).
+                raise Interrupted(
+                    f"{len(outcome.verdicts)} of {len(inputs.run.records)} answers judged and "
+                    "cached; run the same command again to resume"
+                )
+            graded = _judge_further(session, further, hooks.on_judging, rejudge_failed)
         judged = Judged(
             outcome.verdicts,
             judge_info(session.opened, prompt),
             outcome.fingerprint,
-            outcome.elapsed_s,
+            outcome.elapsed_s,  # the answers' time, as the summary says it
+            chunk_grades=graded.chunk_grades,
+            correctness=graded.correctness,
+            chunk_fingerprint=graded.chunk_fingerprint,
+            correctness_fingerprint=graded.fingerprint,
         )
         name = reports.new_folder_name(outcome.fingerprint.value, started_at, earlier.history)
         report = build_report(
@@ -231,6 +249,61 @@ def _evaluate(
         files = {**render_files(report), "run.jsonl": jsonl_text(run_lines(inputs.run))}
         folder = reports.publish(name, files, report.entry)
     return Evaluation(folder, report, inputs)
+
+
+class FurtherJudged(NamedTuple):
+    """The chunk grades and correctness verdicts of a run, and the fingerprints they were
+    cached under (None: that judgement is off)."""
+
+    chunk_grades: dict[str, tuple[ChunkGrade, ...]]
+    chunk_fingerprint: Fingerprint | None
+    correctness: dict[str, CorrectnessVerdict]
+    fingerprint: Fingerprint | None
+    """The correctness fingerprint."""
+    seconds: float
+
+
+def _judge_further(
+    session: Session,
+    further: Further,
+    on_progress: Callable[[JudgeProgress], None],
+    rejudge_failed: bool,
+) -> FurtherJudged:
+    """Grade the chunks, then judge correctness, where each is on; Ctrl-C during either
+    raises ``Interrupted`` saying what is kept (the answers' verdicts and every reply so far
+    are in the cache: the same command resumes)."""
+    grades: dict[str, tuple[ChunkGrade, ...]] = {}
+    verdicts: dict[str, CorrectnessVerdict] = {}
+    chunk_print = correctness_print = None
+    seconds = 0.0
+    if further.prompts.chunk is not None:
+        chunks = session.grade_chunks(
+            further.prompts.chunk, further.chunks, on_progress, rejudge_failed=rejudge_failed
+        )
+        if chunks.interrupted:
+            unique = len({item.key for item in further.chunks})
+            done = len({g.item_key for grades in chunks.grades.values() for g in grades})
+            raise Interrupted(
+                f"every answer judged, and {done} of {unique} chunks graded; all cached; run "
+                "the same command again to resume"
+            )
+        grades, chunk_print, seconds = chunks.grades, chunks.fingerprint, chunks.elapsed_s
+    if further.prompts.correctness is not None:
+        judged = session.judge_correctness(
+            further.prompts.correctness,
+            further.correctness,
+            on_progress,
+            rejudge_failed=rejudge_failed,
+        )
+        if judged.interrupted:
+            raise Interrupted(
+                f"every answer judged{' and every chunk graded' if grades else ''}, and "
+                f"{len(judged.verdicts)} of {len(further.correctness)} answers judged for "
+                "correctness; all cached; run the same command again to resume"
+            )
+        verdicts, correctness_print = judged.verdicts, judged.fingerprint
+        seconds += judged.elapsed_s
+    return FurtherJudged(grades, chunk_print, verdicts, correctness_print, seconds)
 
 
 def earlier_runs(config: Config, reports: ReportsDir) -> Earlier:
@@ -293,11 +366,38 @@ def rerender(
         run = load_run(folder.run_path, golden)
         measured = measure_retrieval(config, golden, run, manifest.run.source)
         fingerprint = Fingerprint(manifest.fingerprints.judge, manifest.fingerprints.judge_parts)
+        fingerprints = manifest.fingerprints
         cache = VerdictCache(config.judge.cache_path)
         try:
             items = build_items(golden, run, config.retrieval.context_k)
             saved = read_saved_verdicts(folder.path)
             rederived = cached_verdicts(items, fingerprint.value, cache)
+            saved_rows = (
+                _saved_rows(folder.record)
+                if fingerprints.chunks or fingerprints.correctness
+                else {}
+            )
+            grades: dict[str, tuple[ChunkGrade, ...]] = {}
+            if fingerprints.chunks is not None:
+                depth = chunk_depth(config.judge.chunks.depth, config.retrieval.context_k)
+                chunk_items = build_chunk_items(golden, run, depth)
+                grades = {
+                    qid: row[0] for qid, row in saved_rows.items() if row[0] is not None
+                } | _as_then(cached_grades(chunk_items, fingerprints.chunks, cache), saved_rows)
+            correctness: dict[str, CorrectnessVerdict] = {}
+            if fingerprints.correctness is not None:
+                rejudged = cached_correctness(
+                    build_correctness_items(golden, run), fingerprints.correctness, cache
+                )
+                saved_correctness = {
+                    qid: row[1] for qid, row in saved_rows.items() if row[1] is not None
+                }
+                correctness = saved_correctness | {
+                    qid: v.model_copy(update={"cached": saved_correctness[qid].cached})
+                    if qid in saved_correctness
+                    else v
+                    for qid, v in rejudged.items()
+                }
         finally:
             cache.close()
         # The report describes the run as it happened: whether a verdict came from the cache
@@ -306,7 +406,18 @@ def rerender(
             qid: v.model_copy(update={"cached": saved[qid].cached}) if qid in saved else v
             for qid, v in rederived.items()
         }
-        judged = Judged(verdicts, manifest.judge, fingerprint, manifest.judge_seconds)
+        judged = Judged(
+            verdicts,
+            manifest.judge,
+            fingerprint,
+            manifest.judge_seconds,
+            chunk_grades=grades,
+            correctness=correctness,
+            chunk_fingerprint=_recorded(fingerprints.chunks, fingerprints.chunks_parts),
+            correctness_fingerprint=_recorded(
+                fingerprints.correctness, fingerprints.correctness_parts
+            ),
+        )
         labels = load_labels_if_any(config.data.labels, golden.by_id())
         if labels.warning():
             warn(str(labels.warning()))
@@ -322,3 +433,35 @@ def rerender(
         )
         folder.write_files(render_files(report))
     return folder
+
+
+SavedRow = tuple[tuple[ChunkGrade, ...] | None, CorrectnessVerdict | None]
+
+
+def _saved_rows(record: Callable[[], Record]) -> dict[str, SavedRow]:
+    """Each question's chunk grades and correctness verdict as the folder's record keeps
+    them (what stands for a reply pruned from the cache); none when the record cannot be
+    read."""
+    try:
+        rows = record().questions
+    except (ConfigError, InputError, OSError):
+        return {}
+    return {row.question_id: (row.chunk_grades, row.correctness) for row in rows}
+
+
+def _as_then(
+    rederived: dict[str, tuple[ChunkGrade, ...]], saved: dict[str, SavedRow]
+) -> dict[str, tuple[ChunkGrade, ...]]:
+    """Re-derived grades, each marked cached as it was in the run (by chunk id)."""
+    out = {}
+    for qid, grades in rederived.items():
+        before = {g.chunk_id: g.cached for g in saved.get(qid, (None, None))[0] or ()}
+        out[qid] = tuple(
+            g.model_copy(update={"cached": before[g.chunk_id]}) if g.chunk_id in before else g
+            for g in grades
+        )
+    return out
+
+
+def _recorded(value: str | None, parts: dict[str, Any] | None) -> Fingerprint | None:
+    return None if value is None else Fingerprint(value, parts or {})

@@ -9,12 +9,15 @@ the folder's ``run.jsonl``, the input that was judged, is the wiring's copy).
 - ``verdicts.csv``   one row per question: every metric, score, quote, match kind, span
 - ``verdicts.jsonl`` the verdicts as data; ``items.jsonl`` what the judge saw
 - ``review.html``    the reviewers' page
+- ``missing-labels.csv`` with ``[judge.chunks]`` on: the possible missing labels, for
+                     ``judge golden accept``
 """
 
 from __future__ import annotations
 
 from judge.jsonl import jsonl_text
 from judge.record import Record, record_json, values_json
+from judge.report.chunks_text import MISSING_LABELS_FILE, missing_labels_file
 from judge.report.data import verdicts_csv
 from judge.report.markdown import render_report_md
 from judge.report.review_page import render_review_page
@@ -22,7 +25,7 @@ from judge.report.review_page import render_review_page
 
 def render_files(report: Record) -> dict[str, str]:
     """File name → text, for every file of the folder."""
-    return {
+    files = {
         "manifest.json": report.manifest.to_json(),
         "report.md": render_report_md(report),
         "report.json": record_json(report),
@@ -32,3 +35,7 @@ def render_files(report: Record) -> dict[str, str]:
         "items.jsonl": jsonl_text(report.items),
         "review.html": render_review_page(report),
     }
+    missing = missing_labels_file(report)
+    if missing is not None:
+        files[MISSING_LABELS_FILE] = missing
+    return files

@@ -27,6 +27,7 @@ from judge.judging.items import ContextChunk
 from judge.judging.verdict import SentenceCheck, Verdict
 from judge.record import QuestionRow, Record
 from judge.report.audit_text import corrected_markdown_lines
+from judge.report.chunks_text import chunk_lines
 from judge.report.text_tables import render_markdown
 from judge.report.tokens_text import token_lines
 from judge.results.compare import SEASON, GateRule, SectionComparison, moved_list, p_value
@@ -171,6 +172,7 @@ def render_report_md(report: Record) -> str:
     lines += failed_lines(report)
     lines += token_lines(report)
     lines += ["## Retrieval at every k", "", render_markdown(report.retrieval), ""]
+    lines += chunk_lines(report)
     lines += ["## Compared with earlier runs", "", _rule_line(report.rule), ""]
     lines += [*_detectable_lines(report), ""]
     lines += _comparison_lines(report.comparisons, "the last compatible run")

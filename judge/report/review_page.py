@@ -61,7 +61,7 @@ from judge.results.review import TRIAGE_FLAGS
 from judge.textnorm import normalise
 
 if TYPE_CHECKING:
-    from judge.record import Record
+    from judge.record import QuestionRow, Record
 
 #: One localStorage key for the marks of every page (documented in docs/review.md).
 STORE_KEY = "judge-review-marks"
@@ -201,9 +201,34 @@ def _sentence_view(item: ItemRecord, verdict: Verdict) -> dict[str, Any]:
     }
 
 
+def _chunk_grades(row: QuestionRow, missing: dict[str, set[str]]) -> dict[str, Any]:
+    """The judge's grade of each chunk shown (``[judge.chunks]`` on), by chunk id."""
+    flagged = missing.get(row.question_id, set())
+    return {
+        g.chunk_id: {
+            "grade": g.grade,
+            "status": g.status,
+            "reason": g.reason or g.error or "",
+            "missing_label": g.chunk_id in flagged,
+        }
+        for g in row.chunk_grades or ()
+    }
+
+
+def _correctness(row: QuestionRow) -> dict[str, Any] | None:
+    """The answer against the reference answer (``[judge.correctness]`` on)."""
+    c = row.correctness
+    if c is None:
+        return None
+    return {"status": c.status, "score": c.correctness, "reason": c.reason or c.error or ""}
+
+
 def page_data(report: Record) -> dict[str, Any]:
     """Everything the page shows, as JSON (rendered only through ``textContent``)."""
     items: list[dict[str, Any]] = []
+    missing: dict[str, set[str]] = {}
+    for m in report.chunks.missing if report.chunks is not None else ():
+        missing.setdefault(m.question_id, set()).add(m.chunk_id)
     for row in report.questions:
         item, verdict = row.item, row.verdict
         if item is None or verdict is None:
@@ -234,6 +259,9 @@ def page_data(report: Record) -> dict[str, Any]:
                 "gap": found.gap,
                 "confidence": verdict.confidence,
                 "score_probabilities": verdict.score_probabilities,
+                "chunk_grades": _chunk_grades(row, missing),
+                "missing_labels": sorted(missing.get(row.question_id, ())),
+                "correctness": _correctness(row),
                 **_sentence_view(item, verdict),
             }
         )
@@ -268,6 +296,9 @@ def page_data(report: Record) -> dict[str, Any]:
                 "score_probabilities": None,
                 "answer_pieces": None,
                 "chunk_pieces": None,
+                "chunk_grades": {},
+                "missing_labels": [],
+                "correctness": None,
             }
         )
     statuses = {v["verdict"]["status"] for v in items if v["verdict"]}
@@ -285,6 +316,9 @@ def page_data(report: Record) -> dict[str, Any]:
         "match_kinds": sorted(kinds),
         "triage": TRIAGE_FLAGS,
         "diagnoses": list(DIAGNOSES),
+        "chunks_graded": report.chunks is not None,
+        "relevant_grade": None if report.chunks is None else report.chunks.relevant_grade,
+        "correctness_judged": any(row.correctness is not None for row in report.questions),
         "sentence_words": SENTENCE_WORDS,
         # ISO times, shown in the reader's own time zone and words (the ISO text as a tooltip).
         "run": {

@@ -8,6 +8,7 @@ from pathlib import Path
 from judge.config import Config
 from judge.formatting import fmt_share, terminal_text
 from judge.record import Record
+from judge.report.chunks_text import chunk_console_line
 from judge.report.markdown import judge_warnings
 from judge.report.text_tables import render_text
 from judge.results.diagnosis import TypeDiagnosis
@@ -68,6 +69,9 @@ def console_summary(report: Record, config: Config, folder: Path) -> list[str]:
     diagnosed = diagnosis_line(report.diagnoses)
     if diagnosed is not None:
         lines.append(f"\n{_word(diagnosed)}")
+    graded = chunk_console_line(report)
+    if graded is not None:
+        lines.append(f"\n{_word(graded)}")
     if report.adapter_failed:
         lines.append(
             f"\nthe adapter failed for {len(report.adapter_failed)} question(s) (no answer, so no "

@@ -68,13 +68,22 @@ class GradedChunk(NamedTuple):
 
 
 def judged_metric_names(ks: Sequence[int], depth: int | None = None) -> list[str]:
-    """The judged metrics in display order (``judge.metrics``'s, prefixed ``judged_``), for the
-    k of ``ks`` at most ``depth`` (all of them when ``depth`` is None): a k deeper than the
-    judge graded is never reported."""
+    """The judged metrics in display order, for the k of ``ks`` at most ``depth`` (all of them
+    when ``depth`` is None): a k deeper than the judge graded is never reported.
+
+    ``judged_precision@k`` first (the share of the top k the judge grades relevant: defined for
+    every graded question, so the primary), then ``judge.metrics``'s, prefixed ``judged_``; but
+    ``judged_recall@k`` only for k below ``depth``: relative to the graded pool, recall at the
+    pool's own depth is 1 by construction whenever it is defined, and says nothing."""
     capped = [k for k in ks if depth is None or k <= depth]
     if not capped:
         return [f"{PREFIX}mrr"]
-    return [PREFIX + metric.name for metric in retrieval_metrics(capped)]
+    names = [f"{PREFIX}precision@{k}" for k in capped]
+    for metric in retrieval_metrics(capped):
+        if metric.measure == "recall" and depth is not None and (metric.k or 0) >= depth:
+            continue
+        names.append(PREFIX + metric.name)
+    return names
 
 
 def _pool(graded: Iterable[GradedChunk], question_id: str | None = None) -> list[GradedChunk]:
@@ -115,7 +124,9 @@ def judged_values(
     Relative to the graded pool (the top ``depth`` chunks the judge saw; ``depth`` None: as many
     as are graded), with J the pool's chunks graded ≥ ``RELEVANT_GRADE``:
 
-    - ``judged_recall@k`` = |J ∩ top k| / |J|; ``judged_hit@k`` = 1 if J meets the top k;
+    - ``judged_precision@k`` = |J ∩ top k| / k (0 when J is empty);
+    - ``judged_recall@k`` = |J ∩ top k| / |J| (for k below ``depth`` only:
+      ``judged_metric_names``); ``judged_hit@k`` = 1 if J meets the top k;
       ``judged_mrr`` = 1 / rank of the first chunk of J (0 when J is empty): the human-label
       definitions of ``judge.retrieval`` with J as the relevant set, computed by its scorer;
     - ``judged_ndcg@k`` = DCG@k / IDCG@k with the grade (0–3) as the gain and log2 discount,
@@ -137,12 +148,18 @@ def judged_values(
         return {}
     ks = [k for k in ks if k <= depth]
     relevant = {c.chunk_id for c in pool if c.grade is not None and c.grade >= RELEVANT_GRADE}
-    values: dict[str, float] = {}
+    values: dict[str, float] = {
+        # Over k, not over the chunks retrieved: a run that returned fewer than k chunks has
+        # the rest count as not relevant (trec_eval's P@k).
+        f"{PREFIX}precision@{k}": sum(c.chunk_id in relevant for c in pool[:k]) / k
+        for k in ks
+    }
+    names = judged_metric_names(ks, depth)
     if not relevant:
         values[f"{PREFIX}mrr"] = 0.0
         for k in ks:
             values[f"{PREFIX}hit@{k}"] = 0.0
-        return {name: values[name] for name in judged_metric_names(ks) if name in values}
+        return {name: values[name] for name in names if name in values}
     columns = score_rankings([[c.chunk_id for c in pool]], [relevant], ks or [depth])
     gains = [c.grade or 0 for c in pool]
     ideal = sorted(gains, reverse=True)
@@ -153,7 +170,7 @@ def judged_values(
         else:
             value = columns[metric.name][0]
         values[PREFIX + metric.name] = value
-    return {name: values[name] for name in judged_metric_names(ks)}
+    return {name: values[name] for name in names}
 
 
 # --- per-type tables --------------------------------------------------------------------------
@@ -208,8 +225,8 @@ def judged_tables(
     """Per type (``type_order`` first, ``all`` last) the means of ``judged_values``, built the
     way ``judge.results.tables.retrieval_table`` is (``per_type_table``, ``judge.grouped``).
 
-    Primary metric: the first k's judged recall (``ks[0]``, the context_k, when the judge graded
-    that deep). ``n`` counts the questions with a value for it; the count columns say where the
+    Primary metric: the first k's judged precision (``ks[0]``, the context_k, when the judge
+    graded that deep): defined for every fully graded question. ``n`` counts the questions with a value for it; the count columns say where the
     others went (``GRADED`` and the constants below it). Out-of-scope questions (no relevant
     chunk exists) are left out and counted in ``excluded``, as in the retrieval table: a chunk
     graded relevant for them is a finding for ``missing_labels``, not a hit.

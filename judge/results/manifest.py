@@ -61,6 +61,13 @@ class Fingerprints(_Part):
     golden: str
     corpus: str
     run: str
+    chunks: str | None = None
+    """The fingerprint the run's chunk grades are cached under (None: chunk grading off, or a
+    folder written before there were chunk grades)."""
+    chunks_parts: dict[str, Any] | None = None
+    correctness: str | None = None
+    """The fingerprint of the run's correctness verdicts (None: correctness off)."""
+    correctness_parts: dict[str, Any] | None = None
 
 
 class RunInfo(_Part):

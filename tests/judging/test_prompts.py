@@ -20,7 +20,9 @@ INJECTION = (
 
 
 def test_every_shipped_prompt_loads_and_renders() -> None:
-    prompts = sorted((REPO / "prompts").glob("*.md"))
+    # The answer's prompts; those of the chunk grade and correctness load for their own task
+    # (tests/judging/test_further_judgements.py).
+    prompts = sorted((REPO / "prompts").glob("judge*.md"))
     assert prompts
     for path in prompts:
         prompt = load_prompt(path)

@@ -83,6 +83,8 @@ def test_judged_values_by_hand() -> None:
     values = judged_values(q, graded, [3, 1, 10])
     # J = {a, c} (grade >= 2), at ranks 2 and 3; depth 5, so k = 10 is not reported.
     assert list(values) == [
+        "judged_precision@3",
+        "judged_precision@1",
         "judged_recall@3",
         "judged_hit@3",
         "judged_mrr",
@@ -92,6 +94,8 @@ def test_judged_values_by_hand() -> None:
         "judged_ndcg@1",
     ]
     assert values["judged_recall@3"] == 1.0  # 2 of 2
+    assert values["judged_precision@3"] == pytest.approx(2 / 3)
+    assert values["judged_precision@1"] == 0.0
     assert values["judged_hit@3"] == 1.0
     assert values["judged_mrr"] == 0.5  # first judged-relevant at rank 2
     assert values["judged_recall@1"] == 0.0
@@ -129,8 +133,15 @@ def test_judged_values_with_japanese_ids() -> None:
 def test_no_judged_relevant_chunk_leaves_recall_and_ndcg_undefined() -> None:
     q = question("q", ("a",))
     values = judged_values(q, pool("q", [("a", 1), ("b", 0), ("c", 1)]), [1, 3])
-    # Hit and MRR are 0 (that is what they mean); recall and nDCG are 0/0: absent, never 0.
-    assert values == {"judged_hit@1": 0.0, "judged_mrr": 0.0, "judged_hit@3": 0.0}
+    # Precision, hit and MRR are 0 (that is what they mean); recall and nDCG are 0/0: absent,
+    # never 0. (Recall@3 at the pool's own depth is never reported: 1 by construction.)
+    assert values == {
+        "judged_precision@1": 0.0,
+        "judged_precision@3": 0.0,
+        "judged_hit@1": 0.0,
+        "judged_mrr": 0.0,
+        "judged_hit@3": 0.0,
+    }
 
 
 def test_an_ungraded_chunk_leaves_every_value_absent() -> None:
@@ -146,7 +157,10 @@ def test_k_above_the_depth_is_not_reported() -> None:
     assert values["judged_recall@2"] == 0.5
     # A pool shorter than the grading depth (the run retrieved 3 of 5): k = 5 is reported.
     deep = judged_values(q, graded, [5, 2], depth=5)
-    assert deep["judged_recall@5"] == 1.0
+    # Recall at the grading depth is 1 by construction: not reported; precision counts the
+    # chunks the run did not retrieve as not relevant (trec_eval's P@k).
+    assert "judged_recall@5" not in deep
+    assert deep["judged_precision@5"] == pytest.approx(2 / 5)
     assert deep["judged_ndcg@5"] == pytest.approx((2 / log2(3) + 3 / log2(4)) / (3 + 2 / log2(3)))
     # Only k deeper than the pool: MRR alone.
     assert judged_values(q, graded, [10]) == {"judged_mrr": 0.5}
@@ -155,9 +169,15 @@ def test_k_above_the_depth_is_not_reported() -> None:
 def test_judged_names_never_collide_with_the_human_ones() -> None:
     names = judged_metric_names([5, 1, 10])
     assert all(name.startswith("judged_") for name in names)
-    assert names[:4] == ["judged_recall@5", "judged_hit@5", "judged_mrr", "judged_ndcg@5"]
-    assert judged_metric_names([5, 10], depth=5) == [
+    assert names[:4] == [
+        "judged_precision@5",
+        "judged_precision@1",
+        "judged_precision@10",
         "judged_recall@5",
+    ]
+    # At the grading depth recall is 1 by construction: left out.
+    assert judged_metric_names([5, 10], depth=5) == [
+        "judged_precision@5",
         "judged_hit@5",
         "judged_mrr",
         "judged_ndcg@5",
@@ -205,8 +225,10 @@ def test_judged_tables_per_type() -> None:
     questions, graded = _set()
     tables = judged_tables(questions, graded, [1, 2, 5], TYPES)
     every = tables.every
-    assert every.primary == "judged_recall@1"
-    assert every.metrics == judged_metric_names([1, 2])  # depth 2: k = 5 not reported
+    assert every.primary == "judged_precision@1"
+    # depth 2: k = 5 not reported, nor recall@2 (1 by construction)
+    assert every.metrics == judged_metric_names([1, 2], depth=2)
+    assert "judged_recall@2" not in every.metrics
     assert every.count_columns == ["n", GRADED, NO_JUDGED_RELEVANT, UNGRADED_CHUNK, EXCLUDED]
     rows = {row["type"]: row for row in every.rows}
     assert list(rows) == [*TYPES, "all"]
@@ -217,16 +239,18 @@ def test_judged_tables_per_type() -> None:
         NO_JUDGED_RELEVANT: 0,
         UNGRADED_CHUNK: 0,
         EXCLUDED: 0,
+        "judged_precision@1": 0.5,  # (1 + 0) / 2
+        "judged_precision@2": 0.5,  # (1/2 + 1/2) / 2
         "judged_recall@1": 0.5,  # (1 + 0) / 2
         "judged_hit@1": 0.5,
         "judged_mrr": 0.75,  # (1 + 1/2) / 2
         "judged_ndcg@1": 0.5,
-        "judged_recall@2": 1.0,
         "judged_hit@2": 1.0,
         "judged_ndcg@2": pytest.approx((1 + (2 / log2(3)) / 2) / 2, abs=1e-6),  # f2: 2/log2(3) of 2
     }
-    # procedural: 質問-3 has hit 0 and MRR 0 but no recall; p4 has nothing.
-    assert rows["procedural"]["n"] == 0
+    # procedural: 質問-3 has precision, hit and MRR 0 but no recall; p4 has nothing.
+    assert rows["procedural"]["n"] == 1
+    assert rows["procedural"]["judged_precision@1"] == 0.0
     assert rows["procedural"][GRADED] == 2
     assert rows["procedural"][NO_JUDGED_RELEVANT] == 1
     assert rows["procedural"][UNGRADED_CHUNK] == 1
@@ -237,9 +261,9 @@ def test_judged_tables_per_type() -> None:
     assert rows["out_of_scope"][GRADED] == 0 and rows["out_of_scope"][EXCLUDED] == 1
     assert rows["out_of_scope"]["judged_hit@1"] is None
     assert rows["negative"][GRADED] == 0
-    assert rows["all"]["n"] == 2 and rows["all"][GRADED] == 4
+    assert rows["all"]["n"] == 3 and rows["all"][GRADED] == 4
     assert rows["all"]["judged_mrr"] == pytest.approx((1 + 0.5 + 0) / 3, abs=1e-6)
-    assert every.weakest is None  # only one type has a value
+    assert every.weakest == "procedural"  # judged precision@1 0 against factual's 0.5
 
     unlabelled = {row["type"]: row for row in tables.unlabelled.rows}
     assert tables.unlabelled.count_columns == ["n", GRADED, NO_JUDGED_RELEVANT, UNGRADED_CHUNK]
@@ -253,8 +277,10 @@ def test_judged_tables_per_type() -> None:
 def test_judged_tables_with_the_grading_depth_given() -> None:
     questions, graded = _set()
     tables = judged_tables(questions, graded, [5, 1], TYPES, depth=5)
-    assert tables.every.primary == "judged_recall@5"
-    assert tables.every.frame.loc["factual", "judged_recall@5"] == 1.0
+    assert tables.every.primary == "judged_precision@5"
+    assert "judged_recall@5" not in tables.every.metrics  # 1 by construction at the depth
+    # f1 and f2 each have one judged-relevant chunk among 2 retrieved: 1/5 at k = 5.
+    assert tables.every.frame.loc["factual", "judged_precision@5"] == pytest.approx(0.2)
 
 
 def test_a_graded_chunk_of_an_unknown_question_is_refused() -> None:
@@ -500,6 +526,14 @@ def test_recall_pairs_human_and_judged() -> None:
         "q3": ("factual", 1.0, 0.0),
     }
     assert ungraded == {"factual": 1}
+    # At the grading depth (the usual k: context_k) the prediction is the judged hit, 1 when the
+    # judge found a relevant chunk, 0 when not, though the tables leave that recall out.
+    deep, _ = recall_pairs(questions, graded, 3)
+    assert deep == {
+        "q1": ("factual", 0.5, 1.0),
+        "q2": ("factual", None, 1.0),
+        "q3": ("factual", 1.0, 0.0),
+    }
     with pytest.raises(ValueError, match="graded 3"):
         recall_pairs(questions, graded, 5)
 

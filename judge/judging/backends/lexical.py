@@ -31,6 +31,24 @@ It answers in the mode the prompt asks (``JudgeRequest.mode``, ``judge.judging.p
   in ``judge.judging.verdict``).
 
 The backend ignores the prompt file: it reads the same inputs the prompt carries.
+
+It answers the further judgements too (``JudgeRequest.task``, ``judge.judging.graded``), each
+rule with its own version in that judgement's fingerprint (``CHUNK_VERSION``,
+``CORRECTNESS_VERSION``; the answer's ``VERSION`` does not move for them):
+
+- a chunk's grade (``task = "chunk"``): the share of the question's content tokens (as for
+  relevance: all-hiragana tokens left out) that the chunk holds; 3 from 0.5, 2 from 0.25, 1
+  from 0.1, else 0 (``CHUNK_GRADES``). Chosen on the two shipped samples (the top 5 chunks of
+  every labelled question against the golden labels, docs/judge.md): 2 or more for 17 of the
+  23 labelled chunks of the Japanese sample and 14 of 17 of the English one, under 2 for 90
+  of the 127 others and 44 of 83. A rough yardstick and nothing more: a chunk that answers
+  in other words than the question's gets a low grade, a chunk that repeats the question's
+  words without answering it a high one;
+- an answer's correctness (``task = "correctness"``): for an answerable question, the share of
+  the reference answer's content tokens that the answer repeats; 2 from 0.5, 1 from 0.2, else
+  0, and a refusal (``is_refusal``, the configured phrases) is 0: the reference answers it.
+  For an out-of-scope question (``answerable`` false) a refusal is 2 and any other answer 0,
+  whatever its overlap.
 """
 
 from __future__ import annotations
@@ -50,6 +68,14 @@ from judge.textnorm import REFUSAL_MARKERS as REFUSAL_MARKERS
 from judge.textnorm import is_refusal, lexical_tokens, normalise, split_sentences
 
 VERSION = "lexical-v5"  # bump whenever the scoring changes: it is the cache key
+#: The rule of a chunk's grade and of an answer's correctness: each in its own judgement's
+#: fingerprint (bump when the rule changes; the answer's VERSION stays).
+CHUNK_VERSION = "lexical-chunk-v1"
+CORRECTNESS_VERSION = "lexical-correctness-v1"
+#: The question-token shares from which a chunk gets 3, 2 and 1 (module docstring).
+CHUNK_GRADES = (0.5, 0.25, 0.1)
+#: The reference-token shares from which an answer gets correctness 2 and 1.
+CORRECTNESS_SCORES = (0.5, 0.2)
 #: An answer sentence is supported (``sentences`` mode) when this share of its tokens is in the
 #: context: the per-sentence floor of the holistic rule's faithfulness 2.
 SENTENCE_SUPPORT = 0.6
@@ -194,6 +220,37 @@ def judge_sentences(
     }
 
 
+def grade_chunk_lexically(question: str, chunk: str) -> dict[str, Any]:
+    """The chunk payload ``{grade, reason}`` for one chunk (module docstring: the rule)."""
+    question_tokens = _content(lexical_tokens(question))
+    share = _share(question_tokens, set(lexical_tokens(chunk)))
+    grade = next((3 - i for i, floor in enumerate(CHUNK_GRADES) if share >= floor), 0)
+    return {"grade": grade, "reason": f"the chunk holds {share:.2f} of the question's tokens"}
+
+
+def correctness_lexically(
+    answer: str,
+    reference: str | None,
+    answerable: bool,
+    refusal_phrases: Sequence[str] = REFUSAL_MARKERS,
+) -> dict[str, Any]:
+    """The correctness payload ``{correctness, reason}`` (module docstring: the rule)."""
+    refused = is_refusal(answer, refusal_phrases)
+    if not answerable:
+        if refused:
+            return {"correctness": 2, "reason": "a refusal, and the question is out of scope"}
+        return {"correctness": 0, "reason": "an answer, but the question is out of scope"}
+    if refused:
+        return {"correctness": 0, "reason": "a refusal, but the reference answers the question"}
+    reference_tokens = _content(lexical_tokens(reference or ""))
+    share = _share(reference_tokens, set(lexical_tokens(answer)))
+    score = 2 if share >= CORRECTNESS_SCORES[0] else 1 if share >= CORRECTNESS_SCORES[1] else 0
+    return {
+        "correctness": score,
+        "reason": f"the answer repeats {share:.2f} of the reference's tokens",
+    }
+
+
 #: Shown wherever the judge is named: what this judge is, and what its quotes are.
 ABOUT = (
     "a model-free baseline scoring token overlap; its quote is the context sentence that "
@@ -224,7 +281,14 @@ class LexicalBackend:
 
     def complete(self, request: JudgeRequest) -> Reply:
         start = time.perf_counter()
-        if request.mode == "cited":
+        if request.task == "chunk":
+            chunk = " ".join(c.text for c in request.context)
+            payload = grade_chunk_lexically(request.question, chunk)
+        elif request.task == "correctness":
+            payload = correctness_lexically(
+                request.answer, request.reference, request.answerable, self.refusal_phrases
+            )
+        elif request.mode == "cited":
             payload = judge_cited(
                 request.question, request.context, request.answer, self.refusal_phrases
             )

@@ -307,8 +307,17 @@ function fillDetail(entry) {
       head.appendChild(el('span', 'badge', axis + ' P(0/1/2) ' + probs.map((p) => Math.round(p * 100) + '%').join(' / ')));
     }
   }
+  if (item.correctness) {
+    const c = item.correctness;
+    const cls = c.status !== 'ok' ? 'bad' : c.score === 2 ? 'good' : c.score === 0 ? 'bad' : '';
+    head.appendChild(el('span', 'badge ' + cls, c.status === 'ok' ? 'correctness ' + c.score + '/2' : 'correctness: ' + c.status));
+  }
+  if (item.missing_labels.length) {
+    head.appendChild(el('span', 'badge bad', 'possible missing label: ' + item.missing_labels.join(', ')));
+  }
   for (const label of item.labels) {
-    head.appendChild(el('span', 'badge', 'human ' + label.labeller + ': F' + label.faithfulness + ' R' + label.relevance));
+    const correct = label.correctness === null || label.correctness === undefined ? '' : ' C' + label.correctness;
+    head.appendChild(el('span', 'badge', 'human ' + label.labeller + ': F' + label.faithfulness + ' R' + label.relevance + correct));
   }
   detail.appendChild(head);
   if (item.reasons.length) {
@@ -346,6 +355,10 @@ function fillDetail(entry) {
     }
     if (v.note) detail.appendChild(el('div', 'text', v.note));
   }
+  if (item.correctness) {
+    detail.appendChild(el('div', 'label', 'Correctness against the reference answer'));
+    detail.appendChild(el('div', 'text', item.correctness.reason || '(no reason given)'));
+  }
   if (item.context.length) detail.appendChild(el('div', 'label', 'Chunks the judge saw (rank order)'));
   item.context.forEach((chunk, index) => {
     const pieces = bySentence ? item.chunk_pieces[index] : null;
@@ -354,7 +367,11 @@ function fillDetail(entry) {
     const box = el('div', 'chunk' + (cited ? ' cited' : ''));
     box.dataset.chunk = chunk.chunk_id;
     const golden = (item.relevant_chunks || []).includes(chunk.chunk_id) ? ' · golden' : '';
-    box.appendChild(el('div', 'cid', '#' + chunk.rank + ' ' + chunk.chunk_id + golden));
+    const grade = item.chunk_grades[chunk.chunk_id];
+    const graded = !grade ? '' : grade.status !== 'ok' ? ' · not graded (' + grade.status + ')'
+      : ' · judge grade ' + grade.grade + '/3' + (grade.missing_label ? ' · possible missing label' : '');
+    box.appendChild(el('div', 'cid' + (grade && grade.missing_label ? ' missing-label' : ''), '#' + chunk.rank + ' ' + chunk.chunk_id + golden + graded));
+    if (grade && grade.reason) box.appendChild(el('div', 'grade-reason', grade.reason));
     if (pieces) box.appendChild(citedText(pieces, citeMarks));
     else box.appendChild(cited ? highlighted(chunk.text, v.match.start, v.match.end) : el('div', 'text', chunk.text));
     detail.appendChild(box);
@@ -426,7 +443,7 @@ function redrawAll() {
 }
 
 // --- triage: filters, sort, progress ---------------------------------------------------------
-const filterIds = ['f-type', 'f-status', 'f-match', 'f-faith', 'f-rel', 'f-triage', 'f-mark', 'f-diag', 'search'];
+const filterIds = ['f-type', 'f-status', 'f-match', 'f-faith', 'f-rel', 'f-triage', 'f-mark', 'f-diag', 'f-chunks', 'search'];
 // The search: every word typed must occur in the question, the answer or a chunk (case, width
 // and compatibility forms folded, so "ｉｐａｄ" finds "iPad").
 const fold = (text) => String(text).normalize('NFKC').toLowerCase();
@@ -452,6 +469,9 @@ function visibleNow(item) {
     && (!f['f-match'] || kind === f['f-match'])
     && (!f['f-faith'] || (v && String(v.faithfulness) === f['f-faith']))
     && (!f['f-rel'] || (v && String(v.relevance) === f['f-rel']))
+    && (!f['f-chunks'] || (f['f-chunks'] === 'missing' ? item.missing_labels.length > 0
+      : f['f-chunks'] === 'none-relevant' ? chunkGradesKnown(item) && !Object.values(item.chunk_grades).some((g) => g.grade !== null && g.grade >= data.relevant_grade)
+      : item.correctness && item.correctness.status === 'ok' && String(item.correctness.score) === f['f-chunks'].slice(1)))
     && (!triage || (triage === 'any' ? item.flags.length > 0
       : triage === 'needs_review' ? item.needs_review : item.flags.includes(triage)))
     && (!markFilter
@@ -459,6 +479,7 @@ function visibleNow(item) {
         || (markFilter === 'marked' && mark)
         || (markFilter === 'stale' && !mark && staleMark(item)));
 }
+function chunkGradesKnown(item) { return Object.keys(item.chunk_grades).length > 0; }
 function markable() { return data.items.filter((i) => i.answer_sha256); }
 function apply() {
   let shown = 0;
@@ -651,6 +672,20 @@ const flagCount = (flag) => data.items.filter((i) => i.flags.includes(flag)).len
 fillSelect($('f-triage'), [['needs_review', 'needs review (' + data.items.filter((i) => i.needs_review).length + ')'],
   ['any', 'any flag (' + data.items.filter((i) => i.flags.length).length + ')'],
   ...Object.entries(data.triage).map(([flag, text]) => [flag, text + ' (' + flagCount(flag) + ')'])]);
+// The further judgements' filter: possible missing labels and chunk grades, and correctness,
+// offered only when the run has them.
+const chunkChoices = [];
+if (data.chunks_graded) {
+  chunkChoices.push(['missing', 'possible missing label (' + data.items.filter((i) => i.missing_labels.length).length + ')']);
+  chunkChoices.push(['none-relevant', 'no chunk graded relevant (' + data.items.filter((i) => chunkGradesKnown(i) && !Object.values(i.chunk_grades).some((g) => g.grade !== null && g.grade >= data.relevant_grade)).length + ')']);
+}
+if (data.correctness_judged) {
+  for (const score of [0, 1, 2]) {
+    chunkChoices.push(['c' + score, 'correctness ' + score + ' (' + data.items.filter((i) => i.correctness && i.correctness.status === 'ok' && i.correctness.score === score).length + ')']);
+  }
+}
+fillSelect($('f-chunks'), chunkChoices);
+$('f-chunks').closest('label').hidden = chunkChoices.length === 0;
 const list = $('items');
 data.items.forEach((item, position) => list.appendChild(build(item, position)));
 for (const id of filterIds) $(id).addEventListener('change', apply);
