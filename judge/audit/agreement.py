@@ -295,10 +295,10 @@ class AuditResult(NamedTuple):
     corrected: Corrected
     """Per axis and type: the judge's mean and the mean human score estimated from the labels
     and the judge's scores together (``judge.audit.ppi``)."""
-    pooled: dict[ScoredAxis, PooledCell] | None = None
+    pooled: dict[ScoredAxis, PooledCell]
     """Per axis: the types' corrected estimates pooled, each weighted by its share of the
-    judged items (``judge.audit.ppi.pooled_estimates``); None from callers that build a result
-    without it (then computed from ``corrected`` where needed)."""
+    judged items (``judge.audit.ppi.pooled_estimates``): computed here, once, so that no view
+    computes a statistic."""
 
 
 def audit_items(

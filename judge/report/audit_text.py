@@ -19,7 +19,6 @@ from judge.audit.ppi import (
     CorrectedCell,
     Halving,
     PooledCell,
-    pooled_estimates,
 )
 from judge.audit.stats import Interval
 from judge.axes import SCORED_AXES, ScoredAxis
@@ -262,15 +261,11 @@ def _chosen(cell: CorrectedCell) -> int:
 CHOSEN_WHY = "review.html marks (the reviewer chose the items: not a random sample), not used"
 
 
-def corrected_lines(
-    corrected: Corrected, pooled: Mapping[ScoredAxis, PooledCell] | None = None
-) -> list[str]:
+def corrected_lines(corrected: Corrected, pooled: Mapping[ScoredAxis, PooledCell]) -> list[str]:
     """The corrected estimates as terminal lines (empty without any type); the pooled row
-    (computed from ``corrected`` when not given) closes each axis' table."""
+    (``AuditResult.pooled``: computed by the audit, never here) closes each axis' table."""
     if not any(corrected.values()):
         return []
-    if pooled is None:
-        pooled = pooled_estimates(corrected)
     lines: list[str] = [
         "",
         f"corrected estimates (PPI++, {LEVEL:.0%} interval): the mean human score per type, "
@@ -314,7 +309,7 @@ def corrected_markdown_lines(result: AuditResult) -> list[str]:
     corrected = result.corrected
     if not any(corrected.values()):
         return []
-    pooled = result.pooled if result.pooled is not None else pooled_estimates(corrected)
+    pooled = result.pooled
     lines = [
         "The mean human score of each type, estimated from the human labels and the judge's "
         "scores together (prediction-powered inference, PPI++): the judge's mean corrected by "

@@ -293,7 +293,7 @@ def test_review_page_labels_are_left_out_and_counted(mixed: AuditResult) -> None
     assert cell.estimate == mixed.corrected["faithfulness"]["factual"].estimate
     assert (cell.chosen_labels, cell.labelled, cell.estimate.unlabelled) == (2, 12, 3)
     assert result.judge.labelled == mixed.judge.labelled + 2
-    assert "review.html marks" in "\n".join(corrected_lines(result.corrected))
+    assert "review.html marks" in "\n".join(corrected_lines(result.corrected, result.pooled))
     cells = corrected_json(result.corrected)["per_axis"]["faithfulness"]
     assert cells["factual"]["review_labels_not_used"] == 2
 

@@ -166,3 +166,45 @@ def test_a_confirmed_missing_label_is_accepted_and_the_next_run_no_longer_lists_
     assert len(missing) == len(first.report.chunks.missing) - 1
     # The grades were cached: the second run asked the judge for nothing.
     assert all(g.cached for r in second.report.questions for g in r.chunk_grades or ())
+
+
+@pytest.mark.slow
+def test_the_embedded_model_grades_chunks_end_to_end(tmp_path: Path) -> None:
+    """The real Gemma 3 270M through ``judge run``'s path on four English questions (two
+    labelled, one with its labels removed, one out of scope), two chunks each: the grades, the
+    judged numbers of the unlabelled question, the missing labels and the agreement reach
+    report.md. The mechanics, not the quality: the 270M carries no judging signal."""
+    english = REPO / "golden" / "sample-en"
+    keep = ["q01", "q02", "q03", "q05"]
+    lines = (english / "questions.jsonl").read_text(encoding="utf-8").splitlines()
+    chosen = [json.loads(line) for line in lines if line.strip()]
+    chosen = [q for q in chosen if q["id"] in keep]
+    chosen[2]["relevant_chunks"] = None  # q03: its labels removed
+    (tmp_path / "questions.jsonl").write_text(
+        "".join(json.dumps(q, ensure_ascii=False) + "\n" for q in chosen), encoding="utf-8"
+    )
+    run = (english / "run.jsonl").read_text(encoding="utf-8").splitlines()
+    kept = [run[0], *(line for line in run[1:] if json.loads(line)["id"] in keep)]
+    (tmp_path / "run.jsonl").write_text("\n".join(kept) + "\n", encoding="utf-8")
+    config = _config(tmp_path, "en").with_overrides(
+        data={
+            "questions": tmp_path / "questions.jsonl",
+            "run": tmp_path / "run.jsonl",
+            "labels": None,
+            "question_types": ["factual", "procedural", "negative", "out_of_scope"],
+        },
+        retrieval={"context_k": 2, "k_values": [1, 2]},
+    )
+    result = evaluate(config, backend="embedded", progress=False)
+    chunks = result.report.chunks
+    assert chunks is not None and chunks.graded == 8
+    grades = [g for r in result.report.questions for g in r.chunk_grades or ()]
+    assert all(g.status in ("ok", "parse_error") for g in grades)
+    assert all((g.grade in (0, 1, 2, 3)) == (g.status == "ok") for g in grades)
+    assert all(g.prompt_tokens is not None and g.prompt_tokens > 50 for g in grades)
+    unlabelled = {row["type"]: row for row in chunks.judged_unlabelled.rows}
+    assert unlabelled["all"]["graded"] == 1
+    text = (result.folder.path / "report.md").read_text(encoding="utf-8")
+    assert "## Chunk grades" in text and "### Possible missing labels" in text
+    assert "### The judge's chunk grades against the golden labels" in text
+    assert (result.folder.path / MISSING_LABELS_FILE).is_file()
