@@ -110,3 +110,35 @@ def test_without_the_further_judgements_the_filter_is_hidden(browser: Any, tmp_p
     assert page.locator("#f-chunks").is_hidden()
     assert page.locator(".chunk .grade-reason").count() == 0
     assert problems == []
+
+
+def test_a_reviewers_mark_carries_correctness_and_imports_as_a_label(
+    browser: Any, further: tuple[Path, Record], tmp_path: Path
+) -> None:
+    """Where the judge gave correctness, the mark box asks for it, "agree" takes the judge's,
+    and the exported marks carry both (the import reads them: judge.audit.marks)."""
+    import json as _json
+
+    from judge.audit.marks import parse_marks
+    from judge.inputs.golden import load_golden
+
+    folder, report = further
+    row = next(
+        r for r in report.questions if r.correctness is not None and r.correctness.status == "ok"
+    )
+    page, problems = open_page(browser, folder, DESKTOP)
+    page.evaluate(f"location.hash = '#{row.question_id}'")
+    section = page.locator(f"section.item[data-qid='{row.question_id}']")
+    section.locator("select.mark-correctness").wait_for()
+    section.locator("button.agree").click()
+    with page.expect_download() as download:
+        page.click("#export")
+    path = tmp_path / "marks.json"
+    download.value.save_as(path)
+    exported = _json.loads(path.read_text(encoding="utf-8"))
+    mark = exported["marks"][0]
+    assert mark["judge_correctness"] == mark["correctness"] == row.correctness.correctness
+    golden = load_golden(review_screens.sample_config(tmp_path).data)
+    labels = parse_marks(path, golden.by_id(), "reviewer-c")
+    assert [label.correctness for label in labels] == [row.correctness.correctness]
+    assert problems == []

@@ -82,7 +82,8 @@ function staleMark(item) {
   return {mark: newest, why};
 }
 function markText(mark) {
-  const scores = 'F' + mark.faithfulness + ' R' + mark.relevance;
+  const correct = mark.correctness === null || mark.correctness === undefined ? '' : ' C' + mark.correctness;
+  const scores = 'F' + mark.faithfulness + ' R' + mark.relevance + correct;
   return mark.agree ? 'agree (' + scores + ')' : scores;
 }
 
@@ -216,12 +217,14 @@ function markBox(entry) {
   }
   const controls = el('div', 'controls');
   const judged = v && v.status === 'ok';
-  const agree = el('button', 'agree', judged ? 'Agree with the judge (F' + v.faithfulness + ' R' + v.relevance + ')' : 'Agree (no judge scores)');
+  // Correctness is marked too where the judge gave it (optional: left empty, it is not labelled).
+  const c = item.correctness && item.correctness.status === 'ok' ? item.correctness.score : null;
+  const agree = el('button', 'agree', judged ? 'Agree with the judge (F' + v.faithfulness + ' R' + v.relevance + (c === null ? '' : ' C' + c) + ')' : 'Agree (no judge scores)');
   agree.type = 'button';
   agree.disabled = !judged;
   const selects = {};
   controls.appendChild(agree);
-  for (const axis of ['faithfulness', 'relevance']) {
+  for (const axis of item.correctness ? ['faithfulness', 'relevance', 'correctness'] : ['faithfulness', 'relevance']) {
     const label = el('label', null, axis + ' ');
     const select = el('select', 'mark-' + axis);
     fillSelect(select, [['', '–'], ['0', '0'], ['1', '1'], ['2', '2']]);
@@ -246,6 +249,7 @@ function markBox(entry) {
     const mark = currentMark(item);
     selects.faithfulness.value = mark ? String(mark.faithfulness) : '';
     selects.relevance.value = mark ? String(mark.relevance) : '';
+    if (selects.correctness) selects.correctness.value = mark && mark.correctness !== null && mark.correctness !== undefined ? String(mark.correctness) : '';
     comment.value = mark ? String(mark.comment || '') : '';
     clear.disabled = !mark;
     state.textContent = mark ? 'Marked: ' + markText(mark) + ' · ' + readable(mark.marked_at) : 'Not marked yet.';
@@ -261,6 +265,10 @@ function markBox(entry) {
       faithfulness: f, relevance: r, comment: comment.value.slice(0, data.comment_max),
       marked_at: new Date().toISOString(), folder: data.folder,
     };
+    if (selects.correctness) {
+      mark.judge_correctness = c;
+      mark.correctness = agreeing ? c : (selects.correctness.value === '' ? null : Number(selects.correctness.value));
+    }
     if (saveStore((s) => { s.marks[itemKey(item)] = mark; })) { show(); changed(entry); }
   }
   agree.addEventListener('click', () => record(true));
@@ -278,9 +286,10 @@ function markBox(entry) {
   comment.addEventListener('input', edited);
   selects.faithfulness.addEventListener('change', edited);
   selects.relevance.addEventListener('change', edited);
+  if (selects.correctness) selects.correctness.addEventListener('change', edited);
   show();
   if (!item.answer_sha256) {
-    for (const node of [agree, save, clear, selects.faithfulness, selects.relevance, comment]) node.disabled = true;
+    for (const node of [agree, save, clear, ...Object.values(selects), comment]) node.disabled = true;
     state.textContent = 'No answer, nothing to mark.';
   }
   return box;
@@ -561,8 +570,11 @@ document.addEventListener('keydown', (event) => {
 });
 
 // --- export -----------------------------------------------------------------------------------
+// A run with correctness also exports the judge's and the reviewer's correctness; a run
+// without writes neither (the marks file stays what older pages wrote).
 const exportFields = ['question_id', 'answer_sha256', 'judge_fingerprint', 'agree', 'judge_faithfulness',
-                      'judge_relevance', 'faithfulness', 'relevance', 'comment', 'marked_at'];
+                      'judge_relevance', 'faithfulness', 'relevance', 'comment', 'marked_at',
+                      ...(data.correctness_judged ? ['judge_correctness', 'correctness'] : [])];
 function exportMarks() {
   const marks = [];
   for (const item of data.items) {
