@@ -52,13 +52,26 @@ def missing_labels_file(report: Record) -> str | None:
     return missing_labels_csv(chunks.missing, questions, texts)
 
 
+def chunk_cost(chunks: ChunkSummary) -> str:
+    """What the grades cost: calls, cached, tokens where the backend counts them, time."""
+    tokens = (
+        "tokens not reported"
+        if chunks.prompt_tokens is None
+        else f"{chunks.prompt_tokens:,} prompt + {chunks.completion_tokens or 0:,} completion tokens"
+    )
+    return (
+        f"{chunks.graded} calls ({chunks.cached} from the cache), {tokens}, "
+        f"{chunks.seconds:.1f} s of judging"
+    )
+
+
 def chunk_headline(chunks: ChunkSummary) -> str:
-    """One line on what was graded."""
+    """One line on what was graded, and what it cost."""
     unusable = f", {chunks.not_ok} without a usable grade" if chunks.not_ok else ""
     return (
         f"The judge graded the top {chunks.depth} chunks of each answered question on 0-3 "
         f"({chunks.graded} grades{unusable}); a chunk graded {chunks.relevant_grade} or more "
-        "counts as relevant."
+        f"counts as relevant. Cost: {chunk_cost(chunks)}."
     )
 
 

@@ -89,6 +89,9 @@ def test_questions_whose_labels_are_removed_get_judged_retrieval_numbers(
     assert report.retrieval.rows[-1]["type"] == "all"
     assert all(not name.startswith("judged_") for name in report.retrieval.metrics)
     text = (folder / "report.md").read_text(encoding="utf-8")
+    # The lexical baseline counts no tokens: said so, never 0.
+    assert chunks.prompt_tokens is None and chunks.completion_tokens is None
+    assert f"Cost: {chunks.graded} calls (0 from the cache), tokens not reported" in text
     section = text.split("### Judged retrieval of the questions without chunk labels")[1]
     table = section.split("###")[0]
     assert "judged_precision@5" in table and "| **all** | **" in table
@@ -166,6 +169,7 @@ def test_a_confirmed_missing_label_is_accepted_and_the_next_run_no_longer_lists_
     assert len(missing) == len(first.report.chunks.missing) - 1
     # The grades were cached: the second run asked the judge for nothing.
     assert all(g.cached for r in second.report.questions for g in r.chunk_grades or ())
+    assert second.report.chunks.cached == second.report.chunks.graded
 
 
 @pytest.mark.slow
@@ -202,6 +206,7 @@ def test_the_embedded_model_grades_chunks_end_to_end(tmp_path: Path) -> None:
     assert all(g.status in ("ok", "parse_error") for g in grades)
     assert all((g.grade in (0, 1, 2, 3)) == (g.status == "ok") for g in grades)
     assert all(g.prompt_tokens is not None and g.prompt_tokens > 50 for g in grades)
+    assert chunks.prompt_tokens == sum(g.prompt_tokens or 0 for g in grades)
     unlabelled = {row["type"]: row for row in chunks.judged_unlabelled.rows}
     assert unlabelled["all"]["graded"] == 1
     text = (result.folder.path / "report.md").read_text(encoding="utf-8")
