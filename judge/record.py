@@ -68,7 +68,7 @@ from judge.results.item_record import ItemRecord
 from judge.results.manifest import FORMAT_VERSION, Manifest
 from judge.results.review import NO_TRIAGE, Triage
 from judge.results.tables import TypeTable
-from judge.results.tokens import TokenTotals, token_totals
+from judge.results.tokens import TokenCount, TokenTotals, count_of, token_totals
 from judge.results.values import question_values
 
 #: ``report.json``: the run record, of the manifest's format version (read by
@@ -376,6 +376,19 @@ class Record(BaseModel):
             {row.question_id: row.type for row in self.questions},
             self.manifest.config.get("data", {}).get("question_types", ()),
         )
+
+    @property
+    def further_tokens(self) -> dict[str, TokenCount]:
+        """The further judgements' tokens and seconds over the run (``chunk grades``,
+        ``correctness``), for those that ran: what they cost beside the answers'."""
+        grades = [g for row in self.questions for g in row.chunk_grades or ()]
+        verdicts = [row.correctness for row in self.questions if row.correctness is not None]
+        out = {}
+        if self.chunks is not None:
+            out["chunk grades"] = count_of(grades)
+        if verdicts:
+            out["correctness"] = count_of(verdicts)
+        return out
 
     @property
     def needs_review(self) -> list[QuestionRow]:

@@ -42,8 +42,24 @@ def _row(name: str, count: TokenCount) -> str:
 
 
 def token_lines(report: Record) -> list[str]:
-    """The section's Markdown lines, heading first, ending with a blank line."""
-    return token_section(report.tokens, report.manifest.judge.backend)
+    """The section's Markdown lines, heading first, ending with a blank line; then a line per
+    further judgement that ran (chunk grades, correctness), with its own cost."""
+    lines = token_section(report.tokens, report.manifest.judge.backend)
+    further = [_further(name, count) for name, count in report.further_tokens.items()]
+    if not further:
+        return lines
+    return [*lines[:-1], *further, ""]
+
+
+def _further(name: str, count: TokenCount) -> str:
+    tokens = (
+        "tokens not reported"
+        if not count.reported
+        else f"{_tokens(count.prompt_tokens)} prompt + {_tokens(count.completion_tokens)} "
+        "completion tokens"
+    )
+    seconds = "" if count.seconds is None else f", {count.seconds:,.1f} s"
+    return f"- {name}: {count.items} calls ({count.cached} from the cache), {tokens}{seconds}"
 
 
 def token_section(totals: TokenTotals, backend: str) -> list[str]:

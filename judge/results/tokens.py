@@ -16,7 +16,7 @@ total less those.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
@@ -63,7 +63,24 @@ class TokenTotals(BaseModel):
         return self.total.reported
 
 
-def _count(verdicts: Sequence[Verdict]) -> TokenCount:
+class Costed(Protocol):
+    """What a judgement's cost is read from: a ``Verdict``, a ``ChunkGrade`` or a
+    ``CorrectnessVerdict`` (``judge.judging.graded``) alike."""
+
+    @property
+    def question_id(self) -> str: ...
+    @property
+    def prompt_tokens(self) -> int | None: ...
+    @property
+    def completion_tokens(self) -> int | None: ...
+    @property
+    def latency_s(self) -> float: ...
+    @property
+    def cached(self) -> bool: ...
+
+
+def count_of(verdicts: Sequence[Costed]) -> TokenCount:
+    """The tokens and seconds of a group of judgements (answers, chunk grades, correctness)."""
     counted = [
         v for v in verdicts if v.prompt_tokens is not None or v.completion_tokens is not None
     ]
@@ -102,8 +119,8 @@ def token_totals(
         if kind is not None:
             grouped.setdefault(kind, []).append(verdict)
     return TokenTotals(
-        types={name: _count(group) for name, group in grouped.items()},
-        total=_count(listed),
+        types={name: count_of(group) for name, group in grouped.items()},
+        total=count_of(listed),
     )
 
 

@@ -92,6 +92,10 @@ def test_questions_whose_labels_are_removed_get_judged_retrieval_numbers(
     # The lexical baseline counts no tokens: said so, never 0.
     assert chunks.prompt_tokens is None and chunks.completion_tokens is None
     assert f"Cost: {chunks.graded} calls (0 from the cache), tokens not reported" in text
+    tokens = text.split("## Tokens and time")[1].split("\n## ")[0]
+    assert (
+        f"- chunk grades: {chunks.graded} calls (0 from the cache), tokens not reported" in tokens
+    )
     section = text.split("### Judged retrieval of the questions without chunk labels")[1]
     table = section.split("###")[0]
     assert "judged_precision@5" in table and "| **all** | **" in table
@@ -207,6 +211,11 @@ def test_the_embedded_model_grades_chunks_end_to_end(tmp_path: Path) -> None:
     assert all((g.grade in (0, 1, 2, 3)) == (g.status == "ok") for g in grades)
     assert all(g.prompt_tokens is not None and g.prompt_tokens > 50 for g in grades)
     assert chunks.prompt_tokens == sum(g.prompt_tokens or 0 for g in grades)
+    text_tokens = (result.folder.path / "report.md").read_text(encoding="utf-8")
+    assert (
+        f"- chunk grades: 8 calls (0 from the cache), {chunks.prompt_tokens:,} prompt"
+        in text_tokens
+    )
     unlabelled = {row["type"]: row for row in chunks.judged_unlabelled.rows}
     assert unlabelled["all"]["graded"] == 1
     text = (result.folder.path / "report.md").read_text(encoding="utf-8")

@@ -67,6 +67,10 @@ def test_page_data_carries_each_chunks_grade_and_the_missing_labels(
         assert m.chunk_id in items[m.question_id]["missing_labels"]
     flagged = sum(g["missing_label"] for i in items.values() for g in i["chunk_grades"].values())
     assert flagged == len(report.chunks.missing)
+    # Each further judgement's cost, beside the answers', in report.md.
+    asked = sum(r.correctness is not None for r in report.questions)
+    text = (further[0] / "report.md").read_text(encoding="utf-8")
+    assert f"- correctness: {asked} calls (0 from the cache), tokens not reported" in text
 
 
 def test_the_missing_label_filter_shows_exactly_those_questions(
