@@ -17,7 +17,8 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from datetime import datetime
 
 #: Below this many labelled pairs, figures say that their intervals are wide.
@@ -118,6 +119,18 @@ def bom_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 # itself. "_" between two letters or digits does nothing (ids like out_of_scope stay readable).
 _MARKDOWN_PUNCT = re.compile(r"[\\`*\[\]|$~]|(?<![^\W_])_|_(?![^\W_])")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+@contextmanager
+def csv_field_limit(limit: int) -> Iterator[None]:
+    """The csv module's field size limit (process-wide, 128 KiB by default: shorter than a long
+    chunk or answer) raised to ``limit`` bytes while a file the tool wrote, or a user's file, is
+    read, then restored: every CSV the tool writes (``bom_csv``) is one it can read back."""
+    old = csv.field_size_limit(limit)
+    try:
+        yield
+    finally:
+        csv.field_size_limit(old)
 
 
 def markdown_text(text: object) -> str:

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import NamedTuple
 
 from judge.errors import InputError
-from judge.formatting import bom_csv, from_spreadsheet_text
+from judge.formatting import bom_csv, csv_field_limit, from_spreadsheet_text
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, given_text_problems, load_labels_if_any
-from judge.jsonl import locked, read_text, write_atomic, write_jsonl
+from judge.jsonl import MAX_RECORD_MB, locked, read_text, write_atomic, write_jsonl
 from judge.results.item_record import ItemRecord
 
 SHEET_COLUMNS = [
@@ -118,10 +118,25 @@ def parse_sheet(
     """Labels from a filled sheet; every bad row reported at once. Returns (labels, blank rows)."""
     text = read_text(path)
     reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows: list[dict[str, str | None]] = []
+    ended = 0  # the last line of the last row read: a row that cannot be read starts after it
+    try:
+        # An answer or a chunk in a sheet can pass the csv module's 128 KiB default: every
+        # sheet the tool writes must import.
+        with csv_field_limit(MAX_RECORD_MB * 1024 * 1024):
+            fieldnames = reader.fieldnames or []
+            ended = reader.line_num
+            for row in reader:
+                rows.append(row)
+                ended = reader.line_num
+    except csv.Error as exc:
+        raise InputError(
+            [f"{path}:{ended + 1}: not readable as CSV ({exc}); save the sheet again as CSV"]
+        ) from None
     missing = [
         c
         for c in ("question_id", "answer_sha256", "faithfulness", "relevance")
-        if c not in (reader.fieldnames or [])
+        if c not in fieldnames
     ]
     if missing:
         raise InputError(
@@ -129,7 +144,7 @@ def parse_sheet(
         )
     labels, problems, blank = [], [], 0
     now = datetime.now(UTC)
-    for number, row in enumerate(reader, start=2):
+    for number, row in enumerate(rows, start=2):
         cell = _cells(row)
         # Spreadsheet row numbers (the header is row 1); physical lines would not match them,
         # since context cells span many lines.

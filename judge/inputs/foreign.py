@@ -29,12 +29,12 @@ import io
 import json
 import math
 import re
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
 from judge.errors import InputError
+from judge.formatting import csv_field_limit
 from judge.hashing import text_sha256
 from judge.jsonl import (
     DEFAULT_MAX_FILE_MB,
@@ -329,22 +329,11 @@ def _element_lines(text: str) -> list[int]:
     return lines
 
 
-@contextmanager
-def _csv_field_limit(limit: int) -> Iterator[None]:
-    """The csv module's field size limit (process-wide, 128 KiB by default: shorter than a
-    long chunk) raised to one record's limit while a file is read, then restored."""
-    old = csv.field_size_limit(limit)
-    try:
-        yield
-    finally:
-        csv.field_size_limit(old)
-
-
 def _csv_rows(path: Path, max_mb: float) -> list[Row]:
     text = read_text(path, max_mb)
     rows: list[Row] = []
     problems: list[str] = []
-    with _csv_field_limit(MAX_RECORD_MB * 1024 * 1024):
+    with csv_field_limit(MAX_RECORD_MB * 1024 * 1024):
         reader = csv.DictReader(io.StringIO(text, newline=""))
         try:
             header = reader.fieldnames or []

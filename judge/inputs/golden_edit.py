@@ -49,10 +49,11 @@ from typing import Any, NamedTuple
 
 from judge.config import DataConfig
 from judge.errors import InputError
-from judge.formatting import from_spreadsheet_text
+from judge.formatting import csv_field_limit, from_spreadsheet_text
 from judge.inputs.golden import Chunk, GoldenSet, load_questions
 from judge.jsonl import (
     DEFAULT_MAX_FILE_MB,
+    MAX_RECORD_MB,
     Id,
     StrictBool,
     StrictInt,
@@ -153,8 +154,10 @@ def _csv_rows(path: Path, text: str) -> list[tuple[str, dict[str, str]]]:
     ``judge.formatting.bom_csv`` puts before formula-like text."""
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
-        return list(_located_rows(path, reader))
-    except csv.Error as exc:  # a cell over the csv module's limit (128 KiB), a stray quote
+        # A chunk's text in missing-labels.csv can pass the csv module's 128 KiB default.
+        with csv_field_limit(MAX_RECORD_MB * 1024 * 1024):
+            return list(_located_rows(path, reader))
+    except csv.Error as exc:  # a cell over one record's limit, a stray quote
         raise InputError(
             [f"{path}:{reader.line_num}: not readable as CSV ({exc}); save the file again as CSV"]
         ) from None

@@ -141,3 +141,64 @@ def test_a_formula_like_question_id_is_quoted_in_the_sheet_and_imported_back(
     labels = [json.loads(line) for line in (tmp_path / "labels.jsonl").read_text().splitlines()]
     assert hostile in {label["question_id"] for label in labels}
     assert {label["note"] for label in labels} == {"- 一部だけ"}
+
+
+def test_a_sheet_with_an_answer_past_the_csv_modules_default_limit_imports(tmp_path: Path) -> None:
+    """An answer (up to 4 MB) or a chunk longer than the csv module's 128 KiB default is in the
+    sheet the tool writes: that sheet must import; a cell over one record's limit is one
+    located line, never a traceback."""
+    import csv
+
+    from judge.audit.sheet import parse_sheet, write_sheet
+    from judge.errors import InputError
+    from judge.formatting import csv_field_limit
+    from judge.hashing import text_sha256
+    from judge.inputs.golden import GoldenQuestion
+    from judge.judging.items import ContextChunk
+    from judge.results.item_record import ItemRecord
+
+    answer = "長い回答です。" * 30_000  # 210,000 characters
+    item = ItemRecord(
+        question_id="q1",
+        type="factual",
+        split="",
+        question="年額プランはいくらですか？",
+        answer=answer,
+        reference_answer=None,
+        context=[ContextChunk(1, "c1", "The annual plan is 3,800 yen. " * 6_000)],
+        relevant_chunks=["c1"],
+        retrieval={},
+        labels=[],
+    )
+    sheet = tmp_path / "sheet.csv"
+    write_sheet(sheet, [item])
+    rows = sheet.read_text(encoding="utf-8-sig").splitlines(True)
+    with csv_field_limit(8 * 1024 * 1024):  # the test reads the sheet as a person's tool would
+        table = list(csv.DictReader(rows))
+    table[0].update(faithfulness="2", relevance="1", labeller="ana")
+    with sheet.open("w", encoding="utf-8-sig", newline="") as out:
+        writer = csv.DictWriter(out, list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+    questions = {
+        "q1": GoldenQuestion(
+            id="q1", type="factual", question=item.question, relevant_chunks=["c1"], answerable=True
+        )
+    }
+    labels, blank = parse_sheet(sheet, questions, None)
+    assert blank == 0 and [(lab.answer_sha256, lab.relevance) for lab in labels] == [
+        (text_sha256(answer), 1)
+    ]
+    assert csv.field_size_limit() == 131072  # restored
+    huge = tmp_path / "huge.csv"
+    huge.write_text(
+        "question_id,answer_sha256,faithfulness,relevance,answer\n"
+        f'q1,{"0" * 64},2,2,"{"x" * (4 * 1024 * 1024 + 1)}"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as caught:
+        parse_sheet(huge, questions, "ana")
+    assert caught.value.problems == [
+        f"{huge}:2: not readable as CSV (field larger than field limit (4194304)); save the "
+        "sheet again as CSV"
+    ]

@@ -174,18 +174,33 @@ def test_missing_columns_are_one_line_and_a_semicolon_file_is_named(tmp_path: Pa
         read_confirmations(path)
 
 
-def test_a_csv_the_csv_module_cannot_read_is_one_located_line(tmp_path: Path) -> None:
+def test_a_long_chunk_is_read_and_a_cell_over_a_records_limit_is_one_located_line(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "m.csv"
-    cell = "長" * 140_000  # over the csv module's field limit (131072 characters)
+    # Over the csv module's default field limit (131072 characters): a chunk this long is in
+    # the missing-labels.csv the harness writes, so it must read back.
+    cell = "長" * 140_000
     path.write_text(
         ",".join(COLUMNS) + f'\nq1,factual,pricing/trial,1,2,r,q,"{cell}",yes\n', encoding="utf-8"
+    )
+    assert [(c.question_id, c.chunk_id) for c in read_confirmations(path).decided] == [
+        ("q1", "pricing/trial")
+    ]
+    huge = "x" * (4 * 1024 * 1024 + 1)  # over one record's limit (MAX_RECORD_MB)
+    path.write_text(
+        ",".join(COLUMNS) + f'\nq1,factual,pricing/trial,1,2,r,q,"{huge}",yes\n', encoding="utf-8"
     )
     with pytest.raises(InputError) as caught:
         read_confirmations(path)
     assert caught.value.problems == [
-        f"{path}:2: not readable as CSV (field larger than field limit (131072)); save the file "
+        f"{path}:2: not readable as CSV (field larger than field limit (4194304)); save the file "
         "again as CSV"
     ]
+    # The csv module's process-wide limit is restored.
+    import csv
+
+    assert csv.field_size_limit() == 131072
 
 
 def test_a_decided_row_without_ids_is_a_problem(tmp_path: Path) -> None:
