@@ -169,7 +169,7 @@ def parse_sheet(
         answer_hash = cell("answer_sha256")
         if len(answer_hash) != 64 or any(c not in "0123456789abcdef" for c in answer_hash):
             row_problems.append("answer_sha256 is damaged (copy the sheet's value unchanged)")
-        elif row.get("answer") is not None and not _same_answer(row["answer"], answer_hash):
+        elif (shown := row.get("answer")) is not None and not _same_answer(shown, answer_hash):
             row_problems.append(
                 "the answer text was edited; labels must be for the exact answer shown"
             )
