@@ -26,6 +26,7 @@ from judge.hashing import tagged_hash, text_sha256
 from judge.inputs.golden import GoldenSet
 from judge.inputs.labels import HumanLabel, labels_by_answer
 from judge.inputs.runs import Run
+from judge.judging.chunks import chunk_depth
 from judge.judging.graded import ChunkGrade, CorrectnessVerdict
 from judge.judging.grading import Fingerprint
 from judge.judging.items import context_for
@@ -426,7 +427,7 @@ def _chunk_summary(config: Config, golden: GoldenSet, judged: Judged) -> ChunkSu
     asked = [g for q in golden.questions for g in judged.chunk_grades.get(q.id, ())]
     prompt = [g.prompt_tokens for g in asked if g.prompt_tokens is not None]
     completion = [g.completion_tokens for g in asked if g.completion_tokens is not None]
-    depth = config.judge.chunks.depth or config.retrieval.context_k
+    depth = chunk_depth(config.judge.chunks.depth, config.retrieval.context_k)
     types = config.data.question_types
     questions = golden.questions
     tables = judged_tables(questions, graded, config.retrieval.ks, types, depth=depth)
