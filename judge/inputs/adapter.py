@@ -177,7 +177,12 @@ def _user_error(exc: BaseException) -> str:
 class AdapterLog:
     """The file that receives what the user's code writes to ``sys.stdout`` and ``sys.stderr``
     while a command asks it: created on the first write (an adapter that prints nothing leaves
-    no file), appended to by a thread that writes after the command stopped listening."""
+    no file), appended to by a thread that writes after the command stopped listening.
+
+    Whole lines: ``print`` writes its text and its newline in two calls, so with several
+    questions asked at once (``adapter_concurrency``) two threads' prints would interleave
+    mid-line. Each thread's text is held until its line ends (what is left of a line is
+    written when the log closes)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -185,6 +190,8 @@ class AdapterLog:
         self._lock = threading.Lock()
         self._handle: IO[str] | None = None
         self._closed = False
+        self._pending: dict[int, str] = {}
+        """Per thread, the start of a line not ended yet."""
 
     @property
     def written(self) -> bool:
@@ -192,18 +199,33 @@ class AdapterLog:
 
     def write(self, text: str) -> None:
         with self._lock:
-            if self._handle is None:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._handle = self.path.open("a", encoding="utf-8", errors="replace")
-            self._handle.write(text)
-            self._handle.flush()
             self.chars += len(text)
-            if self._closed:  # a late write (an abandoned thread): the file is not kept open
-                self._handle.close()
-                self._handle = None
+            if not self._closed:
+                thread = threading.get_ident()
+                held = self._pending.pop(thread, "") + text
+                end = held.rfind("\n") + 1
+                if end < len(held):
+                    self._pending[thread] = held[end:]
+                text = held[:end]
+            if text:
+                self._emit(text)
+
+    def _emit(self, text: str) -> None:
+        """Append ``text`` (the lock held)."""
+        if self._handle is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = self.path.open("a", encoding="utf-8", errors="replace")
+        self._handle.write(text)
+        self._handle.flush()
+        if self._closed:  # a late write (an abandoned thread): the file is not kept open
+            self._handle.close()
+            self._handle = None
 
     def close(self) -> None:
         with self._lock:
+            for held in self._pending.values():  # lines a thread began and never ended
+                self._emit(held + "\n")
+            self._pending.clear()
             self._closed = True
             if self._handle is not None:
                 self._handle.close()

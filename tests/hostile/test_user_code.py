@@ -261,3 +261,42 @@ def test_the_adapters_log_is_named_once_and_only_when_it_was_asked(
         == 1
     )
     assert load_inputs(load_config_of(toml)).adapter_log is None  # reused: not asked
+
+
+def test_two_threads_printing_at_once_leave_whole_lines_in_the_log(tmp_path: Path) -> None:
+    """print() writes its text and its newline in two calls: with several questions asked at
+    once, two threads' prints must not interleave mid-line (they did, once in a loaded run)."""
+    import threading
+
+    from judge.inputs.adapter import AdapterLog
+
+    log = AdapterLog(tmp_path / "adapter.log")
+    first_text, second_line = threading.Event(), threading.Event()
+
+    def one() -> None:
+        log.write("one says \x1b[31mred\x1b[0m")
+        first_text.set()
+        second_line.wait(5)
+        log.write("\n")
+
+    def two() -> None:
+        first_text.wait(5)
+        log.write("two says hi")
+        log.write("\n")
+        second_line.set()
+        log.write("two, unfinished")  # no newline: written when the log closes
+
+    threads = [threading.Thread(target=one), threading.Thread(target=two)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(5)
+    log.close()
+    assert (tmp_path / "adapter.log").read_text(encoding="utf-8") == (
+        "two says hi\none says \x1b[31mred\x1b[0m\ntwo, unfinished\n"
+    )
+    assert log.written and log.chars == len(
+        "one says \x1b[31mred\x1b[0m\ntwo says hi\ntwo, unfinished"
+    )
+    log.write("late\n")  # an abandoned thread after the command stopped listening
+    assert (tmp_path / "adapter.log").read_text(encoding="utf-8").endswith("late\n")
