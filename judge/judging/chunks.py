@@ -17,7 +17,7 @@ A ``ChunkGrade`` is derived from the cached reply every time it is used, as a ``
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -191,14 +191,12 @@ class ChunkOutcome(NamedTuple):
         return sum(len(grades) for grades in self.grades.values())
 
 
-def _per_question(
-    items: Sequence[ChunkItem], by_key: Mapping[str, Reply], cached: bool
-) -> dict[str, tuple[ChunkGrade, ...]]:
+def _in_rank_order(grades: Iterable[ChunkGrade]) -> dict[str, tuple[ChunkGrade, ...]]:
+    """Per question id, its chunks' grades in rank order."""
     out: dict[str, list[ChunkGrade]] = {}
-    for item in items:
-        if item.key in by_key:
-            out.setdefault(item.question_id, []).append(grade_for(item, by_key[item.key], cached))
-    return {qid: tuple(sorted(grades, key=lambda g: g.rank)) for qid, grades in out.items()}
+    for grade in grades:
+        out.setdefault(grade.question_id, []).append(grade)
+    return {qid: tuple(sorted(found, key=lambda g: g.rank)) for qid, found in out.items()}
 
 
 def grade_chunks(
@@ -218,21 +216,10 @@ def grade_chunks(
     Items of the same key are asked once. ``rejudge_failed``: a cached reply that gave no
     grade is asked again."""
     fingerprint = chunk_fingerprint(backend.identity, prompt)
-    first: dict[str, ChunkItem] = {}
-    for item in items:
-        first.setdefault(item.key, item)
-    replies: dict[str, Reply] = {}
-
-    def derive(key: str, reply: Reply, cached: bool) -> ChunkGrade:
-        replies[key] = reply  # the last one: a reply asked again replaces the cached one
-        return grade_for(first[key], reply, cached)
-
     graded = ask_each(
-        [
-            (item.key, item.question_id, functools.partial(chunk_request, prompt, item))
-            for item in first.values()
-        ],
-        derive,
+        items,
+        functools.partial(chunk_request, prompt),
+        grade_for,
         lambda grade: grade.status == "ok",
         backend,
         cache,
@@ -244,15 +231,9 @@ def grade_chunks(
         on_progress=on_progress,
         rejudge_failed=rejudge_failed,
     )
-    out: dict[str, list[ChunkGrade]] = {}
-    for item in items:
-        if item.key not in graded.results:
-            continue
-        # Each twin's own grade (its question id and rank), from the one reply.
-        cached = graded.results[item.key].cached
-        out.setdefault(item.question_id, []).append(grade_for(item, replies[item.key], cached))
-    grades = {qid: tuple(sorted(g, key=lambda x: x.rank)) for qid, g in out.items()}
-    return ChunkOutcome(grades, fingerprint, graded.interrupted, graded.elapsed_s)
+    return ChunkOutcome(
+        _in_rank_order(graded.results), fingerprint, graded.interrupted, graded.elapsed_s
+    )
 
 
 def cached_grades(
@@ -261,4 +242,6 @@ def cached_grades(
     """The grades of the items whose replies are in the cache for ``fingerprint`` (nothing is
     asked): what ``rerender`` re-derives."""
     replies = cache.get_many(fingerprint, (item.key for item in items))
-    return _per_question(items, replies, cached=True)
+    return _in_rank_order(
+        grade_for(item, replies[item.key], True) for item in items if item.key in replies
+    )

@@ -202,21 +202,10 @@ def judge_correctness(
     arrives (``grading.ask_all``, which says what Ctrl-C does). Items of the same key are
     asked once. ``rejudge_failed``: a cached reply that gave no verdict is asked again."""
     fingerprint = correctness_fingerprint(backend.identity, prompt)
-    first: dict[str, CorrectnessItem] = {}
-    for item in items:
-        first.setdefault(item.key, item)
-    replies: dict[str, Reply] = {}
-
-    def derive(key: str, reply: Reply, cached: bool) -> CorrectnessVerdict:
-        replies[key] = reply  # the last one: a reply asked again replaces the cached one
-        return correctness_for(first[key], reply, cached)
-
-    graded = ask_each(
-        [
-            (item.key, item.question_id, functools.partial(correctness_request, prompt, item))
-            for item in first.values()
-        ],
-        derive,
+    judged = ask_each(
+        items,
+        functools.partial(correctness_request, prompt),
+        correctness_for,
         lambda verdict: verdict.status == "ok",
         backend,
         cache,
@@ -228,12 +217,8 @@ def judge_correctness(
         on_progress=on_progress,
         rejudge_failed=rejudge_failed,
     )
-    verdicts = {
-        item.question_id: correctness_for(item, replies[item.key], graded.results[item.key].cached)
-        for item in items
-        if item.key in graded.results
-    }
-    return CorrectnessOutcome(verdicts, fingerprint, graded.interrupted, graded.elapsed_s)
+    verdicts = {verdict.question_id: verdict for verdict in judged.results}
+    return CorrectnessOutcome(verdicts, fingerprint, judged.interrupted, judged.elapsed_s)
 
 
 def cached_correctness(

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from tenacity import (
@@ -337,20 +337,33 @@ def task_label(identity: BackendIdentity, prompt: Prompt) -> str:
     return f"{identity.kind} {identity.model} · {prompt.name}"
 
 
-class Graded(NamedTuple):
-    """What ``ask_each`` got: each item's result by key, and whether it was interrupted."""
+class Keyed(Protocol):
+    """An item of a further judgement: its cache key (a hash of all the judge sees) and its
+    question."""
 
-    results: dict[str, Any]
+    @property
+    def key(self) -> str: ...
+    @property
+    def question_id(self) -> str: ...
+
+
+Item = TypeVar("Item", bound=Keyed)
+Result = TypeVar("Result")
+
+
+class Graded(NamedTuple, Generic[Result]):
+    """What ``ask_each`` got: the result of each item that has a reply, in item order, and
+    whether it was interrupted."""
+
+    results: list[Result]
     interrupted: bool
     elapsed_s: float
 
 
-Result = TypeVar("Result")
-
-
 def ask_each(
-    keyed: Sequence[tuple[str, str, Callable[[], JudgeRequest]]],
-    derive: Callable[[str, Reply, bool], Result],
+    items: Sequence[Item],
+    request: Callable[[Item], JudgeRequest],
+    derive: Callable[[Item, Reply, bool], Result],
     ok: Callable[[Result], bool],
     backend: JudgeBackend,
     cache: VerdictCache,
@@ -362,29 +375,29 @@ def ask_each(
     retry_wait: WaitBaseT = DEFAULT_RETRY_WAIT,
     on_progress: Callable[[JudgeProgress], None] = lambda _: None,
     rejudge_failed: bool = False,
-) -> Graded:
-    """A further judgement's items through ``ask_all``: ``keyed`` holds (key, question id,
-    request) per item; an item whose key another has already is asked once (the key hashes
-    everything the judge sees). ``derive(key, reply, cached)`` is the result of a reply,
-    ``ok(result)`` whether it stands when cached and ``rejudge_failed`` asks failed ones again.
-    Progress counts the unique items (``JudgeProgress``); Ctrl-C as ``ask_all``'s."""
+) -> Graded[Result]:
+    """A further judgement's items through ``ask_all``: items of one key (the key hashes
+    everything the judge sees) are asked once, and each gets its own result from that reply
+    (``derive(item, reply, cached)``: its question id, its rank). ``ok(result)`` says whether a
+    cached reply stands when ``rejudge_failed`` asks failed ones again. Progress counts the
+    unique keys (``JudgeProgress``); Ctrl-C as ``ask_all``'s: the items without a reply then
+    have no result."""
     start = time.perf_counter()
-    unique: dict[str, Ask] = {}
-    for key, question_id, request in keyed:
-        unique.setdefault(key, Ask(key, question_id, request))
-    results: dict[str, Any] = {}
-    derived: dict[str, Any] = {}
-    progress = JudgeProgress(0, len(unique), 0, 0)
+    first: dict[str, Item] = {}
+    for item in items:
+        first.setdefault(item.key, item)
+    replies: dict[str, tuple[Reply, bool]] = {}
+    derived: dict[str, Result] = {}  # a cached reply's result, derived once to decide on it
+    progress = JudgeProgress(0, len(first), 0, 0)
 
     def reuse(ask: Ask, reply: Reply) -> bool:
-        result = derive(ask.key, reply, True)
-        derived[ask.key] = result
+        result = derived[ask.key] = derive(first[ask.key], reply, True)
         return not (rejudge_failed and not ok(result))
 
     def on_reply(ask: Ask, reply: Reply, cached: bool) -> None:
         nonlocal progress
-        result = derived.pop(ask.key) if cached else derive(ask.key, reply, False)
-        results[ask.key] = result
+        result = derived.pop(ask.key) if cached else derive(first[ask.key], reply, False)
+        replies[ask.key] = (reply, cached)
         progress = JudgeProgress(
             progress.done + 1,
             progress.total,
@@ -394,7 +407,10 @@ def ask_each(
         on_progress(progress)
 
     interrupted = ask_all(
-        list(unique.values()),
+        [
+            Ask(key, item.question_id, functools.partial(request, item))
+            for key, item in first.items()
+        ],
         backend,
         cache,
         fingerprint,
@@ -406,6 +422,7 @@ def ask_each(
         max_attempts=max_attempts,
         retry_wait=retry_wait,
     )
+    results = [derive(item, *replies[item.key]) for item in items if item.key in replies]
     return Graded(results, interrupted, time.perf_counter() - start)
 
 
