@@ -33,44 +33,39 @@ TASKS: Final[tuple[Task, ...]] = ("answer", "chunk", "correctness")
 CHUNK_SCALE: Final[tuple[int, ...]] = (0, 1, 2, 3)
 
 
-class ChunkGrade(BaseModel):
-    """The judge's grade of one retrieved chunk for one question."""
+class _Judgement(BaseModel):
+    """What every further judgement keeps of its reply: the status it was read with, the
+    reason, and the reply's text and cost (as a ``Verdict`` keeps them)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     question_id: str
+    item_key: str
+    """The cache key: a hash of everything the judge was shown."""
+    status: Status
+    reason: str = ""
+    error: str | None = None
+    raw_reply: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float = 0.0
+    cached: bool = False
+
+
+class ChunkGrade(_Judgement):
+    """The judge's grade of one retrieved chunk for one question (``item_key``: a hash of the
+    question's text and the chunk's id and text)."""
+
     chunk_id: str
     rank: int
     """1-based rank of the chunk in the run's retrieved list."""
-    item_key: str
-    """The cache key: a hash of the question's text and the chunk's id and text."""
-    status: Status
     grade: int | None = None
     """0-3 for an ok grade, None otherwise (never a silent 0)."""
-    reason: str = ""
-    error: str | None = None
-    raw_reply: str = ""
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency_s: float = 0.0
-    cached: bool = False
 
 
-class CorrectnessVerdict(BaseModel):
-    """The judge's verdict on one answer against the question's reference answer."""
+class CorrectnessVerdict(_Judgement):
+    """The judge's verdict on one answer against the question's reference answer
+    (``item_key``: a hash of the question, the reference and the answer)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    question_id: str
-    item_key: str
-    """The cache key: a hash of the question, the reference and the answer."""
-    status: Status
     correctness: int | None = None
     """0-2 for an ok verdict, None otherwise (never a silent 0)."""
-    reason: str = ""
-    error: str | None = None
-    raw_reply: str = ""
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency_s: float = 0.0
-    cached: bool = False
