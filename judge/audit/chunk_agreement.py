@@ -5,7 +5,7 @@ golden set, and judged recall corrected with the human labels.
   chunk is listed in ``relevant_chunks``) against the judge's binary grade (``RELEVANT_GRADE``):
   exact agreement, Cohen's κ (quadratic κ on two classes), balanced accuracy and the
   majority-class line per type, with intervals from a bootstrap that resamples *questions*
-  (``cluster_bootstrap_ci``: the chunks of one question share its difficulty, so resampling
+  (``judge.audit.stats.cluster_bootstrap_ci``: the chunks of one question share its difficulty, so resampling
   chunks would pretend to more information than there is); and the grade (0-3) × label table.
 - **Judged recall corrected with the human labels** (``corrected_recall``): the mean human
   recall@k by prediction-powered inference (``judge.audit.ppi.ppi_mean``), the judged recall as
@@ -18,10 +18,9 @@ The judged values themselves and the possible missing labels are ``judge.results
 from __future__ import annotations
 
 import math
-import random
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from typing import Literal, NamedTuple, TypeVar
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
@@ -30,6 +29,7 @@ from judge.audit.stats import (
     Interval,
     Pairs,
     balanced_accuracy,
+    cluster_bootstrap_ci,
     exact_agreement,
     majority_class,
     quadratic_kappa,
@@ -48,42 +48,6 @@ from judge.results.chunk_grades import (
 from judge.retrieval import score_rankings
 
 # --- the grades against the human labels ------------------------------------------------------
-
-_Item = TypeVar("_Item")
-
-
-def cluster_bootstrap_ci(
-    clusters: Sequence[Sequence[_Item]],
-    statistic: Callable[[list[_Item]], float | None],
-    resamples: int = 2000,
-    level: float = 0.95,
-    seed: int = 0,
-) -> Interval | None:
-    """Percentile bootstrap interval of ``statistic`` resampling whole clusters (here: the
-    chunks of one question) with replacement, then pooling their items.
-
-    ``judge.audit.stats.bootstrap_ci`` with clusters for items, and its conventions: resamples
-    where the statistic is undefined are skipped; None with fewer than 2 clusters or when fewer
-    than half the resamples gave a value; the same percentile indices; seeded. Items of one
-    cluster are correlated (one question's chunks share its difficulty and its wording), so
-    resampling items would make the interval too narrow.
-    """
-    if len(clusters) < 2:
-        return None
-    rng = random.Random(seed)
-    values = []
-    for _ in range(resamples):
-        sample = [item for _ in clusters for item in clusters[rng.randrange(len(clusters))]]
-        value = statistic(sample)
-        if value is not None:
-            values.append(value)
-    if len(values) < resamples / 2:
-        return None
-    values.sort()
-    tail = (1 - level) / 2
-    low = values[int(tail * (len(values) - 1))]
-    high = values[int((1 - tail) * (len(values) - 1) + 0.5)]
-    return Interval(low, high)
 
 
 def _majority_exact(pairs: Pairs) -> float | None:

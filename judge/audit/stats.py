@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, TypeVar
 
 # AXES and Axis are re-exported for ``judge.audit.agreement`` and ``judge.audit.ppi``, which
 # import them from here; their home is ``judge.axes``.
@@ -115,6 +115,12 @@ def bootstrap_ci(
         value = statistic(sample)
         if value is not None:
             values.append(value)
+    return _percentile_interval(values, resamples, level)
+
+
+def _percentile_interval(values: list[float], resamples: int, level: float) -> Interval | None:
+    """The percentile interval of the resamples' values (None when fewer than half the
+    resamples gave one): the convention every bootstrap here shares."""
     if len(values) < resamples / 2:
         return None
     values.sort()
@@ -122,6 +128,37 @@ def bootstrap_ci(
     low = values[int(tail * (len(values) - 1))]
     high = values[int((1 - tail) * (len(values) - 1) + 0.5)]
     return Interval(low, high)
+
+
+_Item = TypeVar("_Item")
+
+
+def cluster_bootstrap_ci(
+    clusters: Sequence[Sequence[_Item]],
+    statistic: Callable[[list[_Item]], float | None],
+    resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Interval | None:
+    """Percentile bootstrap interval of ``statistic`` resampling whole clusters (here: the
+    chunks of one question) with replacement, then pooling their items.
+
+    ``bootstrap_ci`` with clusters for items, and its conventions: resamples
+    where the statistic is undefined are skipped; None with fewer than 2 clusters or when fewer
+    than half the resamples gave a value; the same percentile indices; seeded. Items of one
+    cluster are correlated (one question's chunks share its difficulty and its wording), so
+    resampling items would make the interval too narrow.
+    """
+    if len(clusters) < 2:
+        return None
+    rng = random.Random(seed)
+    values = []
+    for _ in range(resamples):
+        sample = [item for _ in clusters for item in clusters[rng.randrange(len(clusters))]]
+        value = statistic(sample)
+        if value is not None:
+            values.append(value)
+    return _percentile_interval(values, resamples, level)
 
 
 def krippendorff_alpha_ordinal(units: Sequence[Sequence[int]]) -> float | None:

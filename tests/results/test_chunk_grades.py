@@ -14,14 +14,13 @@ from judge.audit.chunk_agreement import (
     ChunkAgreement,
     CorrectedRecall,
     chunk_agreement,
-    cluster_bootstrap_ci,
     corrected_cell,
     corrected_recall,
     plus_tuned_lambda,
     recall_pairs,
 )
 from judge.audit.ppi import power_tuned_lambda, ppi_mean
-from judge.audit.stats import bootstrap_ci, exact_agreement
+from judge.audit.stats import bootstrap_ci, cluster_bootstrap_ci, exact_agreement
 from judge.formatting import from_spreadsheet_text
 from judge.inputs.golden import GoldenQuestion
 from judge.results.chunk_grades import (
