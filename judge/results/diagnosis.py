@@ -67,7 +67,7 @@ tie goes to retrieval, because the generator cannot use a chunk it never saw.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 from judge.judging.graded import CorrectnessVerdict
 from judge.judging.verdict import Verdict
@@ -84,17 +84,8 @@ Diagnosis = Literal[
     "not judged",
     "unknown retrieval",
 ]
-#: Every diagnosis, in the order of every count and filter.
-DIAGNOSES: tuple[Diagnosis, ...] = (
-    "ok",
-    "retrieval miss",
-    "generation",
-    "wrong per reference",
-    "answered out of scope",
-    "over-refusal",
-    "not judged",
-    "unknown retrieval",
-)
+#: Every diagnosis, in the order of every count and filter (the literal's own order: one list).
+DIAGNOSES: tuple[Diagnosis, ...] = get_args(Diagnosis)
 #: The diagnoses only a correctness verdict can give (a view leaves their column out of a run
 #: without correctness).
 CORRECTNESS_DIAGNOSES: tuple[Diagnosis, ...] = ("wrong per reference",)
