@@ -227,14 +227,6 @@ class ChunkSummary(BaseModel):
     """Chunks graded (every status)."""
     not_ok: int
     """Of those, without a usable grade (parse error, backend error, truncated)."""
-    cached: int = 0
-    """Of those, served from the cache."""
-    prompt_tokens: int | None = None
-    """Summed over the grades asked or cached; None when the backend reported no count (the
-    lexical baseline), never 0."""
-    completion_tokens: int | None = None
-    seconds: float = 0.0
-    """The judge's time over the grades, as each was measured when it was asked."""
     judged: TypeTable
     """Judged retrieval of every answerable question whose chunks were graded."""
     judged_unlabelled: TypeTable

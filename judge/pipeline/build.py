@@ -424,9 +424,6 @@ def _chunk_summary(config: Config, golden: GoldenSet, judged: Judged) -> ChunkSu
         for q in golden.questions
         for g in judged.chunk_grades.get(q.id, ())
     ]
-    asked = [g for q in golden.questions for g in judged.chunk_grades.get(q.id, ())]
-    prompt = [g.prompt_tokens for g in asked if g.prompt_tokens is not None]
-    completion = [g.completion_tokens for g in asked if g.completion_tokens is not None]
     depth = chunk_depth(config.judge.chunks.depth, config.retrieval.context_k)
     types = config.data.question_types
     questions = golden.questions
@@ -437,10 +434,6 @@ def _chunk_summary(config: Config, golden: GoldenSet, judged: Judged) -> ChunkSu
         relevant_grade=RELEVANT_GRADE,
         graded=len(graded),
         not_ok=sum(g.grade is None for g in graded),
-        cached=sum(g.cached for g in asked),
-        prompt_tokens=sum(prompt) if prompt else None,
-        completion_tokens=sum(completion) if completion else None,
-        seconds=sum(g.latency_s for g in asked),
         judged=tables.every,
         judged_unlabelled=tables.unlabelled,
         missing=missing_labels(questions, graded),

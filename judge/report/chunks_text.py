@@ -15,7 +15,9 @@ from judge.formatting import markdown_text as md
 from judge.grouped import ALL
 from judge.record import ChunkSummary, Record
 from judge.report.text_tables import render_markdown
+from judge.report.tokens_text import cost_text
 from judge.results.chunk_grades import missing_labels_csv
+from judge.results.tokens import TokenCount
 
 #: report.md lists at most this many possible missing labels (the file has them all).
 SHOWN_MISSING = 20
@@ -52,26 +54,13 @@ def missing_labels_file(report: Record) -> str | None:
     return missing_labels_csv(chunks.missing, questions, texts)
 
 
-def chunk_cost(chunks: ChunkSummary) -> str:
-    """What the grades cost: calls, cached, tokens where the backend counts them, time."""
-    tokens = (
-        "tokens not reported"
-        if chunks.prompt_tokens is None
-        else f"{chunks.prompt_tokens:,} prompt + {chunks.completion_tokens or 0:,} completion tokens"
-    )
-    return (
-        f"{chunks.graded} calls ({chunks.cached} from the cache), {tokens}, "
-        f"{chunks.seconds:.1f} s of judging"
-    )
-
-
-def chunk_headline(chunks: ChunkSummary) -> str:
-    """One line on what was graded, and what it cost."""
+def chunk_headline(chunks: ChunkSummary, cost: TokenCount) -> str:
+    """One line on what was graded, and what it cost (``Record.further_tokens``)."""
     unusable = f", {chunks.not_ok} without a usable grade" if chunks.not_ok else ""
     return (
         f"The judge graded the top {chunks.depth} chunks of each answered question on 0-3 "
         f"({chunks.graded} grades{unusable}); a chunk graded {chunks.relevant_grade} or more "
-        f"counts as relevant. Cost: {chunk_cost(chunks)}."
+        f"counts as relevant. Cost: {cost_text(cost)}."
     )
 
 
@@ -185,7 +174,8 @@ def chunk_lines(report: Record) -> list[str]:
     chunks = report.chunks
     if chunks is None:
         return []
-    lines = ["## Chunk grades", "", chunk_headline(chunks), ""]
+    cost = report.further_tokens["chunk grades"]
+    lines = ["## Chunk grades", "", chunk_headline(chunks, cost), ""]
     unlabelled = chunks.judged_unlabelled
     if unlabelled.rows and any(r.get("n") for r in unlabelled.rows):
         lines += [

@@ -52,6 +52,12 @@ def token_lines(report: Record) -> list[str]:
 
 
 def _further(name: str, count: TokenCount) -> str:
+    return f"- {name}: {cost_text(count)}"
+
+
+def cost_text(count: TokenCount) -> str:
+    """What a further judgement cost, in a phrase: calls, from the cache, tokens where the
+    backend counts them ("not reported", never 0), seconds."""
     tokens = (
         "tokens not reported"
         if not count.reported
@@ -59,7 +65,7 @@ def _further(name: str, count: TokenCount) -> str:
         "completion tokens"
     )
     seconds = "" if count.seconds is None else f", {count.seconds:,.1f} s"
-    return f"- {name}: {count.items} calls ({count.cached} from the cache), {tokens}{seconds}"
+    return f"{count.items} calls ({count.cached} from the cache), {tokens}{seconds}"
 
 
 def token_section(totals: TokenTotals, backend: str) -> list[str]:

@@ -90,7 +90,8 @@ def test_questions_whose_labels_are_removed_get_judged_retrieval_numbers(
     assert all(not name.startswith("judged_") for name in report.retrieval.metrics)
     text = (folder / "report.md").read_text(encoding="utf-8")
     # The lexical baseline counts no tokens: said so, never 0.
-    assert chunks.prompt_tokens is None and chunks.completion_tokens is None
+    cost = report.further_tokens["chunk grades"]
+    assert cost.prompt_tokens is None and cost.completion_tokens is None
     assert f"Cost: {chunks.graded} calls (0 from the cache), tokens not reported" in text
     tokens = text.split("## Tokens and time")[1].split("\n## ")[0]
     assert (
@@ -173,7 +174,7 @@ def test_a_confirmed_missing_label_is_accepted_and_the_next_run_no_longer_lists_
     assert len(missing) == len(first.report.chunks.missing) - 1
     # The grades were cached: the second run asked the judge for nothing.
     assert all(g.cached for r in second.report.questions for g in r.chunk_grades or ())
-    assert second.report.chunks.cached == second.report.chunks.graded
+    assert second.report.further_tokens["chunk grades"].cached == second.report.chunks.graded
 
 
 @pytest.mark.slow
@@ -210,11 +211,11 @@ def test_the_embedded_model_grades_chunks_end_to_end(tmp_path: Path) -> None:
     assert all(g.status in ("ok", "parse_error") for g in grades)
     assert all((g.grade in (0, 1, 2, 3)) == (g.status == "ok") for g in grades)
     assert all(g.prompt_tokens is not None and g.prompt_tokens > 50 for g in grades)
-    assert chunks.prompt_tokens == sum(g.prompt_tokens or 0 for g in grades)
+    cost = result.report.further_tokens["chunk grades"]
+    assert cost.prompt_tokens == sum(g.prompt_tokens or 0 for g in grades)
     text_tokens = (result.folder.path / "report.md").read_text(encoding="utf-8")
     assert (
-        f"- chunk grades: 8 calls (0 from the cache), {chunks.prompt_tokens:,} prompt"
-        in text_tokens
+        f"- chunk grades: 8 calls (0 from the cache), {cost.prompt_tokens:,} prompt" in text_tokens
     )
     unlabelled = {row["type"]: row for row in chunks.judged_unlabelled.rows}
     assert unlabelled["all"]["graded"] == 1
