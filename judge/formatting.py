@@ -35,6 +35,15 @@ def fmt_number(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}"
 
 
+def fmt_interval(interval: tuple[float, float] | None, percent: bool) -> str:
+    """An interval to follow its estimate (" [low, high]", shares as percentages); "" when
+    there is none."""
+    if interval is None:
+        return ""
+    fmt = fmt_share if percent else fmt_number
+    return f" [{fmt(interval[0])}, {fmt(interval[1])}]"
+
+
 # --- terminals -------------------------------------------------------------------------------
 
 # C0 controls but \t and \n, DEL, C1 controls (\x9b alone starts a CSI sequence on some

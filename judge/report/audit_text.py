@@ -20,17 +20,9 @@ from judge.audit.ppi import (
     Halving,
     PooledCell,
 )
-from judge.audit.stats import Interval
 from judge.axes import SCORED_AXES, ScoredAxis
-from judge.formatting import FEW_ITEMS, fmt_number, fmt_share, terminal_text
+from judge.formatting import FEW_ITEMS, fmt_interval, fmt_number, fmt_share, terminal_text
 from judge.formatting import markdown_text as md
-
-
-def _ci(interval: Interval | None, percent: bool) -> str:
-    if interval is None:
-        return ""
-    fmt = fmt_share if percent else fmt_number
-    return f" [{fmt(interval.low)}, {fmt(interval.high)}]"
 
 
 def _word(text: object) -> str:
@@ -46,7 +38,7 @@ def _headline(agreement_: Agreement, is_judge: bool) -> str:
     second = "non-ok counted as wrong" if is_judge else "it scores every answer, no non-ok verdicts"
     return (
         f"{_word(agreement_.judge)}: both scores exact {fmt_share(agreement_.both_exact)}"
-        f"{_ci(agreement_.both_exact_ci, True)} of {agreement_.n} judged; "
+        f"{fmt_interval(agreement_.both_exact_ci, True)} of {agreement_.n} judged; "
         f"{fmt_share(agreement_.both_exact_all)} of {agreement_.labelled} labelled ({second})"
     )
 
@@ -155,8 +147,8 @@ def render_audit(
             stats_by_type = agreement_.per_axis.get(axis, {})
             for type_name in _in_order(stats_by_type, order):
                 s = stats_by_type[type_name]
-                exact = fmt_share(s.exact) + _ci(s.exact_ci, True)
-                kappa = fmt_number(s.kappa) + _ci(s.kappa_ci, False)
+                exact = fmt_share(s.exact) + fmt_interval(s.exact_ci, True)
+                kappa = fmt_number(s.kappa) + fmt_interval(s.kappa_ci, False)
                 lines.append(
                     f"    {_word(type_name):<14}{s.n:>4}  {exact:<24}{fmt_share(s.within_one):>9}  "
                     f"{kappa:<20}{fmt_share(s.balanced_accuracy):>10}  {_majority(s)}"
@@ -185,7 +177,7 @@ def _corrected(cell: CorrectedCell) -> str:
     if e is None:
         return cell.note or "–"
     remark = f" ({cell.remark})" if cell.remark else ""
-    return f"{fmt_number(e.value)}{_ci(e.shown, False)}{remark}"
+    return f"{fmt_number(e.value)}{fmt_interval(e.shown, False)}{remark}"
 
 
 def _pad(text: str, width: int) -> str:
@@ -197,7 +189,7 @@ def _pad(text: str, width: int) -> str:
 def _pooled(cell: PooledCell) -> str:
     if cell.estimate is None:
         return cell.note or "–"
-    return f"{fmt_number(cell.estimate)}{_ci(cell.interval, False)}"
+    return f"{fmt_number(cell.estimate)}{fmt_interval(cell.interval, False)}"
 
 
 #: The name of the pooled row, in both renderings (not a type: no type can be confused with it).

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from judge.formatting import FEW_ITEMS, fmt_number, fmt_share
+from judge.formatting import FEW_ITEMS, fmt_interval, fmt_number, fmt_share
 from judge.formatting import markdown_text as md
 from judge.grouped import ALL
 from judge.record import ChunkSummary, Record
@@ -22,13 +22,6 @@ from judge.results.tokens import TokenCount
 #: report.md lists at most this many possible missing labels (the file has them all).
 SHOWN_MISSING = 20
 MISSING_LABELS_FILE = "missing-labels.csv"
-
-
-def _ci(interval: tuple[float, float] | None, percent: bool) -> str:
-    if interval is None:
-        return ""
-    fmt = fmt_share if percent else fmt_number
-    return f" [{fmt(interval[0])}, {fmt(interval[1])}]"
 
 
 def _ordered(cells: Sequence[str]) -> list[str]:
@@ -77,10 +70,10 @@ def _agreement_lines(chunks: ChunkSummary) -> list[str]:
         row = [
             md(name),
             f"{c.chunks} ({c.questions})",
-            fmt_share(c.exact) + _ci(c.exact_ci, True),
-            fmt_share(c.majority_exact) + _ci(c.majority_exact_ci, True),
-            fmt_number(c.kappa) + _ci(c.kappa_ci, False),
-            fmt_share(c.balanced_accuracy) + _ci(c.balanced_accuracy_ci, True),
+            fmt_share(c.exact) + fmt_interval(c.exact_ci, True),
+            fmt_share(c.majority_exact) + fmt_interval(c.majority_exact_ci, True),
+            fmt_number(c.kappa) + fmt_interval(c.kappa_ci, False),
+            fmt_share(c.balanced_accuracy) + fmt_interval(c.balanced_accuracy_ci, True),
         ]
         if name == ALL:
             row = [f"**{cell}**" for cell in row]
@@ -123,7 +116,9 @@ def _corrected_lines(chunks: ChunkSummary) -> list[str]:
     for name in _ordered(list(cells)):
         c = cells[name]
         corrected = (
-            c.note if c.estimate is None else fmt_number(c.estimate) + _ci(c.interval, False)
+            c.note
+            if c.estimate is None
+            else fmt_number(c.estimate) + fmt_interval(c.interval, False)
         )
         row = [
             md(name),
@@ -132,7 +127,7 @@ def _corrected_lines(chunks: ChunkSummary) -> list[str]:
             fmt_number(c.judged_mean),
             fmt_number(c.labels_mean),
             corrected or "–",
-            _ci(c.labels_only, False).strip() or "–",
+            fmt_interval(c.labels_only, False).strip() or "–",
         ]
         if name == ALL:
             row = [f"**{cell}**" for cell in row]
