@@ -29,7 +29,8 @@ def _rows(table: TypeTable) -> tuple[list[str], list[list[str]]]:
     renderer escapes every cell for where it goes."""
     header = ["type", *table.count_columns, *table.metrics, ""]
     body = []
-    for type_name, row in table.frame.iterrows():
+    for row in table.rows:
+        type_name = row["type"]
         cells = [str(type_name)]
         cells += [_cell(row[c], True) for c in table.count_columns]
         cells += [_cell(row[m], False) for m in table.metrics]

@@ -1,5 +1,6 @@
 """Per-question-type tables from per-question values (``judge.grouped`` aggregates them; a
-table's ``frame`` is its pandas view).
+table's ``frame`` is its pandas view, built on first use: the tables themselves are plain rows,
+so a run or a re-render that never asks for a frame never imports pandas).
 
 Every table is per type first, ``all`` last, with the weakest type named: averages hide the
 failures of the small types. Means use only the rows that have a value; the rows that do not
@@ -15,10 +16,10 @@ answer verdict); an earlier run's table, or a run with correctness off, is uncha
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
 from pydantic import BaseModel, ConfigDict, PrivateAttr
 
 from judge.axes import EXPECTED_METRICS, JUDGE_TABLE_METRICS, judge_table_metrics
@@ -32,13 +33,17 @@ from judge.results.compare import MetricValues
 from judge.results.values import correctness_value, verdict_values
 from judge.retrieval import RetrievalScores
 
+if TYPE_CHECKING:
+    import pandas as pd
+
 
 class TypeTable(BaseModel):
     """A per-type table: one row per question type, then ``all``.
 
     Part of the run record (``judge.record``): its rows are what ``report.json`` keeps, and a
-    table read back from a folder is the same object. ``frame`` is the pandas view of the rows
-    (the one computed when the table was built, else rebuilt from the rows).
+    table read back from a folder is the same object, and every view renders the rows (a
+    re-rendered report shows what the first one showed). ``frame`` is the pandas view of the rows
+    for the Python API.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -54,38 +59,12 @@ class TypeTable(BaseModel):
     question has a value), rounded to 6 places."""
     _frame: pd.DataFrame | None = PrivateAttr(default=None)
 
-    @classmethod
-    def from_frame(
-        cls,
-        frame: pd.DataFrame,
-        metrics: list[str],
-        count_columns: list[str],
-        primary: str,
-        weakest: str | None,
-    ) -> TypeTable:
-        rows: list[dict[str, str | int | float | None]] = []
-        for type_name, row in frame.iterrows():
-            item: dict[str, str | int | float | None] = {"type": str(type_name)}
-            for column in count_columns:
-                item[column] = int(row[column])
-            for metric in metrics:
-                value = row[metric]
-                item[metric] = None if pd.isna(value) else round(float(value), 6)
-            rows.append(item)
-        table = cls(
-            metrics=metrics,
-            count_columns=count_columns,
-            primary=primary,
-            weakest=weakest,
-            rows=rows,
-        )
-        table._frame = frame
-        return table
-
     @property
     def frame(self) -> pd.DataFrame:
         """Index: type names then ``all``. Columns: counts first, then metric means."""
         if self._frame is None:
+            import pandas as pd
+
             frame = pd.DataFrame(
                 [{k: v for k, v in row.items() if k != "type"} for row in self.rows],
                 index=[str(row["type"]) for row in self.rows],
@@ -118,20 +97,29 @@ def per_type_table(
     primary = metrics[0]
     index = [*type_order, ALL]
     groups = {m: grouped(values.get(m, {}), types, type_order, overall=ALL) for m in metrics}
-    frame = pd.DataFrame(index=index)
-    frame["n"] = [groups[primary][t].n for t in index]
-    for name, per_type in counts.items():
-        frame[name] = [per_type.get(t, 0) for t in type_order] + [sum(per_type.values())]
-    for metric in metrics:
-        means = [groups[metric][t].mean for t in index]
-        frame[metric] = [float("nan") if m is None else m for m in means]
+    rows: list[dict[str, str | int | float | None]] = []
+    for type_name in index:
+        row: dict[str, str | int | float | None] = {"type": type_name}
+        row["n"] = groups[primary][type_name].n
+        for name, per_type in counts.items():
+            row[name] = sum(per_type.values()) if type_name == ALL else per_type.get(type_name, 0)
+        for metric in metrics:
+            mean = groups[metric][type_name].mean
+            row[metric] = None if mean is None or math.isnan(mean) else round(float(mean), 6)
+        rows.append(row)
     candidates = [(groups[primary][t].mean, i, t) for i, t in enumerate(type_order)]
     valued = [(mean, i, t) for mean, i, t in candidates if mean is not None]
     # The lowest primary mean; a tie goes to the type listed first. When every type has the
     # same mean no type is weaker than another: marking the first would point at nothing.
     tied = len({mean for mean, _, _ in valued}) <= 1
     weakest = None if tied else min(valued)[2]
-    return TypeTable.from_frame(frame, list(metrics), ["n", *counts], primary, weakest)
+    return TypeTable(
+        metrics=list(metrics),
+        count_columns=["n", *counts],
+        primary=primary,
+        weakest=weakest,
+        rows=rows,
+    )
 
 
 def retrieval_values(
