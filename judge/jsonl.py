@@ -48,6 +48,7 @@ from pydantic import (
     StringConstraints,
     ValidationError,
 )
+from pydantic_core import PydanticSerializationError
 
 from judge.errors import HarnessError, InputError
 
@@ -615,11 +616,13 @@ def write_atomic(path: Path, text: str) -> None:
 
 
 def _record_line(record: BaseModel | dict[str, Any]) -> str:
-    data = (
-        record.model_dump(mode="json", exclude_none=True)
-        if isinstance(record, BaseModel)
-        else record
-    )
+    if isinstance(record, BaseModel):
+        try:  # pydantic's own encoder: about twice as fast as model_dump + json.dumps
+            return record.model_dump_json(exclude_none=True) + "\n"
+        except PydanticSerializationError:  # e.g. half a UTF-16 character: json.dumps says which
+            data = record.model_dump(mode="json", exclude_none=True)
+    else:
+        data = record
     return json.dumps(data, ensure_ascii=False) + "\n"
 
 

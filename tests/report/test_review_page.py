@@ -361,7 +361,7 @@ def test_marks_become_labels_and_survive_into_the_next_run(
     other_judge = tmp_path / "other-judge"
     other_judge.mkdir()
     page_text = (second / "review.html").read_text(encoding="utf-8")
-    assert page_text.count(f'"judge_fingerprint": "{fingerprint}"') == 1
+    assert page_text.count(f'"judge_fingerprint":"{fingerprint}"') == 1  # compact JSON
     (other_judge / "review.html").write_text(
         page_text.replace(fingerprint, "judge:0000000000000000"), encoding="utf-8"
     )
