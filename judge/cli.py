@@ -448,8 +448,10 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from judge.pipeline import rerender
 
-    folder = rerender(_config(args), args.folder, warn=lambda line: _warn([line]))
-    _say(f"re-rendered {folder.path} from its run and the cache (nothing judged)")
+    folder = rerender(
+        _config(args), args.folder, warn=lambda line: _warn([line]), rederive=args.rederive
+    )
+    _say(f"re-rendered {folder.path} (nothing judged)")
     return 0
 
 
@@ -919,8 +921,15 @@ def _add_folder_commands(commands: _Commands) -> None:
     show = commands.add("show", cmd_show, "one verdict with its chunks and the quote marked")
     show.add_argument("question_id", help="a golden question id")
     show.add_argument("--folder", help=_FOLDER_HELP)
-    report = commands.add("report", cmd_report, "re-render a report folder from the cache")
+    report = commands.add("report", cmd_report, "render a report folder's files again")
     report.add_argument("folder", nargs="?", help=_FOLDER_HELP)
+    report.add_argument(
+        "--rederive",
+        action="store_true",
+        help="rebuild the record from the folder's run and the cache: each verdict re-derived "
+        "from its cached reply (a newer parser or evidence verifier applies), the labels and "
+        "comparisons read again (default: render the folder's record as it was written)",
+    )
     diff = commands.add("diff", cmd_diff, "compare two report folders")
     diff.add_argument("a", help="the earlier report folder")
     diff.add_argument("b", help="the later report folder")

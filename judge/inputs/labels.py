@@ -19,13 +19,13 @@ is the way to say "no labels yet".
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from pathlib import Path
 from typing import Literal, NamedTuple
 
 from pydantic import Field
 
 from judge.errors import InputError
-from judge.inputs.golden import GoldenQuestion
 from judge.jsonl import (
     Id,
     IsoDatetime,
@@ -135,8 +135,9 @@ def given_text_problems(
     return problems
 
 
-def load_labels(path: Path, questions: dict[str, GoldenQuestion]) -> Labels:
-    """Load human labels; conflicting duplicates are errors (every one reported at once)."""
+def load_labels(path: Path, questions: Collection[str]) -> Labels:
+    """Load human labels; conflicting duplicates are errors (every one reported at once).
+    ``questions``: the golden set's ids (a label of another id is retired)."""
     problems: list[str] = []
     records = parse_records(path, read_jsonl(path), HumanLabel, problems)
     seen: dict[tuple[str, str, str], tuple[int, HumanLabel]] = {}
@@ -164,7 +165,7 @@ def load_labels(path: Path, questions: dict[str, GoldenQuestion]) -> Labels:
     return Labels([label for _, label in seen.values()], retired, path)
 
 
-def load_labels_if_any(path: Path | None, questions: dict[str, GoldenQuestion]) -> Labels:
+def load_labels_if_any(path: Path | None, questions: Collection[str]) -> Labels:
     """Labels from ``data.labels``; none yet (no setting, an empty file) is none, and a file
     that does not exist is none with ``missing`` set (the caller reports it)."""
     if path is None:

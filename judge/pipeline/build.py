@@ -142,14 +142,18 @@ def _git(cwd: Path) -> GitInfo:
     return GitInfo(commit=commit.stdout.strip(), dirty=bool(status.stdout.strip()))
 
 
+def package_version(name: str) -> str | None:
+    """The installed version of a distribution (None: not installed)."""
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
 def _versions() -> dict[str, str | None]:
-    versions: dict[str, str | None] = {"python": platform.python_version()}
-    for name in PACKAGES:
-        try:
-            versions[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
+    return {"python": platform.python_version()} | {
+        name: package_version(name) for name in PACKAGES
+    }
 
 
 def _retrieval_metrics(table: TypeTable) -> TypeMetrics:

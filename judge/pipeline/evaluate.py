@@ -3,9 +3,10 @@ folder → gate.
 
 ``evaluate`` is what ``judge run``, ``judge nightly``, the Python API and the tests call. It owns
 the lock on the reports folder, the judge backend's lifetime, the verdict cache, interruption,
-the report and the gate. ``rerender`` rebuilds a folder's report through the same
-``build_report`` from what the folder's record and the cache hold. Nothing here prints: progress goes to
-``Hooks``, the outcome comes back as an ``Evaluation``.
+the report and the gate. ``rerender`` renders a folder's files again from its record
+(``report.json``), or, asked to re-derive (or when the record cannot be read), rebuilds the
+record through the same ``build_report`` from the folder's run and the cache. Nothing here
+prints: progress goes to ``Hooks``, the outcome comes back as an ``Evaluation``.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from judge.config import Config
 from judge.errors import ConfigError, InputError, Interrupted
 from judge.folders import ReportFolder, ReportsDir, read_saved_verdicts
+from judge.hashing import text_sha256
 from judge.inputs.adapter import AdapterProgress
 from judge.inputs.golden import load_golden
-from judge.inputs.labels import load_labels_if_any
+from judge.inputs.labels import labels_by_answer, load_labels_if_any
 from judge.inputs.runs import load_run, run_lines
 from judge.jsonl import jsonl_text
 from judge.judging.backends import JudgeBackend
@@ -32,7 +34,7 @@ from judge.judging.graded import ChunkGrade, CorrectnessVerdict
 from judge.judging.grading import Fingerprint, JudgeProgress, cached_verdicts
 from judge.judging.items import build_items
 from judge.judging.prompts import load_prompt
-from judge.pipeline.build import Earlier, Judged, build_report
+from judge.pipeline.build import Earlier, Judged, build_report, package_version
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
 from judge.pipeline.session import (
     Further,
@@ -43,11 +45,12 @@ from judge.pipeline.session import (
     judge_info,
     judging_session,
 )
-from judge.record import Record
+from judge.record import REPORT_FILE, Record
 from judge.report.files import render_files
 from judge.results.baseline import read_baseline
 from judge.results.compare import QuestionValues
 from judge.results.gate import Gate
+from judge.results.manifest import Manifest
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -333,105 +336,153 @@ def earlier_runs(config: Config, reports: ReportsDir) -> Earlier:
 
 
 def rerender(
-    config: Config, folder_name: str | None, warn: Callable[[str], None] = _ignore
+    config: Config,
+    folder_name: str | None,
+    warn: Callable[[str], None] = _ignore,
+    *,
+    rederive: bool = False,
 ) -> ReportFolder:
-    """Rebuild a folder's report from its saved run and the cache; nothing is judged.
+    """Render a folder's files again; nothing is judged.
 
-    Each verdict is re-derived from the backend reply stored in the cache (so a newer evidence
-    verifier or parser applies); a reply no longer in the cache (pruned) keeps the verdict
-    saved in the folder. The golden set and corpus must be the ones the run used.
+    By default from the folder's record (``report.json``), as it was written: the verdicts,
+    comparisons and audit of the run, in the views of this version of the judge. The record
+    itself is the source and stays as it is.
+
+    ``rederive`` (and a record that cannot be read: one warning, then the same) rebuilds the
+    record from the folder's run and the cache: each verdict is re-derived from the backend
+    reply stored in the cache (so a newer evidence verifier or parser applies); a reply no
+    longer in the cache (pruned) keeps the verdict saved in the folder. The golden set and
+    corpus must be the ones the run used.
     """
     reports = ReportsDir(config.reports.dir)
     with reports.lock():
         folder = reports.folder(folder_name)
         manifest = folder.manifest
-        golden = load_golden(config.data)
-        if golden.questions_hash != manifest.fingerprints.golden:
-            raise ConfigError(
-                f"{folder.name} was judged on another golden set than {config.data.questions} "
-                "holds now; re-rendering would mix the two"
-            )
-        if golden.corpus_hash != manifest.fingerprints.corpus:
-            raise ConfigError(
-                f"the corpus changed since {folder.name} was judged; its chunks would no longer "
-                "be the ones the judge saw, so it cannot be re-rendered"
-            )
-        # Measure and describe the run as it was, whatever judge.toml says now; only where
-        # files are kept comes from the current configuration (the project may have moved).
-        config = manifest.configuration(config.source).with_overrides(
-            data=config.data.model_dump(),
-            judge={"cache_path": config.judge.cache_path},
-            reports=config.reports.model_dump(),
+        if not rederive:
+            try:
+                record = folder.record()
+            except (ConfigError, InputError, OSError) as exc:
+                # Its remedy is what happens next: say so instead.
+                problem = str(exc).removesuffix(f"; {REPORT_FILE.remedy}")
+                warn(f"{problem}; rebuilding it from the folder's run and the cache")
+            else:
+                if _record_holds(record, config):
+                    folder.write_files(render_files(record, with_record=False))
+                    return folder
+        return _rederive(config, reports, folder, manifest, warn)
+
+
+def _record_holds(record: Record, config: Config) -> bool:
+    """Whether a rebuild from the run and the cache would give the record back: written by this
+    version of the judge (another one may parse and verify cached replies differently), with
+    the labels the labels file holds now (a label added, changed or removed since the run
+    changes the items, the triage and the agreement). Then the record is rendered as it is."""
+    if record.manifest.versions.get("judge") != package_version("judge"):
+        return False
+    # The record's questions are the run's golden set.
+    questions = {row.question_id for row in record.questions}
+    grouped = labels_by_answer(load_labels_if_any(config.data.labels, questions).current)
+    return all(
+        item.labels
+        == [
+            label.scores()
+            for label in grouped.get((item.question_id, text_sha256(item.answer)), [])
+        ]
+        for item in record.items
+    )
+
+
+def _rederive(
+    config: Config,
+    reports: ReportsDir,
+    folder: ReportFolder,
+    manifest: Manifest,
+    warn: Callable[[str], None],
+) -> ReportFolder:
+    """``rerender``'s rebuild from the run and the cache (under the caller's lock)."""
+    golden = load_golden(config.data)
+    if golden.questions_hash != manifest.fingerprints.golden:
+        raise ConfigError(
+            f"{folder.name} was judged on another golden set than {config.data.questions} "
+            "holds now; re-rendering would mix the two"
         )
-        run = load_run(folder.run_path, golden)
-        measured = measure_retrieval(config, golden, run, manifest.run.source)
-        fingerprint = Fingerprint(manifest.fingerprints.judge, manifest.fingerprints.judge_parts)
-        fingerprints = manifest.fingerprints
-        cache = VerdictCache(config.judge.cache_path)
-        try:
-            items = build_items(golden, run, config.retrieval.context_k)
-            saved = read_saved_verdicts(folder.path)
-            rederived = cached_verdicts(items, fingerprint.value, cache)
-            saved_rows = (
-                _saved_rows(folder.record)
-                if fingerprints.chunks or fingerprints.correctness
-                else {}
+    if golden.corpus_hash != manifest.fingerprints.corpus:
+        raise ConfigError(
+            f"the corpus changed since {folder.name} was judged; its chunks would no longer "
+            "be the ones the judge saw, so it cannot be re-rendered"
+        )
+    # Measure and describe the run as it was, whatever judge.toml says now; only where
+    # files are kept comes from the current configuration (the project may have moved).
+    config = manifest.configuration(config.source).with_overrides(
+        data=config.data.model_dump(),
+        judge={"cache_path": config.judge.cache_path},
+        reports=config.reports.model_dump(),
+    )
+    run = load_run(folder.run_path, golden)
+    measured = measure_retrieval(config, golden, run, manifest.run.source)
+    fingerprint = Fingerprint(manifest.fingerprints.judge, manifest.fingerprints.judge_parts)
+    fingerprints = manifest.fingerprints
+    cache = VerdictCache(config.judge.cache_path)
+    try:
+        items = build_items(golden, run, config.retrieval.context_k)
+        saved = read_saved_verdicts(folder.path)
+        rederived = cached_verdicts(items, fingerprint.value, cache)
+        saved_rows = (
+            _saved_rows(folder.record) if fingerprints.chunks or fingerprints.correctness else {}
+        )
+        grades: dict[str, tuple[ChunkGrade, ...]] = {}
+        if fingerprints.chunks is not None:
+            depth = chunk_depth(config.judge.chunks.depth, config.retrieval.context_k)
+            chunk_items = build_chunk_items(golden, run, depth)
+            grades = {
+                qid: row[0] for qid, row in saved_rows.items() if row[0] is not None
+            } | _as_then(cached_grades(chunk_items, fingerprints.chunks, cache), saved_rows)
+        correctness: dict[str, CorrectnessVerdict] = {}
+        if fingerprints.correctness is not None:
+            rejudged = cached_correctness(
+                build_correctness_items(golden, run), fingerprints.correctness, cache
             )
-            grades: dict[str, tuple[ChunkGrade, ...]] = {}
-            if fingerprints.chunks is not None:
-                depth = chunk_depth(config.judge.chunks.depth, config.retrieval.context_k)
-                chunk_items = build_chunk_items(golden, run, depth)
-                grades = {
-                    qid: row[0] for qid, row in saved_rows.items() if row[0] is not None
-                } | _as_then(cached_grades(chunk_items, fingerprints.chunks, cache), saved_rows)
-            correctness: dict[str, CorrectnessVerdict] = {}
-            if fingerprints.correctness is not None:
-                rejudged = cached_correctness(
-                    build_correctness_items(golden, run), fingerprints.correctness, cache
-                )
-                saved_correctness = {
-                    qid: row[1] for qid, row in saved_rows.items() if row[1] is not None
-                }
-                correctness = saved_correctness | {
-                    qid: v.model_copy(update={"cached": saved_correctness[qid].cached})
-                    if qid in saved_correctness
-                    else v
-                    for qid, v in rejudged.items()
-                }
-        finally:
-            cache.close()
-        # The report describes the run as it happened: whether a verdict came from the cache
-        # then, not now.
-        verdicts = saved | {
-            qid: v.model_copy(update={"cached": saved[qid].cached}) if qid in saved else v
-            for qid, v in rederived.items()
-        }
-        judged = Judged(
-            verdicts,
-            manifest.judge,
-            fingerprint,
-            manifest.judge_seconds,
-            chunk_grades=grades,
-            correctness=correctness,
-            chunk_fingerprint=_recorded(fingerprints.chunks, fingerprints.chunks_parts),
-            correctness_fingerprint=_recorded(
-                fingerprints.correctness, fingerprints.correctness_parts
-            ),
-        )
-        labels = load_labels_if_any(config.data.labels, golden.by_id())
-        if labels.warning():
-            warn(str(labels.warning()))
-        report = build_report(
-            config,
-            measured,
-            judged,
-            labels.current,
-            datetime.fromisoformat(manifest.started_at),
-            folder.name,
-            earlier_runs(config, reports),
-            finished_at=datetime.fromisoformat(manifest.finished_at),
-        )
-        folder.write_files(render_files(report))
+            saved_correctness = {
+                qid: row[1] for qid, row in saved_rows.items() if row[1] is not None
+            }
+            correctness = saved_correctness | {
+                qid: v.model_copy(update={"cached": saved_correctness[qid].cached})
+                if qid in saved_correctness
+                else v
+                for qid, v in rejudged.items()
+            }
+    finally:
+        cache.close()
+    # The report describes the run as it happened: whether a verdict came from the cache
+    # then, not now.
+    verdicts = saved | {
+        qid: v.model_copy(update={"cached": saved[qid].cached}) if qid in saved else v
+        for qid, v in rederived.items()
+    }
+    judged = Judged(
+        verdicts,
+        manifest.judge,
+        fingerprint,
+        manifest.judge_seconds,
+        chunk_grades=grades,
+        correctness=correctness,
+        chunk_fingerprint=_recorded(fingerprints.chunks, fingerprints.chunks_parts),
+        correctness_fingerprint=_recorded(fingerprints.correctness, fingerprints.correctness_parts),
+    )
+    labels = load_labels_if_any(config.data.labels, golden.by_id())
+    if labels.warning():
+        warn(str(labels.warning()))
+    report = build_report(
+        config,
+        measured,
+        judged,
+        labels.current,
+        datetime.fromisoformat(manifest.started_at),
+        folder.name,
+        earlier_runs(config, reports),
+        finished_at=datetime.fromisoformat(manifest.finished_at),
+    )
+    folder.write_files(render_files(report))
     return folder
 
 

@@ -1,0 +1,166 @@
+"""`judge report`: a folder's files rendered again from its record, or rebuilt from its run and
+the cache when the record no longer holds (labels changed, another judge version, a damaged
+report.json) or when asked (`--rederive`)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from judge.cli import main
+from judge.config import Config
+from judge.hashing import text_sha256
+from judge.pipeline import rerender
+from tests.conftest import RUN, run_lexical, write_jsonl
+
+Tiny = Callable[..., Config]
+#: The module (``judge.pipeline.evaluate`` as an attribute is the function of that name).
+evaluate_module = importlib.import_module("judge.pipeline.evaluate")
+
+
+def _folder(config: Config) -> Path:
+    name = (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    return config.reports.dir / name
+
+
+def _rebuilds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The folders rebuilt from their run and the cache (the record path never calls it)."""
+    rebuilt: list[str] = []
+    original = evaluate_module._rederive
+
+    def spy(*args: object, **kwargs: object) -> object:
+        rebuilt.append(args[2].name)  # type: ignore[attr-defined]
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(evaluate_module, "_rederive", spy)
+    return rebuilt
+
+
+def _with_labels(tiny: Tiny, tmp_path: Path) -> Config:
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("", encoding="utf-8")
+    return tiny(extra_toml=f'labels = "{labels}"\n')
+
+
+def _label_q1(config: Config, note: str) -> None:
+    assert config.data.labels is not None
+    write_jsonl(
+        config.data.labels,
+        [
+            {
+                "question_id": "q1",
+                "answer_sha256": text_sha256(RUN[1]["answer"]),
+                "faithfulness": 0,
+                "relevance": 0,
+                "labeller": "ana",
+                "note": note,
+                "labelled_at": "2025-01-01T00:00:00Z",
+            }
+        ],
+    )
+
+
+def test_an_intact_record_is_rendered_as_it_is_and_kept(
+    tiny: Tiny, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tiny()
+    assert run_lexical(config) == 0
+    folder = _folder(config)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    record_stat = (folder / "report.json").stat()
+    for name in ("report.md", "verdicts.csv", "review.html", "values.json", "verdicts.jsonl"):
+        (folder / name).write_text("damaged", encoding="utf-8")
+    # No cache: rendering the record needs none (a rebuild would keep the saved verdicts, but
+    # it reads the cache).
+    config.judge.cache_path.unlink()
+    rebuilt = _rebuilds(monkeypatch)
+    capsys.readouterr()
+    assert main(["--config", str(config.source), "report"]) == 0
+    out, err = capsys.readouterr()
+    assert rebuilt == [] and err == ""
+    assert out == f"re-rendered {folder} (nothing judged)\n"
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    # The record is the source: not written again.
+    assert (folder / "report.json").stat().st_mtime_ns == record_stat.st_mtime_ns
+    assert not config.judge.cache_path.exists()
+
+
+def test_labels_changed_since_the_run_rebuild_the_record(
+    tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = _with_labels(tiny, tmp_path)
+    assert run_lexical(config) == 0
+    folder = _folder(config)
+    assert "## Agreement with human labels" not in (folder / "report.md").read_text("utf-8")
+    rebuilt = _rebuilds(monkeypatch)
+
+    _label_q1(config, "違う")  # a label added since the run
+    rerender(config, None)
+    assert rebuilt == [folder.name]
+    assert "## Agreement with human labels" in (folder / "report.md").read_text("utf-8")
+    row = next(r for r in json.loads((folder / "report.json").read_text("utf-8"))["questions"])
+    assert row["item"]["labels"][0]["note"] == "違う"
+
+    rerender(config, None)  # nothing changed since: the record holds
+    assert rebuilt == [folder.name]
+
+    _label_q1(config, "数字が違う")  # the same label, another note: rebuilt again
+    rerender(config, None)
+    assert rebuilt == [folder.name, folder.name]
+    assert "数字が違う" in (folder / "review.html").read_text("utf-8")
+
+    assert config.data.labels is not None
+    config.data.labels.write_text("", encoding="utf-8")  # every label removed: rebuilt
+    rerender(config, None)
+    assert len(rebuilt) == 3
+    assert "## Agreement with human labels" not in (folder / "report.md").read_text("utf-8")
+
+
+def test_a_record_written_by_another_judge_version_is_rebuilt(
+    tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tiny()
+    assert run_lexical(config) == 0
+    folder = _folder(config)
+    data = json.loads((folder / "report.json").read_text("utf-8"))
+    data["manifest"]["versions"]["judge"] = "0.0.1"
+    (folder / "report.json").write_text(json.dumps(data), encoding="utf-8")
+    rebuilt = _rebuilds(monkeypatch)
+    rerender(config, None)
+    assert rebuilt == [folder.name]
+    # Rebuilt with this version's parser and verifier, and recorded as such.
+    again = json.loads((folder / "report.json").read_text("utf-8"))
+    assert again["manifest"]["versions"]["judge"] != "0.0.1"
+
+
+def test_a_damaged_record_is_rebuilt_with_one_warning(
+    tiny: Tiny, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tiny()
+    assert run_lexical(config) == 0
+    folder = _folder(config)
+    before = (folder / "report.json").read_text("utf-8")
+    (folder / "report.json").write_text("{not json", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["--config", str(config.source), "report"]) == 0
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"warning: {folder / 'report.json'}:1: not valid JSON (")
+    assert line.endswith("; rebuilding it from the folder's run and the cache")
+    assert (folder / "report.json").read_text("utf-8") == before
+
+
+def test_rederive_rebuilds_even_an_intact_record(
+    tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tiny()
+    assert run_lexical(config) == 0
+    folder = _folder(config)
+    before = (folder / "report.json").read_text("utf-8")
+    rebuilt = _rebuilds(monkeypatch)
+    assert main(["--config", str(config.source), "report", "--rederive"]) == 0
+    assert rebuilt == [folder.name]
+    assert (folder / "report.json").read_text("utf-8") == before
