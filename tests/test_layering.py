@@ -171,9 +171,9 @@ TODAY: dict[str, tuple[frozenset[str], str]] = {
         "the format versions of three files: history.jsonl, manifest.json and sweep.json",
     ),
     "LEVEL": (
-        frozenset({"judge.audit.ppi", "judge.results.paired"}),
-        "audit.ppi: the level of the corrected estimates' intervals; results.paired: the level "
-        "of a paired change's bootstrap interval (both 0.95 today, two decisions)",
+        frozenset({"judge.audit.types", "judge.results.paired"}),
+        "audit.types: the level of the corrected estimates' intervals; results.paired: the "
+        "level of a paired change's bootstrap interval (both 0.95 today, two decisions)",
     ),
     "SCHEMA_VERSION": (
         frozenset({"judge.judging.cache", "judge.judging.verdict"}),

@@ -44,9 +44,9 @@ from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING, Any
 
-from judge.audit.marks import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
+from judge.audit.types import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
 from judge.hashing import text_sha256
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.report.markdown import (
     SENTENCE_WORDS,
     answer_pieces,
