@@ -41,12 +41,8 @@ from typing import Any, NamedTuple
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from judge.audit.ppi import (
-    MIN_LABELLED,
-    CorrectedCell,
-    pooled_estimates,
-    ppi_mean,
-)
+from judge.audit.ppi import pooled_estimates, ppi_mean
+from judge.audit.types import MIN_LABELLED, CorrectedCell
 
 TOPS = (0.6, 0.75, 0.9, 0.95)
 AGREEMENTS = (0.4, 0.6, 0.8, 0.9, 0.95)

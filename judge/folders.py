@@ -39,7 +39,7 @@ from judge.jsonl import (
     write_atomic,
     write_pointer,
 )
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.record import REPORT_FILE, VALUES_FILE, Record, SavedValues
 from judge.results.compare import QuestionValues
 from judge.results.history import HistoryEntry, append_history, read_history

@@ -41,15 +41,15 @@ from pydantic import (
 )
 from pydantic_core import PydanticSerializationError
 
-from judge.audit.agreement import AuditResult
 from judge.audit.chunk_agreement import ChunkAgreement, CorrectedRecall
+from judge.audit.types import AuditResult
 from judge.errors import ConfigError
 from judge.jsonl import StateFile, checked_document_text, json_document_text
 
 # Re-exported: the views read the record's further judgements through the record's types.
 from judge.judging.graded import ChunkGrade as ChunkGrade
 from judge.judging.graded import CorrectnessVerdict as CorrectnessVerdict
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.results.chunk_grades import MissingLabel
 from judge.results.compare import (
     SECTIONS,

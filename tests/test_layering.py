@@ -133,6 +133,30 @@ def test_one_more_forbidden_import_that_exists_breaks_the_contract(tmp_path: Pat
     assert "judge.inputs.golden -> judge.errors" in done.stdout
 
 
+def test_the_judging_types_contract_sees_what_the_types_module_imports(tmp_path: Path) -> None:
+    """``judge.judging.types`` imports ``judge.grouped`` (for ``ALL``): forbid it too and the
+    types contract breaks, naming the import, so the contract does look at the types module
+    (it has no allowance whose removal would show that)."""
+    parser = _read(CONTRACTS)
+    contract = "judging-types-are-types"
+    forbidden = _lines(parser[f"importlinter:contract:{contract}"]["forbidden_modules"])
+    path, _ = _write_changed(tmp_path, contract, "forbidden_modules", [*forbidden, "judge.grouped"])
+    done = _lint(path, contract)
+    assert done.returncode == 1, done.stdout
+    assert "judge.judging.types -> judge.grouped" in done.stdout
+
+
+def test_the_views_may_read_only_the_types_of_judging_and_the_audit() -> None:
+    """The views' allowances name the two types modules and nothing else of judge.judging or
+    judge.audit: a view that needs more must get it into a types module, not an allowance."""
+    parser = _read(CONTRACTS)
+    allowed = _lines(parser["importlinter:contract:views-read-types"]["ignore_imports"])
+    assert sorted(allowed) == [
+        "judge.report.** -> judge.audit.types",
+        "judge.report.** -> judge.judging.types",
+    ]
+
+
 def test_nothing_but_python_minus_m_imports_the_cli(tmp_path: Path) -> None:
     """The allowance of the protected contract is real: without it the contract breaks."""
     path, _ = _write_changed(tmp_path, "nothing-imports-the-cli", "allowed_importers", [])
@@ -171,9 +195,9 @@ TODAY: dict[str, tuple[frozenset[str], str]] = {
         "the format versions of three files: history.jsonl, manifest.json and sweep.json",
     ),
     "LEVEL": (
-        frozenset({"judge.audit.ppi", "judge.results.paired"}),
-        "audit.ppi: the level of the corrected estimates' intervals; results.paired: the level "
-        "of a paired change's bootstrap interval (both 0.95 today, two decisions)",
+        frozenset({"judge.audit.types", "judge.results.paired"}),
+        "audit.types: the level of the corrected estimates' intervals; results.paired: the "
+        "level of a paired change's bootstrap interval (both 0.95 today, two decisions)",
     ),
     "SCHEMA_VERSION": (
         frozenset({"judge.judging.cache", "judge.judging.verdict"}),

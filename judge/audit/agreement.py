@@ -25,26 +25,15 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple
+from typing import Any
 
-from judge.audit.ppi import (
-    LEVEL,
-    MIN_LABELLED,
-    PSEUDO_LABELS,
-    Corrected,
-    CorrectedCell,
-    PooledCell,
-    corrected_axis,
-    corrected_estimates,
-    pooled_estimates,
-)
+from judge.audit.ppi import corrected_axis, corrected_estimates, pooled_estimates
 
 # AXES and Axis live in stats (ppi needs them and agreement imports ppi); re-exported here,
 # where the rest of the package has always found them.
 from judge.audit.stats import AXES as AXES
 from judge.audit.stats import Axis as Axis
 from judge.audit.stats import (
-    Interval,
     Pairs,
     balanced_accuracy,
     bootstrap_ci,
@@ -55,35 +44,31 @@ from judge.audit.stats import (
     quadratic_kappa,
     within_one,
 )
+from judge.audit.types import (
+    LEVEL,
+    MIN_LABELLED,
+    PSEUDO_LABELS,
+    Agreement,
+    AuditResult,
+    AxisStats,
+    Corrected,
+    CorrectedCell,
+    Disagreement,
+    PooledCell,
+)
 from judge.axes import SCORED_AXES, ScoredAxis
 from judge.formatting import fmt_number, fmt_share
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.backends.lexical import judge_lexically
 from judge.judging.graded import CorrectnessVerdict
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.results.item_record import ItemRecord
 
 
 def lexical_scores(item: ItemRecord) -> tuple[int, int]:
     payload = judge_lexically(item.question, [c.text for c in item.context], item.answer)
     return int(payload["faithfulness"]), int(payload["relevance"])
-
-
-class AxisStats(NamedTuple):
-    n: int
-    exact: float | None
-    exact_ci: Interval | None
-    within_one: float | None
-    kappa: float | None
-    kappa_ci: Interval | None
-    confusion: list[list[int]]
-    balanced_accuracy: float | None = None
-    """Mean per-class recall over the human scores present."""
-    majority_class: int | None = None
-    """The human score most common on these labels."""
-    majority_exact: float | None = None
-    """Exact agreement of always answering ``majority_class``: the bar ``exact`` must clear."""
 
 
 def axis_stats(pairs: Pairs) -> AxisStats:
@@ -100,48 +85,6 @@ def axis_stats(pairs: Pairs) -> AxisStats:
         None if majority is None else majority[0],
         None if majority is None else majority[1],
     )
-
-
-class Disagreement(NamedTuple):
-    item: ItemRecord
-    label: HumanLabel
-    verdict: Verdict
-
-    @property
-    def gap(self) -> int:
-        """Points apart, both axes together (0-4): larger gaps are listed first."""
-        v, label = self.verdict, self.label
-        return abs(label.faithfulness - (v.faithfulness or 0)) + abs(
-            label.relevance - (v.relevance or 0)
-        )
-
-
-class Agreement(NamedTuple):
-    """Agreement of one judge with the humans."""
-
-    judge: str
-    per_axis: dict[ScoredAxis, dict[str, AxisStats]]
-    """axis → type (and "all") → statistics; ``correctness`` only where the run judged it and
-    labels carry it."""
-    both_exact: float | None
-    both_exact_ci: Interval | None
-    n: int
-    """Labels scored: those of items the judge gave an ok verdict (for both the judge and the
-    lexical baseline of one audit)."""
-    disagreements: list[Disagreement]
-    """Scored labels whose two scores are not both equal to the judge's, largest gap first."""
-    labelled: int = 0
-    """Every label of an answer in the run, whatever its verdict."""
-    both_exact_all: float | None = None
-    """Both scores exact over all ``labelled``, labels not scored (non-ok verdicts) counted as
-    wrong."""
-    not_ok: tuple[tuple[str, int], ...] = ()
-    """(verdict status, labels) of the labelled items without an ok verdict."""
-
-    @property
-    def coverage(self) -> float | None:
-        """Share of the labels that were scored (ok verdicts / labels); None with no labels."""
-        return self.n / self.labelled if self.labelled else None
 
 
 def _labelled(
@@ -284,21 +227,6 @@ def inter_annotator(
         shared = [u for u in units.values() if len(u) >= 2]
         out[axis] = (krippendorff_alpha_ordinal(shared), len(shared))
     return out
-
-
-class AuditResult(NamedTuple):
-    folder: str
-    judge: Agreement
-    lexical: Agreement
-    humans: dict[ScoredAxis, tuple[float | None, int]]
-    labellers: list[str]
-    corrected: Corrected
-    """Per axis and type: the judge's mean and the mean human score estimated from the labels
-    and the judge's scores together (``judge.audit.ppi``)."""
-    pooled: dict[ScoredAxis, PooledCell]
-    """Per axis: the types' corrected estimates pooled, each weighted by its share of the
-    judged items (``judge.audit.ppi.pooled_estimates``): computed here, once, so that no view
-    computes a statistic."""
 
 
 def audit_items(

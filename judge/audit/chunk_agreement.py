@@ -24,9 +24,8 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from judge.audit.ppi import LEVEL, ppi_mean
+from judge.audit.ppi import ppi_mean
 from judge.audit.stats import (
-    Interval,
     Pairs,
     balanced_accuracy,
     cluster_bootstrap_ci,
@@ -34,6 +33,7 @@ from judge.audit.stats import (
     majority_class,
     quadratic_kappa,
 )
+from judge.audit.types import LEVEL, Interval
 from judge.grouped import ALL
 from judge.grouped import type_order as type_order_of
 from judge.inputs.golden import GoldenQuestion

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judge.audit.agreement import Disagreement
+from judge.audit.types import Disagreement
 from judge.formatting import bom_csv
 from judge.jsonl import write_atomic
 

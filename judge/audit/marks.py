@@ -28,6 +28,7 @@ from typing import Any
 from pydantic import Field, ValidationError, field_validator
 
 from judge.audit.sheet import ImportResult, import_sheet, store_labels
+from judge.audit.types import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
 from judge.errors import InputError
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, given_text_problems
@@ -44,11 +45,6 @@ from judge.jsonl import (
     load_json_document,
 )
 
-MARKS_FORMAT = "judge-review-marks"
-#: Bump when the file's fields change; a newer file than this is refused, not half-read.
-MARKS_VERSION = 1
-#: A comment is a short note, not an essay; the page stops typing at this length too.
-COMMENT_MAX_CHARS = 500
 #: A marks file is small (a few hundred bytes per mark); anything near this is not one.
 MARKS_MAX_MB = 64
 

@@ -83,28 +83,24 @@ from functools import lru_cache
 from statistics import NormalDist
 from typing import NamedTuple
 
-from judge.audit.stats import AXES, Interval
+from judge.audit.stats import AXES
+from judge.audit.types import (
+    LEVEL,
+    MIN_LABELLED,
+    PSEUDO_LABELS,
+    Corrected,
+    CorrectedCell,
+    Halving,
+    Interval,
+    Moments,
+    PooledCell,
+    PpiEstimate,
+)
 from judge.axes import SCALE, ScoredAxis
 from judge.grouped import type_order as type_order_of
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.results.item_record import ItemRecord
-
-LEVEL = 0.95
-"""Confidence level of every corrected-estimate interval."""
-
-MIN_LABELLED = 10
-"""Labelled items (with an ok verdict) a type needs before its corrected estimate is shown.
-
-Below 10, λ fitted on the labels is noise and a per-type interval from the plus-four variance
-(module docstring) spans most of the scale; such types count in the pooled estimate
-(``pooled_estimates``) instead. 10 still gives the shipped sample's factual type (12 items) a
-figure. From 10 on, the interval shown covers at least 94 % in every simulated regime
-(bench/ppi_sim.py; the normal interval covered 75–87 % at 10).
-"""
-
-PSEUDO_LABELS = 4
-"""Values added to the rectifiers' variance, half at each end of their range (plus four)."""
 
 SCALE_BOUNDS: tuple[float, float] = (float(min(SCALE)), float(max(SCALE)))
 """The scale the human scores are on: a mean and its interval are cut to it."""
@@ -123,61 +119,6 @@ def _covariance(xs: Sequence[float], ys: Sequence[float]) -> float:
 def _variance(values: Sequence[float]) -> float:
     """Population variance (ddof 0), as ``numpy.std`` in ``ppi_mean_ci``."""
     return _covariance(values, values)
-
-
-class Moments(NamedTuple):
-    """What the variance of the estimator depends on, to project it to more labels."""
-
-    human_variance: float
-    """Var(Y) over the labelled items."""
-    covariance: float
-    """Cov(Y, Ŷ) over the labelled items."""
-    labelled_prediction_variance: float
-    """Var(Ŷ) over the labelled items."""
-    unlabelled_prediction_variance: float
-    """Var(Ŷ) over the unlabelled items (0 when there are none)."""
-    prediction_spread: float
-    """Var(Ŷ) over every judged item, sample variance (ddof 1), as in ppi-python's λ."""
-
-
-class PpiEstimate(NamedTuple):
-    """The corrected mean of one axis over one type (or all types), with its interval."""
-
-    estimate: float
-    interval: Interval
-    lam: float
-    """Weight of the judge's scores (0: labels only; 1: classical PPI)."""
-    labelled: int
-    """n: items with a human score and a judge score."""
-    unlabelled: int
-    """N: items with a judge score and no human score."""
-    rectifier_variance: float
-    """Var(Y − λ·Ŷ) over the labelled items: enters the variance divided by n."""
-    prediction_variance: float
-    """Var(λ·Ŷ) over the unlabelled items: enters the variance divided by N."""
-    z: float
-    moments: Moments
-    rectifier_mean: float
-    """mean(Y − λ·Ŷ) over the labelled items."""
-    plus_variance: float
-    """The estimator's variance with the rectifiers' spread taken with ``PSEUDO_LABELS``
-    pseudo-values (module docstring): what ``shown`` is computed from."""
-    t: float
-    """Student's t quantile with n − 1 degrees of freedom (inf for n = 1)."""
-    value: float
-    """The estimate cut to the scale (PPI++ can put it past an end): the number shown."""
-    shown: Interval
-    """value ± t · √plus_variance, cut to the scale: the interval the reports print."""
-
-    @property
-    def variance(self) -> float:
-        """The estimator's variance (the interval is ``estimate ± z · √variance``)."""
-        unlabelled = self.prediction_variance / self.unlabelled if self.unlabelled else 0.0
-        return self.rectifier_variance / self.labelled + unlabelled
-
-    @property
-    def half_width(self) -> float:
-        return (self.interval.high - self.interval.low) / 2
 
 
 def _z(level: float) -> float:
@@ -321,18 +262,6 @@ def ppi_mean(
     return partial._replace(interval=Interval(estimate - half, estimate + half))
 
 
-class Halving(NamedTuple):
-    """How many more labelled items would halve the interval, and where they would come from."""
-
-    more: int
-    """Items to label beyond the present ones."""
-    from_run: int
-    """Of those, the type's judged items that have no label yet (at most N)."""
-    new_questions: int
-    """The rest: the type has not enough unlabelled items, so the golden set needs new
-    questions (labelled) to get there."""
-
-
 def projected_variance(estimate: PpiEstimate, more: int) -> float:
     """The variance after labelling ``more`` of the unlabelled items (then new questions).
 
@@ -371,61 +300,6 @@ def labels_to_halve(estimate: PpiEstimate) -> Halving | None:
     needed = math.ceil(estimate.moments.human_variance / target / tolerance)
     more = max(needed - estimate.labelled, estimate.unlabelled + 1)
     return Halving(more, estimate.unlabelled, more - estimate.unlabelled)
-
-
-class CorrectedCell(NamedTuple):
-    """One type (or "all") on one axis: the judge's mean next to the corrected estimate."""
-
-    items: int
-    """Items of the type in the run (answered questions, whatever their verdict)."""
-    judged: int
-    """Of those, with an ok verdict: the judge's mean is over these."""
-    judge_mean: float | None
-    labelled: int
-    """n: judged items with at least one matching human label."""
-    labels: int
-    """Labels on those items (more than ``labelled`` where several people labelled one item;
-    their mean is the item's human score)."""
-    unused_labels: int
-    """Labels on items without an ok verdict: no judge score to correct, so not used."""
-    chosen_labels: int
-    """Labels from review.html marks (``source == "review"``) on the type's items: the reviewer
-    chose those items, so they are not the random sample the estimate assumes; not used."""
-    estimate: PpiEstimate | None
-    """None below ``MIN_LABELLED`` labelled items."""
-    halving: Halving | None
-    """None below the minimum, and where the normal variance is 0 (nothing to halve)."""
-    fit: PpiEstimate | None = None
-    """The estimate from any number of labels (None without any): what the pooled estimate
-    combines; shown only from ``MIN_LABELLED`` on (``estimate``)."""
-    matched: int = 0
-    """Labelled items whose human score the judge gave exactly."""
-
-    @property
-    def note(self) -> str | None:
-        """Why the cell shows no number; None when it shows one (with its interval)."""
-        if self.estimate is None:
-            return f"too few labels ({self.labelled} of {MIN_LABELLED})"
-        return None
-
-    @property
-    def remark(self) -> str | None:
-        """What a reader of a shown interval must know when the labels show no disagreement
-        to measure (every correction Y − λ·Ŷ alike): the width then comes from the
-        pseudo-labels alone (module docstring), not from the labels. None otherwise."""
-        e = self.estimate
-        if e is None or e.rectifier_variance > 0:
-            return None
-        if self.matched == self.labelled:
-            return f"the judge matched all {self.labelled} labels; width from the pseudo-labels"
-        if e.moments.human_variance == 0:
-            return f"all {self.labelled} labels alike; width from the pseudo-labels"
-        return "every correction alike; width from the pseudo-labels"
-
-
-Corrected = dict[ScoredAxis, dict[str, CorrectedCell]]
-"""axis → type (and "all") → cell; the optional axes (``judge.axes.OPTIONAL_AXES``) only where
-the run judged them."""
 
 
 class _Item(NamedTuple):
@@ -536,38 +410,6 @@ def corrected_axis(
     ordered = [*(t for t in type_order_of(types, type_order) if t in groups), "all"]
     groups["all"] = rows
     return {name: _cell(groups[name], axis) for name in ordered}
-
-
-class PooledCell(NamedTuple):
-    """One axis over every type with labels: the types' corrected estimates, each weighted by
-    its share of the judged items (stratified), so that a golden set whose types each have
-    fewer than ``MIN_LABELLED`` labels still gets a corrected figure."""
-
-    types: tuple[str, ...]
-    """The types pooled: those with at least one labelled item judged ok."""
-    without_labels: tuple[str, ...]
-    """Types with judged items and no label: they cannot be corrected and are left out (the
-    pooled figure is then about the other types only)."""
-    judged: int
-    """Judged items of the pooled types."""
-    labelled: int
-    judge_mean: float | None
-    """The judge's mean over the pooled types' judged items."""
-    estimate: float | None
-    """Σ w · (type's estimate, cut to the scale), w = the type's judged items / ``judged``;
-    None below ``MIN_LABELLED`` labels in all."""
-    interval: Interval | None
-    variance: float | None
-    """Σ w² · the type's plus-four variance."""
-    weights: tuple[float, ...] = ()
-    """One per type of ``types``."""
-
-    @property
-    def note(self) -> str | None:
-        """Why there is no pooled number; None when there is one."""
-        if self.estimate is None:
-            return f"too few labels ({self.labelled} of {MIN_LABELLED})"
-        return None
 
 
 def pooled_estimates(corrected: Corrected, level: float = LEVEL) -> dict[ScoredAxis, PooledCell]:

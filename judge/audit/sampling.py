@@ -10,7 +10,7 @@ from judge.audit.agreement import lexical_scores
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.confidence import LOW_CONFIDENCE
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.results.item_record import ItemRecord
 
 

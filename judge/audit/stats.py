@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import NamedTuple, TypeVar
+from typing import TypeVar
+
+from judge.audit.types import Interval
 
 # AXES and Axis are re-exported for ``judge.audit.agreement`` and ``judge.audit.ppi``, which
 # import them from here; their home is ``judge.axes``.
@@ -86,11 +88,6 @@ def quadratic_kappa(pairs: Pairs) -> float | None:
     if expected == 0:
         return None
     return 1 - disagreement / expected
-
-
-class Interval(NamedTuple):
-    low: float
-    high: float
 
 
 def bootstrap_ci(

@@ -141,7 +141,7 @@ def chunk_fingerprint(identity: BackendIdentity, prompt: Prompt) -> Fingerprint:
 def chunk_request(prompt: Prompt, item: ChunkItem) -> JudgeRequest:
     """The request that asks for one chunk's grade: the rendered prompt and schema, and the
     inputs (the model-free baseline reads those: the chunk as the one context chunk)."""
-    from judge.judging.items import ContextChunk
+    from judge.judging.types import ContextChunk
 
     return JudgeRequest(
         prompt=prompt.fill(question=item.question, chunk=item.text),

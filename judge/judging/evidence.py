@@ -32,11 +32,9 @@ import functools
 import re
 from collections.abc import Sequence
 from difflib import SequenceMatcher
-from typing import Literal, NamedTuple
+from typing import NamedTuple
 
-from pydantic import BaseModel, ConfigDict
-
-from judge.judging.items import ContextChunk
+from judge.judging.types import ContextChunk, EvidenceMatch
 from judge.textnorm import (
     is_mark,
     normalise,
@@ -49,36 +47,6 @@ from judge.textnorm import (
 VERIFIER_VERSION = 1
 PARTIAL_MIN_COVERAGE = 0.9
 MIN_QUOTE_CHARS = 8
-
-MatchKind = Literal["exact", "normalised", "partial", "absent", "too_short", "empty", "cited"]
-"""``cited``: not a quote but a context sentence the judge pointed at by its number (the
-``cited`` and ``sentences`` prompt modes): real by construction, so never "found"."""
-
-
-class EvidenceMatch(BaseModel):
-    """Where the quote was found, if anywhere."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: MatchKind
-    chunk_id: str | None = None
-    start: int | None = None
-    end: int | None = None
-    coverage: float = 0.0
-    """Share of the normalised quote found as one span (1.0 for exact and normalised)."""
-    sentence: int | None = None
-    """For a cited context sentence: the number the prompt showed it under, kept when the
-    verdict is made so that no view has to number the chunks again."""
-
-    @property
-    def found(self) -> bool:
-        """True when the quote is verifiably in the context (exact or normalised)."""
-        return self.kind in ("exact", "normalised")
-
-    @property
-    def cited(self) -> bool:
-        """True for a context sentence cited by number rather than quoted."""
-        return self.kind == "cited"
 
 
 @functools.lru_cache(maxsize=4096)

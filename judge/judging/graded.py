@@ -22,7 +22,7 @@ from typing import Final, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from judge.judging.verdict import Status
+from judge.judging.types import Status
 
 #: What a request asks the judge: an answer's verdict, one chunk's grade, or an answer's
 #: correctness. The model-free baseline answers by it (``JudgeRequest.task``).

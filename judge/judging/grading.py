@@ -36,14 +36,11 @@ from judge.judging.backends import BackendIdentity, JudgeBackend, JudgeRequest
 from judge.judging.cache import VerdictCache
 from judge.judging.items import JudgeItem
 from judge.judging.prompts import Prompt
+from judge.judging.types import MODES, Mode, Status, Verdict
 from judge.judging.verdict import (
     _LENIENT_JSON,
-    MODES,
     SCHEMA_VERSION,
-    Mode,
     Reply,
-    Status,
-    Verdict,
     json_problem,
     make_verdict,
     verdict_schema,

@@ -39,7 +39,7 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from judge.judging.items import ContextChunk
+from judge.judging.types import ContextChunk
 from judge.textnorm import normalise_with_offsets, original_span
 
 #: The fixed English injection of the stability check (``judge.judging.stability``): appended

@@ -8,25 +8,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
 from judge.hashing import tagged_hash
 from judge.inputs.golden import Chunk, GoldenQuestion, GoldenSet
 from judge.inputs.runs import Run, RunRecord
-
-
-@dataclass(frozen=True, slots=True)
-class ContextChunk:
-    """A chunk as the generator (and therefore the judge) saw it.
-
-    A plain dataclass, not a model: items are built by the thousand, and pydantic still reads
-    and writes it as ``{rank, chunk_id, text}`` inside the report folder's records.
-    """
-
-    rank: int
-    chunk_id: str
-    text: str
+from judge.judging.types import ContextChunk
 
 
 @functools.lru_cache(maxsize=1 << 14)

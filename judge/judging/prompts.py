@@ -55,8 +55,9 @@ from judge.errors import PromptError
 from judge.hashing import text_sha256
 from judge.judging.evidence import Sentence, answer_sentences, context_sentences
 from judge.judging.graded import TASKS, Task
-from judge.judging.items import ContextChunk, JudgeItem
-from judge.judging.verdict import Mode, request_schema
+from judge.judging.items import JudgeItem
+from judge.judging.types import ContextChunk, Mode
+from judge.judging.verdict import request_schema
 
 REQUIRED_PLACEHOLDERS = ("question", "context", "answer")
 OPTIONAL_PLACEHOLDERS = ("reference",)

@@ -30,8 +30,8 @@ a judge-directed instruction in the answer or a chunk) and, for a verdict that i
 instruction detector's findings, which apply whatever the status (``VariantFlags``). The
 injection variants should be flagged every time: that is the detector's own check.
 
-The result, ``StabilityReport``, is plain data; ``judge.report.stability`` renders it (as a
-Markdown section and as console lines).
+The result, ``StabilityReport``, is plain data (``judge.judging.types``, with the rows and flags
+it holds); ``judge.report.stability`` renders it (as a Markdown section and as console lines).
 """
 
 from __future__ import annotations
@@ -39,10 +39,8 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Literal
 
-from judge.axes import AXES, FULL_MARKS, Axis
+from judge.axes import AXES, FULL_MARKS
 from judge.errors import ConfigError, Interrupted
 from judge.grouped import ALL, grouped
 from judge.grouped import type_order as grouped_type_order
@@ -50,12 +48,22 @@ from judge.judging.backends import JudgeBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import JudgeProgress, judge_items
 from judge.judging.injection import INJECTION_EN, INJECTION_JA, instruction_flags
-from judge.judging.items import ContextChunk, JudgeItem, item_key
+from judge.judging.items import JudgeItem, item_key
 from judge.judging.prompts import Prompt
-from judge.judging.verdict import Verdict
+from judge.judging.types import (
+    VARIANTS,
+    ContextChunk,
+    Count,
+    Failure,
+    FlaggedVerdict,
+    StabilityReport,
+    Variant,
+    VariantFlags,
+    VariantFlip,
+    VariantRow,
+    Verdict,
+)
 
-Variant = Literal["reversed", "shuffled", "injection_en", "injection_ja"]
-VARIANTS: tuple[Variant, ...] = ("reversed", "shuffled", "injection_en", "injection_ja")
 INJECTIONS: tuple[Variant, ...] = ("injection_en", "injection_ja")
 DEFAULT_SAMPLE = 20
 
@@ -120,87 +128,6 @@ def sample_items(items: Sequence[JudgeItem], sample: int, seed: int) -> list[Jud
 # --- the report ------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class Count:
-    """``k`` of ``n`` (``judge.report.stability`` shows it as "k/n (p %)")."""
-
-    k: int
-    n: int
-
-    @property
-    def share(self) -> float | None:
-        return self.k / self.n if self.n else None
-
-
-@dataclass(frozen=True, slots=True)
-class VariantRow:
-    """One variant on one question type (or ``all``)."""
-
-    variant: Variant
-    question_type: str
-    sampled: int
-    """Sampled items of this type."""
-    not_applicable: int
-    """Items the variant leaves as they are (too few chunks to reorder): not judged."""
-    not_ok: int
-    """Pairs with a verdict that is not ok on either side: not compared."""
-    pairs: int
-    """Pairs where both verdicts are ok: the n of every share below but ``became_full``."""
-    changed: dict[Axis, Count]
-    """Per axis: pairs whose score differs."""
-    moved_up: dict[Axis, Count]
-    """Per axis: pairs whose score is higher in the variant."""
-    became_full: Count
-    """Pairs whose original was below 2/2 (the n) and whose variant is 2/2 (the k)."""
-
-
-@dataclass(frozen=True, slots=True)
-class VariantFlip:
-    """A verdict that a variant changed: one pair whose scores differ (the variant's
-    counterpart of ``judge.results.compare.Flip``, a verdict that changed between two runs)."""
-
-    question_id: str
-    question_type: str
-    variant: Variant
-    before: tuple[int, int]
-    """(faithfulness, relevance) of the original."""
-    after: tuple[int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """A verdict that is not ok, so its pairs are not compared."""
-
-    question_id: str
-    variant: Variant | None
-    """None for the original (every variant of the item is then not compared)."""
-    status: str
-    error: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class FlaggedVerdict:
-    """A verdict of the check with review flags (its own, or the instruction detector's)."""
-
-    question_id: str
-    status: str
-    reasons: tuple[str, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class VariantFlags:
-    """The flagged verdicts of the originals (``variant`` None) or of one variant."""
-
-    variant: Variant | None
-    judged: int
-    """Verdicts of this variant, whatever their status (the n of the flagged share)."""
-    flagged: tuple[FlaggedVerdict, ...]
-
-    @property
-    def count(self) -> Count:
-        return Count(len(self.flagged), self.judged)
-
-
 def verdict_flags(verdict: Verdict, item: JudgeItem) -> tuple[str, ...]:
     """Why a person should look at a verdict of the check: an ok verdict's own review flags
     (the instruction detector's among them), or, for one that is not ok, the detector's."""
@@ -219,36 +146,6 @@ def _flags(
         if reasons:
             flagged.append(FlaggedVerdict(item.question.id, verdict.status, reasons))
     return VariantFlags(variant, len(items), tuple(flagged))
-
-
-@dataclass(frozen=True, slots=True)
-class StabilityReport:
-    judge: str
-    """Backend, model and prompt, as the judge progress labels them."""
-    fingerprint: str
-    seed: int
-    population: int
-    """Items there were to sample from."""
-    sampled: tuple[str, ...]
-    """Question ids of the sample, in golden order."""
-    types: tuple[str, ...]
-    """The question types of the sample, in the configured order (then golden order)."""
-    rows: tuple[VariantRow, ...]
-    """Per variant: each question type (in ``types`` order), then ``all``."""
-    flips: tuple[VariantFlip, ...]
-    """Every pair whose scores differ, variant by variant, in sample order."""
-    failures: tuple[Failure, ...]
-    verdicts: int
-    """Verdicts the check used (originals and variants)."""
-    from_cache: int
-    elapsed_s: float
-    flags: tuple[VariantFlags, ...] = ()
-    """The flagged verdicts: the originals', then each variant's (``VARIANTS`` order)."""
-
-    def row(self, variant: Variant, question_type: str = ALL) -> VariantRow:
-        return next(
-            r for r in self.rows if r.variant == variant and r.question_type == question_type
-        )
 
 
 def _scores(verdict: Verdict) -> tuple[int, int] | None:

@@ -3,6 +3,8 @@
 ``Reply`` is what a backend returns (raw text and metadata); it is what the cache stores.
 ``Verdict`` is derived from a reply every time it is used: parsing and evidence verification
 are cheap and deterministic, so a fix to either applies to cached replies without re-judging.
+The verdict's type (with ``SentenceCheck``, ``Status`` and ``Mode``) is in
+``judge.judging.types``, where the record and the views read it without this module's logic.
 
 Three reply shapes, one per prompt mode (``Mode``, chosen by the prompt file's placeholders,
 ``judge.judging.prompts``):
@@ -30,31 +32,15 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from judge.judging.evidence import (
-    EvidenceMatch,
-    Sentence,
-    answer_sentences,
-    cite,
-    context_sentences,
-    verify_quote,
-)
+from judge.judging.evidence import Sentence, answer_sentences, cite, context_sentences, verify_quote
 from judge.judging.injection import instruction_flags
-from judge.judging.items import ContextChunk
+from judge.judging.types import ContextChunk, EvidenceMatch, Mode, SentenceCheck, Verdict
 
 #: Bump when a payload changes (it is in the judge fingerprint through the schema too).
 #: 2: the ``cited`` and ``sentences`` modes (the mode and its schema are fingerprinted).
 SCHEMA_VERSION = 2
 
 EVIDENCE_MAX_CHARS = 200
-
-Status = Literal["ok", "parse_error", "backend_error", "truncated"]
-STATUSES: tuple[Status, ...] = ("ok", "parse_error", "backend_error", "truncated")
-
-#: How a prompt asks for evidence: ``quote`` (copy a sentence; the harness verifies it),
-#: ``cited`` (the number of a numbered context sentence), ``sentences`` (a verdict and a cited
-#: context sentence for every answer sentence). Chosen by the prompt file's placeholders.
-Mode = Literal["quote", "cited", "sentences"]
-MODES: tuple[Mode, ...] = ("quote", "cited", "sentences")
 
 
 class VerdictPayload(BaseModel):
@@ -200,73 +186,6 @@ class Reply(BaseModel):
     score_probabilities: dict[str, tuple[float, float, float]] | None = None
     """Per axis, the model's P(0), P(1), P(2) at the score's token, where the backend reports
     token probabilities (``judge.judging.confidence``); None where it does not."""
-
-
-class SentenceCheck(BaseModel):
-    """The judge's verdict on one answer sentence (``sentences`` mode)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    n: int
-    """1-based, as the prompt numbered it."""
-    text: str
-    start: int
-    """The sentence's span ``[start, end)`` in the answer text."""
-    end: int
-    verdict: Literal["supported", "unsupported", "no_claim"]
-    evidence: EvidenceMatch | None = None
-    """The context sentence it cites (kind ``cited``), None when it cites none."""
-    evidence_text: str = ""
-
-
-class Verdict(BaseModel):
-    """The judgement of one answer."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    question_id: str
-    item_key: str
-    status: Status
-    faithfulness: int | None = None
-    relevance: int | None = None
-    evidence: str = ""
-    note: str = ""
-    match: EvidenceMatch | None = None
-    review: tuple[str, ...] = ()
-    """Reasons a person should look at this verdict (empty when nothing is suspicious)."""
-    error: str | None = None
-    raw_reply: str = ""
-    prompt_tokens: int | None = None
-    completion_tokens: int | None = None
-    latency_s: float = 0.0
-    cached: bool = False
-    score_probabilities: dict[str, tuple[float, float, float]] | None = None
-    """The reply's score distributions (ok verdicts only), see ``Reply``."""
-    mode: Mode = "quote"
-    sentences: tuple[SentenceCheck, ...] | None = None
-    """Per answer sentence, in ``sentences`` mode only."""
-
-    @property
-    def expected_scores(self) -> dict[str, float]:
-        """Per axis with probabilities, the expected score 0·P(0) + 1·P(1) + 2·P(2) (empty
-        without them; the integer score stays the most probable one)."""
-        return {
-            axis: probabilities[1] + 2 * probabilities[2]
-            for axis, probabilities in (self.score_probabilities or {}).items()
-        }
-
-    @property
-    def confidence(self) -> float | None:
-        """The judge's probability of the scores it gave: the lower of the two axes' (None
-        without probabilities, or for a verdict that is not ok)."""
-        probabilities = self.score_probabilities
-        if probabilities is None or self.faithfulness is None or self.relevance is None:
-            return None
-        chosen = {"faithfulness": self.faithfulness, "relevance": self.relevance}
-        shares = [
-            probabilities[axis][score] for axis, score in chosen.items() if axis in probabilities
-        ]
-        return min(shares) if shares else None
 
 
 def json_problem(exc: json.JSONDecodeError) -> str:

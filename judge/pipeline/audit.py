@@ -9,13 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NamedTuple
 
-from judge.audit.agreement import AuditResult, audit_items
+from judge.audit.agreement import audit_items
 from judge.audit.agreement import gate as audit_gate
 from judge.audit.disagreements import write_disagreements
 from judge.audit.marks import import_labels_file
 from judge.audit.sampling import sample_items
 from judge.audit.sheet import ImportResult, write_sheet
 from judge.audit.terminal import label_in_terminal
+from judge.audit.types import AuditResult
 from judge.config import Config
 from judge.errors import ConfigError
 from judge.folders import ReportFolder, ReportsDir

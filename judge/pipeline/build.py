@@ -30,7 +30,7 @@ from judge.judging.chunks import chunk_depth
 from judge.judging.graded import ChunkGrade, CorrectnessVerdict
 from judge.judging.grading import Fingerprint
 from judge.judging.items import context_for
-from judge.judging.verdict import STATUSES, Verdict
+from judge.judging.types import STATUSES, Verdict
 from judge.record import ChunkSummary, PromptEdit, QuestionRow, Record, Tables
 from judge.results.baseline import Baseline, compare_with_baseline
 from judge.results.chunk_grades import (

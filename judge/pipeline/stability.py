@@ -18,7 +18,7 @@ from judge.pipeline.inputs import Inputs, _ignore, load_inputs
 from judge.pipeline.session import JudgeChoice, judging_session
 
 if TYPE_CHECKING:
-    from judge.judging.stability import StabilityReport
+    from judge.judging.types import StabilityReport
 
 
 def judge_stability(

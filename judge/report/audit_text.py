@@ -10,17 +10,20 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from judge.audit.agreement import AXES, Agreement, AuditResult, AxisStats, Disagreement
-from judge.audit.ppi import (
+from judge.audit.types import (
     LEVEL,
     MIN_LABELLED,
     PSEUDO_LABELS,
+    Agreement,
+    AuditResult,
+    AxisStats,
     Corrected,
     CorrectedCell,
+    Disagreement,
     Halving,
     PooledCell,
 )
-from judge.axes import SCORED_AXES, ScoredAxis
+from judge.axes import AXES, SCORED_AXES, ScoredAxis
 from judge.formatting import FEW_ITEMS, fmt_interval, fmt_number, fmt_share, terminal_text
 from judge.formatting import markdown_text as md
 

@@ -19,12 +19,10 @@ from collections.abc import Sequence
 from pathlib import PurePath
 from typing import TypeVar
 
-from judge.audit.agreement import AuditResult, AxisStats
+from judge.audit.types import AuditResult, AxisStats
 from judge.formatting import FEW_ITEMS, fmt_number, fmt_share
 from judge.formatting import markdown_text as md
-from judge.judging.evidence import EvidenceMatch
-from judge.judging.items import ContextChunk
-from judge.judging.verdict import SentenceCheck, Verdict
+from judge.judging.types import ContextChunk, EvidenceMatch, SentenceCheck, Verdict
 from judge.record import QuestionRow, Record
 from judge.report.audit_text import corrected_markdown_lines
 from judge.report.chunks_text import chunk_lines

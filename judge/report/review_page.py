@@ -45,9 +45,9 @@ from typing import TYPE_CHECKING, Any
 
 import pydantic_core
 
-from judge.audit.marks import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
+from judge.audit.types import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
 from judge.hashing import text_sha256
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.report.markdown import (
     SENTENCE_WORDS,
     answer_pieces,

@@ -6,8 +6,7 @@ from collections.abc import Callable, Sequence
 
 from judge.errors import ConfigError
 from judge.formatting import terminal_text
-from judge.judging.items import ContextChunk
-from judge.judging.verdict import SentenceCheck, Verdict
+from judge.judging.types import ContextChunk, SentenceCheck, Verdict
 from judge.record import Record, RunDiff
 from judge.report.markdown import (
     SENTENCE_WORDS,

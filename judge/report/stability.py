@@ -1,6 +1,6 @@
 """The judge stability check as a view: a Markdown section and console lines.
 
-Pure functions of ``judge.judging.stability.StabilityReport`` (plain data): the check computes,
+Pure functions of ``judge.judging.types.StabilityReport`` (plain data): the check computes,
 this module only lays the numbers out. Identifiers and errors from the inputs are escaped where
 they are shown (``markdown_text``, ``terminal_text``).
 """
@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from judge.formatting import markdown_text, terminal_text
 from judge.grouped import ALL
-from judge.judging.stability import Count, StabilityReport, VariantFlags, VariantRow
+from judge.judging.types import Count, StabilityReport, VariantFlags, VariantRow
 
 _HEADER = (
     "variant",

@@ -20,7 +20,7 @@ from judge.axes import SCORE_METRICS, metric_scale
 from judge.config import ReportsConfig
 from judge.grouped import ALL
 from judge.grouped import type_order as grouped_type_order
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.results.paired import (
     EPS,
     LIST_LEVEL,

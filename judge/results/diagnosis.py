@@ -70,7 +70,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal, NamedTuple, get_args
 
 from judge.judging.graded import CorrectnessVerdict
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.results.item_record import ItemRecord
 from judge.textnorm import REFUSAL_MARKERS, is_refusal
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict
 
 from judge.inputs.labels import LabelScores
-from judge.judging.items import ContextChunk
+from judge.judging.types import ContextChunk
 
 
 class ItemRecord(BaseModel):

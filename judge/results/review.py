@@ -33,7 +33,8 @@ from typing import NamedTuple
 
 from judge.judging.confidence import LOW_CONFIDENCE
 from judge.judging.injection import instruction_flags
-from judge.judging.verdict import SentenceCheck, Verdict, review_reasons
+from judge.judging.types import SentenceCheck, Verdict
+from judge.judging.verdict import review_reasons
 from judge.results.item_record import ItemRecord
 from judge.textnorm import lexical_tokens
 

@@ -27,7 +27,7 @@ from judge.config import Config
 from judge.grouped import ALL, grouped
 from judge.inputs.golden import GoldenSet
 from judge.judging.graded import CorrectnessVerdict
-from judge.judging.verdict import STATUSES, Verdict
+from judge.judging.types import STATUSES, Verdict
 from judge.metrics import metric_names
 from judge.results.compare import MetricValues
 from judge.results.values import correctness_value, verdict_values

@@ -20,7 +20,7 @@ from typing import NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 
 
 class TokenCount(BaseModel):

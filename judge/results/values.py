@@ -29,7 +29,7 @@ from collections.abc import Iterable, Mapping
 
 from judge.axes import AXES, JUDGE_VALUES, OPTIONAL_AXES
 from judge.judging.graded import CorrectnessVerdict
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.results.compare import MetricValues, QuestionValues
 from judge.results.item_record import ItemRecord
 

@@ -19,7 +19,7 @@ from judge.config import Config
 from judge.grouped import ALL, Group, grouped
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.results.paired import bootstrap_interval, seed_for
 from judge.results.tables import TypeTable, retrieval_table
 from judge.results.values import verdict_values

@@ -8,19 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from judge.audit.agreement import (
-    AuditResult,
-    as_json,
-    audit_items,
-    axis_stats,
-    lexical_scores,
-)
+from judge.audit.agreement import as_json, audit_items, axis_stats, lexical_scores
 from judge.audit.disagreements import DISAGREEMENTS_FILE, write_disagreements
 from judge.audit.stats import exact_agreement
+from judge.audit.types import AuditResult
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
-from judge.judging.items import ContextChunk
-from judge.judging.verdict import Verdict
+from judge.judging.types import ContextChunk, Verdict
 from judge.report.audit_text import render_audit
 from judge.results.item_record import ItemRecord
 

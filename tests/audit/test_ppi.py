@@ -17,21 +17,15 @@ import numpy as np
 import ppi_py
 import pytest
 
-from judge.audit.agreement import AuditResult, as_json, audit_items, corrected_json
-from judge.audit.ppi import (
-    MIN_LABELLED,
-    Halving,
-    labels_to_halve,
-    ppi_mean,
-    projected_variance,
-)
+from judge.audit.agreement import as_json, audit_items, corrected_json
+from judge.audit.ppi import labels_to_halve, ppi_mean, projected_variance
+from judge.audit.types import MIN_LABELLED, AuditResult, Halving
 from judge.cli import main
 from judge.config import load_config
 from judge.folders import ReportsDir
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
-from judge.judging.items import ContextChunk
-from judge.judging.verdict import Verdict
+from judge.judging.types import ContextChunk, Verdict
 from judge.pipeline.audit import run_audit
 from judge.report.audit_text import corrected_lines, corrected_markdown_lines, render_audit
 from judge.results.item_record import ItemRecord

@@ -11,11 +11,11 @@ import pytest
 from scipy import stats
 
 from judge.audit.agreement import as_json, audit_items
-from judge.audit.ppi import PSEUDO_LABELS, ppi_mean, t_quantile
+from judge.audit.ppi import ppi_mean, t_quantile
+from judge.audit.types import PSEUDO_LABELS
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
-from judge.judging.items import ContextChunk
-from judge.judging.verdict import Verdict
+from judge.judging.types import ContextChunk, Verdict
 from judge.report.audit_text import corrected_markdown_lines, render_audit
 from judge.results.item_record import ItemRecord
 from tests.conftest import REPO

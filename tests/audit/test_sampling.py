@@ -32,9 +32,7 @@ def test_labelled_items_are_not_sampled_again(
 def test_a_judge_unsure_of_its_scores_makes_an_item_uncertain() -> None:
     from judge.audit.agreement import lexical_scores
     from judge.audit.sampling import uncertainty
-    from judge.judging.evidence import EvidenceMatch
-    from judge.judging.items import ContextChunk
-    from judge.judging.verdict import Verdict
+    from judge.judging.types import ContextChunk, EvidenceMatch, Verdict
     from judge.results.item_record import ItemRecord
 
     chunk = "自動バックアップは毎日午前3時に実行されます。"

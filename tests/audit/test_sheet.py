@@ -154,7 +154,7 @@ def test_a_sheet_with_an_answer_past_the_csv_modules_default_limit_imports(tmp_p
     from judge.formatting import csv_field_limit
     from judge.hashing import text_sha256
     from judge.inputs.golden import GoldenQuestion
-    from judge.judging.items import ContextChunk
+    from judge.judging.types import ContextChunk
     from judge.results.item_record import ItemRecord
 
     answer = "長い回答です。" * 30_000  # 210,000 characters

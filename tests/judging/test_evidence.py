@@ -1,7 +1,7 @@
 import pytest
 
 from judge.judging.evidence import verify_quote
-from judge.judging.items import ContextChunk
+from judge.judging.types import ContextChunk
 
 JA = ContextChunk(
     1,
@@ -108,7 +108,7 @@ def test_a_chunk_normalised_once_serves_every_quote_with_its_own_id_and_span() -
 
 def test_a_cited_sentence_keeps_the_number_the_prompt_showed() -> None:
     from judge.judging.evidence import cite, context_sentences
-    from judge.judging.items import ContextChunk
+    from judge.judging.types import ContextChunk
 
     chunks = [
         ContextChunk(rank=1, chunk_id="a/x", text="First. Second."),

@@ -14,7 +14,7 @@ from judge.judging.injection import (
     instruction_flags,
     is_instruction_flag,
 )
-from judge.judging.items import ContextChunk
+from judge.judging.types import ContextChunk
 from tests.conftest import SAMPLE
 
 POSITIVES = [

@@ -7,8 +7,9 @@ import pytest
 
 from judge.config import load_config
 from judge.errors import PromptError
-from judge.judging.items import ContextChunk, build_items
+from judge.judging.items import build_items
 from judge.judging.prompts import CONTROL_MARKERS, load_prompt
+from judge.judging.types import ContextChunk
 from judge.pipeline import load_inputs
 from tests.conftest import REPO
 

@@ -19,16 +19,16 @@ from judge.judging.grading import (
     judge_fingerprint,
     judge_items,
 )
-from judge.judging.items import ContextChunk, JudgeItem, item_key
+from judge.judging.items import JudgeItem, item_key
 from judge.judging.prompts import (
     load_prompt,
     render_answer_sentences,
     render_context_sentences,
 )
+from judge.judging.types import ContextChunk, Verdict
 from judge.judging.verdict import (
     NO_CHECKABLE_SENTENCE,
     Reply,
-    Verdict,
     make_verdict,
     request_schema,
     sentence_faithfulness,

@@ -22,16 +22,8 @@ from judge.judging.grading import JudgeProgress, judge_fingerprint, judge_items
 from judge.judging.injection import INJECTION_EN, INJECTION_JA
 from judge.judging.items import JudgeItem, build_items
 from judge.judging.prompts import Prompt, load_prompt
-from judge.judging.stability import (
-    INJECTIONS,
-    VARIANTS,
-    Count,
-    StabilityReport,
-    Variant,
-    check_stability,
-    make_variant,
-    sample_items,
-)
+from judge.judging.stability import INJECTIONS, check_stability, make_variant, sample_items
+from judge.judging.types import VARIANTS, Count, StabilityReport, Variant
 from judge.judging.verdict import Reply
 from tests.conftest import REPO
 from tests.fakes import ScriptedBackend, good_reply

@@ -1,6 +1,6 @@
 import json
 
-from judge.judging.items import ContextChunk
+from judge.judging.types import ContextChunk
 from judge.judging.verdict import Reply, make_verdict, verdict_schema
 
 CONTEXT = [ContextChunk(1, "pricing/yearly", "年額プランは3,800円です。月額は400円です。")]

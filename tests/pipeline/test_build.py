@@ -12,8 +12,9 @@ from judge.cli import main
 from judge.config import Config
 from judge.hashing import text_sha256
 from judge.judging.backends import JudgeRequest
-from judge.judging.evidence import EvidenceMatch, answer_sentences, context_sentences
-from judge.judging.verdict import Reply, SentenceCheck, Verdict, make_verdict
+from judge.judging.evidence import answer_sentences, context_sentences
+from judge.judging.types import EvidenceMatch, SentenceCheck, Verdict
+from judge.judging.verdict import Reply, make_verdict
 from judge.pipeline import Evaluation, evaluate
 from judge.report.files import render_files
 from judge.report.markdown import (

@@ -7,12 +7,8 @@ from typing import Any
 
 import pytest
 
-from judge.audit.marks import (
-    COMMENT_MAX_CHARS,
-    import_labels_file,
-    import_marks,
-    is_marks_file,
-)
+from judge.audit.marks import import_labels_file, import_marks, is_marks_file
+from judge.audit.types import COMMENT_MAX_CHARS
 from judge.cli import main
 from judge.config import Config
 from judge.errors import InputError

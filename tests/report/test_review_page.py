@@ -19,9 +19,7 @@ from judge.folders import ReportFolder
 from judge.hashing import text_sha256
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import LabelScores, load_labels
-from judge.judging.evidence import EvidenceMatch
-from judge.judging.items import ContextChunk
-from judge.judging.verdict import SentenceCheck, Verdict
+from judge.judging.types import ContextChunk, EvidenceMatch, SentenceCheck, Verdict
 from judge.pipeline.audit import run_audit
 from judge.report.review_page import (
     SCRIPT_ASSET,

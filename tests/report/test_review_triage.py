@@ -19,7 +19,7 @@ import pytest
 from judge.config import Config
 from judge.folders import read_record
 from judge.hashing import text_sha256
-from judge.judging.evidence import EvidenceMatch
+from judge.judging.types import EvidenceMatch
 from judge.record import Record
 from judge.report.review_page import page_data, prompt_view, render_review_page
 from judge.results.diagnosis import DIAGNOSES

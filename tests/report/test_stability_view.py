@@ -22,7 +22,8 @@ from judge.judging.cache import VerdictCache
 from judge.judging.injection import INJECTION_EN
 from judge.judging.items import JudgeItem, build_items
 from judge.judging.prompts import Prompt, load_prompt
-from judge.judging.stability import (
+from judge.judging.stability import check_stability
+from judge.judging.types import (
     VARIANTS,
     Count,
     Failure,
@@ -30,7 +31,6 @@ from judge.judging.stability import (
     Variant,
     VariantFlip,
     VariantRow,
-    check_stability,
 )
 from judge.judging.verdict import Reply
 from judge.report.stability import CONSOLE_FLIPS, count_text, stability_lines, stability_markdown

@@ -25,7 +25,7 @@ from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
 from judge.judging.graded import CorrectnessVerdict
 from judge.judging.grading import Fingerprint
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.pipeline import measure_retrieval
 from judge.pipeline.build import Earlier, Judged, build_report
 from judge.record import Record, SavedValues
@@ -264,7 +264,7 @@ def test_verdicts_csv_has_correctness_columns_only_when_on(tiny: Tiny) -> None:
 def test_a_faithful_relevant_answer_wrong_per_the_reference(
     question: str, context: list[str], score: int, want: str
 ) -> None:
-    from judge.judging.items import ContextChunk
+    from judge.judging.types import ContextChunk
 
     item = _item("q1").model_copy(
         update={

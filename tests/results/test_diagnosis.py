@@ -14,9 +14,7 @@ import pytest
 
 from judge.config import Config
 from judge.judging.backends.lexical import LexicalBackend
-from judge.judging.evidence import EvidenceMatch
-from judge.judging.items import ContextChunk
-from judge.judging.verdict import Verdict
+from judge.judging.types import ContextChunk, EvidenceMatch, Verdict
 from judge.pipeline import evaluate
 from judge.record import Record
 from judge.report import markdown

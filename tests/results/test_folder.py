@@ -10,7 +10,7 @@ import pytest
 from judge.config import Config
 from judge.errors import ConfigError
 from judge.folders import ReportsDir
-from judge.judging.items import ContextChunk
+from judge.judging.types import ContextChunk
 from judge.pipeline import evaluate
 from judge.results.item_record import ItemRecord
 from tests.conftest import RUN, history_entry

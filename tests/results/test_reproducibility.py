@@ -14,7 +14,7 @@ from judge.cli import main
 from judge.config import Config
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.runs import RetrievedChunk, Run, RunMeta, RunRecord
-from judge.judging.items import ContextChunk
+from judge.judging.types import ContextChunk
 from judge.results.item_record import ItemRecord
 from judge.results.reproducibility import (
     DOCS,

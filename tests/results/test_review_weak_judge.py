@@ -14,10 +14,9 @@ import pytest
 
 from judge.config import Config
 from judge.judging.backends import JudgeRequest
-from judge.judging.evidence import EvidenceMatch
 from judge.judging.injection import INJECTION_EN, INJECTION_JA
-from judge.judging.items import ContextChunk
-from judge.judging.verdict import Reply, Verdict
+from judge.judging.types import ContextChunk, EvidenceMatch, Verdict
+from judge.judging.verdict import Reply
 from judge.pipeline import evaluate
 from judge.report.summary import console_summary
 from judge.results import review

@@ -41,7 +41,7 @@ def test_per_type_retrieval_table(tiny: Tiny) -> None:
 def test_expected_scores_sit_beside_the_scores_when_the_judge_gives_probabilities(
     tiny: Tiny,
 ) -> None:
-    from judge.judging.verdict import Verdict
+    from judge.judging.types import Verdict
     from judge.results.tables import EXPECTED_METRICS, JUDGE_METRICS, judge_table
 
     config = tiny()

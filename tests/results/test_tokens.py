@@ -3,7 +3,7 @@ estimate of what pending items cost (``judge.results.tokens``)."""
 
 from __future__ import annotations
 
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.results.tokens import Estimate, Observed, TokenCount, estimate, token_totals
 
 

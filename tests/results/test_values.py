@@ -63,8 +63,7 @@ def test_values_average_to_the_tables_and_read_back_the_same(tiny: Tiny) -> None
 
 
 def test_a_cited_sentence_is_not_a_verified_quote_and_sentences_give_a_supported_share() -> None:
-    from judge.judging.evidence import EvidenceMatch
-    from judge.judging.verdict import SentenceCheck, Verdict
+    from judge.judging.types import EvidenceMatch, SentenceCheck, Verdict
     from judge.results.values import verdict_values
 
     base = Verdict(question_id="q", item_key="k", status="ok", faithfulness=2, relevance=2)

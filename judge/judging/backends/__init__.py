@@ -26,8 +26,8 @@ from pydantic import BaseModel, ConfigDict
 from judge.config import JudgeConfig
 from judge.errors import BackendUnavailable, ConfigError, ConnectionLost
 from judge.judging.graded import Task
-from judge.judging.items import ContextChunk
-from judge.judging.verdict import Mode, Reply
+from judge.judging.types import ContextChunk, Mode
+from judge.judging.verdict import Reply
 
 
 def error_text(response: httpx.Response) -> str:

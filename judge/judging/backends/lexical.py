@@ -60,7 +60,7 @@ from typing import Any
 
 from judge.judging.backends import BackendIdentity, JudgeRequest
 from judge.judging.evidence import MIN_QUOTE_CHARS, answer_sentences, context_sentences
-from judge.judging.items import ContextChunk
+from judge.judging.types import ContextChunk
 from judge.judging.verdict import EVIDENCE_MAX_CHARS, Reply
 
 # Re-exported: the built-in list's old home, named in the configuration's docs.

@@ -12,7 +12,7 @@ import pytest
 
 from judge.config import Config, load_config
 from judge.judging.grading import JudgeProgress
-from judge.judging.verdict import Verdict
+from judge.judging.types import Verdict
 from judge.pipeline import Hooks, evaluate
 from judge.pipeline.batch import engine_reply, export_batch, import_batch
 from tests.conftest import REPO, SAMPLE

@@ -14,14 +14,9 @@ from judge.judging.backends.lexical import (
 )
 from judge.judging.evidence import answer_sentences
 from judge.judging.grading import verdict_for
-from judge.judging.items import ContextChunk, JudgeItem, build_items
-from judge.judging.verdict import (
-    NO_CHECKABLE_SENTENCE,
-    Mode,
-    Verdict,
-    make_verdict,
-    request_schema,
-)
+from judge.judging.items import JudgeItem, build_items
+from judge.judging.types import ContextChunk, Mode, Verdict
+from judge.judging.verdict import NO_CHECKABLE_SENTENCE, make_verdict, request_schema
 from judge.pipeline import load_inputs
 from tests.conftest import REPO
 

@@ -19,7 +19,7 @@ from judge.judging.backends.lexical import (
     grade_chunk_lexically,
 )
 from judge.judging.chunks import build_chunk_items
-from judge.judging.items import ContextChunk
+from judge.judging.types import ContextChunk
 from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
 

@@ -27,8 +27,9 @@ from judge.judging.backends.openai import (
 )
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import judge_fingerprint, judge_items
-from judge.judging.items import ContextChunk, build_items
+from judge.judging.items import build_items
 from judge.judging.prompts import load_prompt
+from judge.judging.types import ContextChunk
 from judge.judging.verdict import Reply, verdict_schema
 from judge.pipeline import load_inputs
 from tests.conftest import REPO
