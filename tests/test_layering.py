@@ -356,6 +356,6 @@ def test_only_the_folder_module_names_a_report_folders_json_files() -> None:
         "judge.folders": {"report.json", "manifest.json"},
         "judge.record": {"report.json"},
         "judge.results.manifest": {"manifest.json"},
-        "judge.report.files": {"report.json", "manifest.json"},
+        "judge.report.files": {"manifest.json"},  # report.json by the record's REPORT_FILE
         "judge.pipeline.batch": {"manifest.json"},
     }
