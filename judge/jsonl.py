@@ -257,6 +257,10 @@ class JsonProblem(NamedTuple):
         return f"{where}: {self.text}" + (f"; {self.advice}" if self.advice else "")
 
 
+#: The one phrase for JSON nested deeper than it can be read or written.
+_NESTED = "nested too deeply (arrays or objects inside each other)"
+
+
 def _parse_json(text: str, not_json: str = "not valid JSON") -> tuple[Any, JsonProblem | None]:
     """The JSON value of ``text``, or None and why it cannot be read: the one parsing policy
     of every JSON the harness reads (a JSONL line, a state file), so that each refuses the
@@ -275,7 +279,7 @@ def _parse_json(text: str, not_json: str = "not valid JSON") -> tuple[Any, JsonP
         )
     except RecursionError:
         return None, JsonProblem(
-            "nested too deeply (arrays or objects inside each other)",
+            _NESTED,
             "no record has more than a few levels: fix the line",
         )
     except ValueError as exc:  # json reads integers with int(), which limits their digits
@@ -644,9 +648,9 @@ def record_problem(record: BaseModel | dict[str, Any]) -> str | None:
     except UnicodeEncodeError:
         return "a text holds half a character (a lone UTF-16 surrogate)"
     except RecursionError:
-        return "nested too deeply (arrays or objects inside each other)"
-    except ValueError as exc:  # an integer longer than Python writes
-        return f"it cannot be written as JSON ({str(exc).split(';')[0]})"
+        return _NESTED
+    except ValueError as exc:  # an integer longer than Python writes, or pydantic's depth
+        return _unwritable(exc)
     problem = _line_size_problem(size) or _parse_json(line)[1]
     return None if problem is None else problem.text
 
@@ -892,28 +896,52 @@ def json_document_text(
     indent: int = 2,
     *,
     what: str | None = None,
+    by_alias: bool = False,
+    extra: dict[str, Any] | None = None,
 ) -> str:
     """The text of a state file (``json.dumps``, UTF-8, indented, a final newline), refused
     with an ``InputError`` when ``load_json_document`` would refuse it: the harness never
     writes a file that every later command would trip on. ``name``: the file, in the message
-    (default: ``kind.what``)."""
+    (default: ``kind.what``); ``extra``: keys written after the value's own."""
     kind = _state_file(kind, what, None, "format_version", None)
-    data = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
     try:
-        text = json.dumps(data, ensure_ascii=False, indent=indent) + "\n"
+        data = (
+            value.model_dump(mode="json", by_alias=by_alias)
+            if isinstance(value, BaseModel)
+            else value
+        )
+        text = json.dumps(data | (extra or {}), ensure_ascii=False, indent=indent) + "\n"
     except UnicodeEncodeError:
         _refuse(kind, name, "a text holds half a character (a lone UTF-16 surrogate)")
     except RecursionError:
-        _refuse(kind, name, "nested too deeply (arrays or objects inside each other)")
-    except ValueError as exc:  # an integer longer than Python writes
-        _refuse(kind, name, f"it cannot be written as JSON ({str(exc).split(';')[0]})")
+        _refuse(kind, name, _NESTED)
+    except ValueError as exc:  # an integer longer than Python writes, or pydantic's depth
+        _refuse(kind, name, _unwritable(exc))
     return checked_document_text(text, kind, name)
+
+
+def _unwritable(exc: ValueError) -> str:
+    """Why a value cannot be encoded: nesting deeper than pydantic's serializer goes, or an
+    integer longer than Python writes."""
+    if "depth" in str(exc):
+        return _NESTED
+    return f"it cannot be written as JSON ({str(exc).split(';')[0]})"
 
 
 def checked_document_text(text: str, kind: StateFile, name: object = None) -> str:
     """``text`` (a state file's JSON, encoded by the caller: a model's own fast encoder for a
     large file) if ``load_json_document`` would read it back, else the same ``InputError`` as
     ``json_document_text``: one writer's rules, whoever encoded the text."""
+    parsed = _parse_json(checked_size(text, kind, name))[1]
+    if parsed is not None:
+        _refuse(kind, name, parsed.text)
+    return text
+
+
+def checked_size(text: str, kind: StateFile, name: object = None) -> str:
+    """``text`` if it is UTF-8 and within ``kind``'s size limit, else ``checked_document_text``'s
+    ``InputError``: the part of the writer's rules that needs no reading back (for a text whose
+    parts were each checked, ``judge.record.record_json``)."""
     try:
         size = len(text.encode("utf-8"))
     except UnicodeEncodeError:
@@ -923,9 +951,6 @@ def checked_document_text(text: str, kind: StateFile, name: object = None) -> st
         _refuse(
             kind, name, f"it is {shown:g} MB, over the {kind.max_mb:g} MB limit for a {kind.what}"
         )
-    parsed = _parse_json(text)[1]
-    if parsed is not None:
-        _refuse(kind, name, parsed.text)
     return text
 
 

@@ -44,7 +44,7 @@ from pydantic_core import PydanticSerializationError
 from judge.audit.chunk_agreement import ChunkAgreement, CorrectedRecall
 from judge.audit.types import AuditResult
 from judge.errors import ConfigError
-from judge.jsonl import StateFile, checked_document_text, json_document_text
+from judge.jsonl import StateFile, checked_document_text, checked_size, json_document_text
 
 # Re-exported: the views read the record's further judgements through the record's types.
 from judge.judging.graded import ChunkGrade as ChunkGrade
@@ -443,21 +443,40 @@ def record_json(record: Record) -> str:
     """``report.json``: the record, then what follows from it, for machines; refused, like
     every state file, when its own reader would refuse it.
 
-    Encoded by pydantic's own serializer, not ``json.dumps`` (whose indenting encoder is pure
-    Python: four times slower on a 10,000-question record), then checked by the one writer's
-    rules (``checked_document_text``).
+    The record is indented, but each question row is one line: compact (a 10,000-question
+    file is a quarter smaller), and a row is read, diffed and grepped as one line. Encoded by
+    pydantic's own serializer, not ``json.dumps`` (whose indenting encoder is pure Python).
+
+    The one writer's rules (``checked_document_text``) check everything but the rows by reading
+    it back: that is where JSON of the user's own shape can be (the run's ``run_meta``, the
+    recorded configuration) and so nesting or an integer the reader would refuse. A row holds
+    only typed fields of fixed depth (``tests/test_record.py`` keeps it so), each value read
+    under the same limits, so reading 10,000 rows back would prove nothing more; the whole
+    text is still measured against the size limit, and half a UTF-16 character anywhere fails
+    the encoding.
     """
     derived = {
         "adapter_failed": {f.question_id: f.error for f in record.adapter_failed},
         "needs_review": {row.question_id: row.triage.reasons for row in record.needs_review},
         "regressions": len(record.regressions),
     }
+    where = record.manifest.folder
     try:
-        text = record.model_dump_json(indent=2, by_alias=True)
-    except PydanticSerializationError:  # e.g. half a UTF-16 character: the writer says which
-        data = record.model_dump(mode="json", by_alias=True) | derived
-        return json_document_text(data, REPORT_FILE, record.manifest.folder)
+        head = record.model_dump_json(indent=2, by_alias=True, exclude={"questions"})
+        rows = [row.model_dump_json(by_alias=True) for row in record.questions]
+    except PydanticSerializationError:  # half a UTF-16 character, too deep: the writer says which
+        return json_document_text(record, REPORT_FILE, where, by_alias=True, extra=derived)
     tail = json.dumps(derived, ensure_ascii=False, indent=2)
     # Both are indented objects: "{\n  ...\n}". The derived keys go after the record's own.
-    text = f"{text[:-2]},{tail[1:]}\n"
-    return checked_document_text(text, REPORT_FILE, record.manifest.folder)
+    head = f"{head[:-2]},{tail[1:]}\n"
+    checked_document_text(head, REPORT_FILE, where)
+    # The rows go where the model has them, before the key that follows them.
+    after = _FIELD_AFTER_QUESTIONS
+    at = head.index(f'\n  "{after}": ')
+    listed = ",\n".join(f"    {row}" for row in rows)
+    text = f'{head[:at]}\n  "questions": [\n{listed}\n  ],{head[at:]}'
+    return checked_size(text, REPORT_FILE, where)
+
+
+#: The record's field after ``questions``: where ``record_json`` puts the rows back.
+_FIELD_AFTER_QUESTIONS = list(Record.model_fields)[list(Record.model_fields).index("questions") + 1]

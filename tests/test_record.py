@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -62,6 +63,86 @@ def test_a_record_its_reader_would_refuse_is_not_written(
         record_json(broken)
     (line,) = caught.value.problems
     assert line.startswith(f"{record.manifest.folder}: the report.json is not written: ")
+
+
+def test_nesting_its_reader_would_refuse_is_not_written_either(tiny: Tiny) -> None:
+    """JSON nested deeper than it can be written (here in the recorded configuration): one
+    located line, no traceback."""
+    record = evaluate(tiny(), backend="lexical").report
+    deep: object = 1
+    for _ in range(600):  # deeper than pydantic's serializer goes (the reader would go on)
+        deep = [deep]
+    broken = record.model_copy(
+        update={"manifest": record.manifest.model_copy(update={"config": {"x": deep}})}
+    )
+    with pytest.raises(InputError, match="nested too deeply"):
+        record_json(broken)
+
+
+def test_each_question_row_is_one_line_of_report_json(tiny: Tiny) -> None:
+    result = evaluate(tiny(), backend="lexical")
+    lines = (result.folder.path / "report.json").read_text(encoding="utf-8").split("\n")
+    start = lines.index('  "questions": [')
+    rows = lines[start + 1 : start + 1 + len(result.report.questions)]
+    assert lines[start + 1 + len(rows)] == "  ],"
+    assert [json.loads(row.removesuffix(","))["question_id"] for row in rows] == [
+        q.question_id for q in result.report.questions
+    ]
+    assert read_record(result.folder.path) == result.report
+
+
+def _free_form(schema: dict[str, Any]) -> list[str]:
+    """Where a JSON schema lets data of any shape in (an ``Any``: no type at all; a
+    ``dict[str, Any]``) or refers back to itself (unbounded depth): the paths, empty when every
+    value has a type and the whole a fixed depth."""
+    defs = schema.get("$defs", {})
+    typed = {"type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const"}
+    found: list[str] = []
+
+    def walk(node: dict[str, Any], path: str, seen: tuple[str, ...]) -> None:
+        if not typed & set(node):
+            found.append(f"{path or '/'} (any JSON)")
+        ref = node.get("$ref")
+        if isinstance(ref, str):
+            name = ref.rsplit("/", 1)[-1]
+            if name in seen:
+                found.append(f"{path} (refers back to {name})")
+                return
+            walk(defs[name], f"{path}<{name}>", (*seen, name))
+        extra = node.get("additionalProperties")
+        if extra is True:
+            found.append(f"{path} (an object of any keys and values)")
+        elif isinstance(extra, dict):
+            walk(extra, f"{path}/*", seen)
+        for key in ("properties", "patternProperties"):
+            for name, sub in node.get(key, {}).items():
+                walk(sub, f"{path}/{name}", seen)
+        for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
+            for index, sub in enumerate(node.get(key, [])):
+                walk(sub, f"{path}[{index}]", seen)
+        if isinstance(node.get("items"), dict):
+            walk(node["items"], f"{path}[]", seen)
+
+    walk({k: v for k, v in schema.items() if k != "$defs"}, "", ())
+    return found
+
+
+def test_a_question_row_holds_typed_fields_of_fixed_depth_only() -> None:
+    """What lets ``record_json`` skip reading the rows back (see its docstring): a row field of
+    free-form JSON would need the rows read back too."""
+    from pydantic import BaseModel
+
+    from judge.record import QuestionRow
+
+    # The validation schema: the serialized rows are the same fields (``plain`` writes a named
+    # tuple as an object of its fields, no deeper).
+    assert _free_form(QuestionRow.model_json_schema(mode="validation")) == []
+
+    class Loose(BaseModel):  # the check can fail
+        extra: dict[str, Any]
+        anything: Any
+
+    assert len(_free_form(Loose.model_json_schema(mode="validation"))) == 2
 
 
 def test_a_folders_values_are_its_records_and_read_without_the_record(tiny: Tiny) -> None:
