@@ -227,6 +227,9 @@ def _correctness(row: QuestionRow) -> dict[str, Any] | None:
 def page_data(report: Record) -> dict[str, Any]:
     """Everything the page shows, as JSON (rendered only through ``textContent``)."""
     items: list[dict[str, Any]] = []
+    # Each chunk text once (a chunk is retrieved for many questions): a context names its text
+    # by index into ``chunk_texts``, which the page's script puts back when it loads.
+    texts: dict[str, int] = {}
     missing: dict[str, set[str]] = {}
     for m in report.chunks.missing if report.chunks is not None else ():
         missing.setdefault(m.question_id, set()).add(m.chunk_id)
@@ -247,7 +250,12 @@ def page_data(report: Record) -> dict[str, Any]:
                 "reference": reference,
                 "quote_from_reference": _quote_from_reference(verdict, reference),
                 "context": [
-                    {"rank": c.rank, "chunk_id": c.chunk_id, "text": c.text} for c in item.context
+                    {
+                        "rank": c.rank,
+                        "chunk_id": c.chunk_id,
+                        "text": texts.setdefault(c.text, len(texts)),
+                    }
+                    for c in item.context
                 ],
                 "relevant_chunks": item.relevant_chunks,
                 "labels": [label.model_dump(mode="json") for label in item.labels],
@@ -328,6 +336,7 @@ def page_data(report: Record) -> dict[str, Any]:
             "judge_seconds": manifest.judge_seconds,
         },
         "prompt": prompt_view(report),
+        "chunk_texts": list(texts),
         "items": items,
     }
 

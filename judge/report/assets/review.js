@@ -1,5 +1,7 @@
 'use strict';
 const data = JSON.parse(document.getElementById('report-data').textContent);
+// Each chunk text is in the data once; a context names it by its index.
+for (const item of data.items) for (const chunk of item.context) chunk.text = data.chunk_texts[chunk.text];
 const $ = (id) => document.getElementById(id);
 function el(tag, cls, text) {
   const node = document.createElement(tag);
