@@ -262,9 +262,10 @@ def _generated(count: int, seed: int) -> list[str]:
 
 
 def test_the_prefilter_is_read_off_the_rules_and_in_use() -> None:
-    from judge.judging.injection import _PREFILTER, RULES
+    from judge.judging.injection import RULES, _rules_prefilter
 
-    assert _PREFILTER is not None  # every rule has words it needs: this Python's parser read them
+    prefilter = _rules_prefilter()
+    assert prefilter is not None  # every rule has words it needs: this Python's parser read them
     for rule in RULES:
         # Each rule's own words are in the prefilter: a rule's example passes it.
         example = {
@@ -276,16 +277,17 @@ def test_the_prefilter_is_read_off_the_rules_and_in_use() -> None:
             "system_prompt": "systemprompt",
         }[rule.name]
         assert rule.pattern.search(example), rule.name
-        assert _PREFILTER.search(example), rule.name
+        assert prefilter.search(example), rule.name
 
 
 def test_the_prefilter_changes_nothing_found() -> None:
     """The cached, prefiltered search against the full search of every rule, on the tests'
     own texts, the shipped samples, and generated texts of rule words, near misses, full-width
     and broken lines, English and Japanese."""
-    from judge.judging.injection import _PREFILTER, _find, _search
+    from judge.judging.injection import _find, _rules_prefilter, _search
 
-    assert _PREFILTER is not None
+    prefilter = _rules_prefilter()
+    assert prefilter is not None
     sample_texts = list(_texts(SAMPLE).values())
     english = SAMPLE.parent / "sample-en"
     if (english / "run.jsonl").exists():
@@ -304,7 +306,7 @@ def test_the_prefilter_changes_nothing_found() -> None:
         full = _search(text)
         assert _find.__wrapped__(text) == full, text
         assert find_instructions(text) == list(full), text
-        rejected += _PREFILTER.search(normalise(text)) is None
+        rejected += prefilter.search(normalise(text)) is None
         flagged += bool(full)
     assert rejected > 500 and flagged > 500  # both ways were taken, often
 
