@@ -24,6 +24,9 @@ How it works, and why it is this simple:
 - Whitespace is gone after normalising, so a Latin match must start and end at a word
   boundary of the *original* text: "the system prompts you for a password" is not "system
   prompt".
+- Most texts hold none of the words the rules need (each match contains one of them: ignore,
+  rubric, faithfulness, 指示, 満点 ...; ``_prefilter`` reads them off the compiled patterns),
+  and those texts are not searched further: one search instead of six, the same result.
 
 It is a tripwire, not a classifier: an attacker who paraphrases gets past it, and a support
 text that really says "ignore the previous instructions" (an outdated procedure) is flagged
@@ -33,14 +36,16 @@ once for a person to dismiss. The flag never changes a score.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from judge.judging.types import ContextChunk
-from judge.textnorm import normalise_with_offsets, original_span
+from judge.textnorm import normalise, normalise_with_offsets, original_span
 
 #: The fixed English injection of the stability check (``judge.judging.stability``): appended
 #: to each sampled answer, it should move no verdict.
@@ -163,8 +168,109 @@ def _at_word_boundaries(text: str, begin: int, end: int) -> bool:
     return not (_latin(text[end - 1]) and end < len(text) and _latin(text[end]))
 
 
-@functools.lru_cache(maxsize=4096)
+# --- the prefilter: words without which no rule can match ------------------------------------
+#
+# Nearly every text holds no instruction, and the rules' six searches cost far more than
+# normalising (7 µs for a 45-character Japanese answer, 40 µs for a 250-character English one).
+# Every match of a rule contains one of a few literal words (each branch of "override" one of
+# ignore, disregard, ..., 指示, 命令, ...), so a text that holds none of them cannot match: one
+# search for those words answers for most texts. The words are read off the compiled rules
+# (``_required``), never listed by hand, so they cannot fall out of step with ``RULES``.
+
+_MAX_CLASS = 16  # a character class of more characters than this is no useful literal
+
+
+def _required(items: Iterable[tuple[Any, Any]], ops: Any) -> frozenset[str] | None:
+    """Strings one of which every match of the parsed pattern ``items`` contains, or None
+    when no such set is known (then there is no prefilter)."""
+    candidates: list[frozenset[str]] = []
+    run: list[str] = []
+    for op, value in items:
+        if op is ops.LITERAL:
+            run.append(chr(value))
+            continue
+        if run:
+            candidates.append(frozenset({"".join(run)}))
+            run = []
+        found: frozenset[str] | None = None
+        if op is ops.BRANCH:
+            alternatives = [_required(branch, ops) for branch in value[1]]
+            if all(alternative is not None for alternative in alternatives):
+                found = frozenset().union(*(a for a in alternatives if a is not None))
+        elif op is ops.SUBPATTERN:
+            _group, add_flags, del_flags, pattern = value
+            if not add_flags and not del_flags:
+                found = _required(pattern, ops)
+        elif op is ops.ATOMIC_GROUP:
+            found = _required(value, ops)
+        elif op in (ops.MAX_REPEAT, ops.MIN_REPEAT, ops.POSSESSIVE_REPEAT):
+            low, _high, pattern = value
+            if low >= 1:
+                found = _required(pattern, ops)
+        elif op is ops.IN:
+            found = _class_chars(value, ops)
+        # Anything else (a negative class, a lookaround, an anchor, any character) requires no
+        # literal, and ends the run of literal characters.
+        if found:
+            candidates.append(found)
+    if run:
+        candidates.append(frozenset({"".join(run)}))
+    if not candidates:
+        return None
+    # Any candidate is right; the one with the longest shortest string rejects the most text.
+    return max(candidates, key=lambda strings: (min(map(len, strings)), -len(strings)))
+
+
+def _class_chars(members: Iterable[tuple[Any, Any]], ops: Any) -> frozenset[str] | None:
+    """The characters of a small positive character class (``[0-2]``, ``[をは]``), else None."""
+    chars: set[str] = set()
+    for op, value in members:
+        if op is ops.LITERAL:
+            chars.add(chr(value))
+        elif op is ops.RANGE and value[1] - value[0] < _MAX_CLASS:
+            chars.update(chr(code) for code in range(value[0], value[1] + 1))
+        else:
+            return None  # NEGATE, a category (\d, \w), a wide range
+    return frozenset(chars) if 0 < len(chars) <= _MAX_CLASS else None
+
+
+def _prefilter(rules: Sequence[Rule]) -> re.Pattern[str] | None:
+    """One search for the literal words every match of some rule contains (None: a rule
+    without such words, or a pattern this reader does not understand: no prefilter)."""
+    try:
+        parser = importlib.import_module("re._parser")
+        ops = importlib.import_module("re._constants")
+        words: set[str] = set()
+        for rule in rules:
+            if rule.pattern.flags & ~re.UNICODE:  # IGNORECASE and the like change what matches
+                return None
+            required = _required(parser.parse(rule.pattern.pattern), ops)
+            if required is None:
+                return None
+            words |= required
+    except (ImportError, AttributeError, TypeError, ValueError, re.error):
+        return None  # another Python's parser: every text gets the full search
+    return re.compile(
+        "|".join(re.escape(word) for word in sorted(words, key=lambda w: (-len(w), w)))
+    )
+
+
+@functools.cache
+def _rules_prefilter() -> re.Pattern[str] | None:
+    """``_prefilter(RULES)``, read on first use (6 ms: not at every command's start)."""
+    return _prefilter(RULES)
+
+
+@functools.lru_cache(maxsize=1 << 15)
 def _find(text: str) -> tuple[Instruction, ...]:
+    prefilter = _rules_prefilter()
+    if prefilter is not None and prefilter.search(normalise(text)) is None:
+        return ()  # no rule can match: it would find nothing (tests/judging/test_injection.py)
+    return _search(text)
+
+
+def _search(text: str) -> tuple[Instruction, ...]:
+    """Every rule searched in the whole normalised text (the detector itself)."""
     normalised, offsets = normalise_with_offsets(text)
     found: list[Instruction] = []
     for rule in RULES:
@@ -233,11 +339,11 @@ def instruction_flags(answer: str | None, context: Sequence[ContextChunk]) -> tu
     """
     reasons = []
     if answer:
-        in_answer = find_instructions(answer)
+        in_answer = _find(answer)
         if in_answer:
             reasons.append(_reason("the answer", in_answer))
     for chunk in context:
-        in_chunk = find_instructions(chunk.text)
+        in_chunk = _find(chunk.text)  # the cached tuple itself: nothing copied per chunk
         if in_chunk:
             reasons.append(_reason(f"chunk {chunk.chunk_id}", in_chunk))
     return tuple(reasons)

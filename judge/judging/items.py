@@ -7,10 +7,12 @@ that hashes exactly those.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import hashlib
+import json
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
-from judge.hashing import tagged_hash
+from judge.hashing import HASH_SCHEME
 from judge.inputs.golden import Chunk, GoldenQuestion, GoldenSet
 from judge.inputs.runs import Run, RunRecord
 from judge.judging.types import ContextChunk
@@ -54,11 +56,28 @@ def item_key(
     and leave the key as it was before references were hashed, so questions without one keep
     their cached verdicts.
     """
-    chunks = [[chunk.chunk_id, chunk.text] for chunk in context]
-    shown: dict[str, object] = {"question": question, "context": chunks, "answer": answer}
+    # tagged_hash({"question": ..., "context": [[id, text], ...], "answer": ..., "reference":
+    # ...}, 32), its canonical JSON written out (keys in sorted order, no spaces, each string as
+    # json.dumps writes it), with each chunk's part written once per chunk rather than once per
+    # item (tests/judging/test_items.py compares the two).
+    parts = ['{"answer":', _json_string(answer), ',"context":[']
+    parts.append(",".join([_chunk_json(chunk.chunk_id, chunk.text) for chunk in context]))
+    parts += ['],"question":', _json_string(question)]
     if reference:
-        shown["reference"] = reference
-    return tagged_hash(shown, 32)
+        parts += [',"reference":', _json_string(reference)]
+    parts.append("}")
+    digest = hashlib.sha256("".join(parts).encode("utf-8")).hexdigest()
+    return f"{HASH_SCHEME}:{digest[:32]}"
+
+
+#: How ``json.dumps(..., ensure_ascii=False)`` (``hashing.canonical_json``) writes a string.
+_json_string: Callable[[str], str] = json.encoder.encode_basestring
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _chunk_json(chunk_id: str, text: str) -> str:
+    """A context chunk's ``[id, text]`` in canonical JSON."""
+    return f"[{_json_string(chunk_id)},{_json_string(text)}]"
 
 
 def build_items(golden: GoldenSet, run: Run, context_k: int) -> list[JudgeItem]:
