@@ -92,6 +92,7 @@ def terminal_text(text: object, *, one_line: bool = False) -> str:
 #: What makes a spreadsheet read a cell as a formula (OWASP "CSV injection"); the full-width
 #: forms too, which a Japanese spreadsheet may take for the ASCII ones.
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r", "＝", "＋", "－", "＠")
+_FORMULA_CHARS = frozenset(FORMULA_START)  # each one character: a cell's first is looked up
 
 
 def spreadsheet_text(text: str) -> str:
@@ -116,8 +117,10 @@ def bom_csv(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
     """
     handle = io.StringIO()
     writer = csv.writer(handle)
+    starts = _FORMULA_CHARS
     for row in [header, *rows]:
-        writer.writerow([spreadsheet_text(c) if isinstance(c, str) else c for c in row])
+        # spreadsheet_text, inlined: a 10,000-question sheet has a few hundred thousand cells.
+        writer.writerow(["'" + c if isinstance(c, str) and c[:1] in starts else c for c in row])
     return "\ufeff" + handle.getvalue()
 
 

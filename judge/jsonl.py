@@ -40,6 +40,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, NamedTuple, NoReturn, TypeVar, overload
 
+import pydantic_core
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -337,7 +338,10 @@ def _plain_lines(text: str, raw_lines: list[str]) -> list[Line] | None:
     # A line of at most this many characters is within the limit whatever they are (a
     # character is at most 4 bytes of UTF-8), so its size needs no counting.
     surely_small = MAX_RECORD_MB * 1024 * 1024 // 4
-    loads = json.loads
+    # pydantic-core's parser: twice as fast as json.loads on short lines, and it refuses all
+    # it cannot read the same way (an integer of more than 4,300 digits, half a character,
+    # nesting past 200), so that such a file goes the careful way and gets its message there.
+    loads = pydantic_core.from_json
     lines: list[Line] = []
     append = lines.append
     try:

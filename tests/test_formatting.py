@@ -112,3 +112,17 @@ def test_timestamped_outputs_share_one_name_format() -> None:
     from judge.formatting import timestamp
 
     assert timestamp(datetime(2026, 12, 1, 16, 58, 7, 999, tzinfo=UTC)) == "20261201T165807Z"
+
+
+def test_bom_csv_quotes_exactly_the_cells_spreadsheet_text_quotes() -> None:
+    """``bom_csv`` looks a cell's first character up instead of calling ``spreadsheet_text``
+    per cell: the two must agree on every formula start, and on what is no text."""
+    from judge.formatting import FORMULA_START, bom_csv, spreadsheet_text
+
+    cells: list[object] = [f"{start}SUM(1)" for start in FORMULA_START]
+    cells += ["", "plain", "年額", "'=already", " =spaced", 3, 2.5, None, True]
+    text = bom_csv(["x"] * len(cells), [cells])
+    written = next(iter(csv.reader(io.StringIO(text.removeprefix("\ufeff")).readlines()[1:])))
+    assert written == [
+        spreadsheet_text(c) if isinstance(c, str) else ("" if c is None else str(c)) for c in cells
+    ]

@@ -1,7 +1,8 @@
 """The JSONL reader's fast paths against its careful ones: the same values, the same messages.
 
 ``read_jsonl`` reads a file whose every line is plain (small, valid JSON, an object, no escape
-of half a character anywhere) with one ``json.loads`` per line, and any other file line by line
+of half a character anywhere) with one parse per line (pydantic-core's ``from_json``, which must
+give exactly ``json.loads``'s values), and any other file line by line
 with every check; ``parse_records`` validates all records in one call, and again one by one
 when any is wrong. Each fast path must give exactly what the careful path gives.
 """
@@ -39,6 +40,8 @@ PLAIN_FILES = [
     '{"k": 1, "k": 2}\n',  # a repeated key: the last one, either way
     '{"id": "q1", "text": "Ignore the warning and restart.  Then tap \\"Save\\"."}\n',
     '{"big": ' + "9" * 4000 + "}\n",  # under Python's digit limit
+    '{"a": 1e400, "b": 5e-324, "c": -0.0, "d": 1E-400, "e": 0.1, "f": 12345678901234567890}\n',
+    '{"a": "\\u0000x", "b": "\\/", "c": "😀"}\n',
 ]
 
 CAREFUL_FILES = [
@@ -49,6 +52,7 @@ CAREFUL_FILES = [
     '{"a": "\\ud83d\\ude00"}\n',  # a whole one written as two escapes: read, carefully
     "[" * 100_000 + "]" * 100_000 + "\n",  # nested too deeply
     '{"big": ' + "9" * 5000 + "}\n",  # over Python's digit limit
+    '{"a": ' + "[" * 300 + "]" * 300 + "}\n",  # deeper than pydantic-core goes: json reads it
     "\n \n",  # no records
 ]
 
@@ -69,12 +73,14 @@ def test_a_plain_file_is_read_the_fast_way_with_the_careful_result(
     path.write_text(text, encoding="utf-8")
     fast = _plain_lines(text, split_lines(text))
     assert fast is not None and fast  # the fast path took it
-    assert fast == _careful(path, text)
-    assert read_jsonl(path) == fast
-    # NaN is not equal to itself: compare what JSON makes of the values too.
-    assert json.dumps([line.value for line in fast]) == json.dumps(
-        [line.value for line in _careful_lines(path, split_lines(text))]
-    )
+
+    def shown(lines: list[Any]) -> list[tuple[int, str]]:
+        # What JSON makes of each value: NaN is not equal to itself (json.loads gives the same
+        # NaN object each time, pydantic-core a new one), and the key order counts too.
+        return [(line.number, json.dumps(line.value)) for line in lines]
+
+    assert shown(fast) == shown(_careful_lines(path, split_lines(text)))
+    assert shown(read_jsonl(path)) == shown(fast)
 
 
 def test_a_leading_bom_is_dropped_before_either_path(tmp_path: Path) -> None:
