@@ -107,7 +107,9 @@ class SavedValues(BaseModel):
 def values_json(record: Record) -> str:
     """``values.json`` of a record (checked by the one writer's rules, as report.json)."""
     values = record.values()
-    saved = SavedValues(types=values.types, values=dict(values.values))
+    # Built from the record's own typed values, not read: nothing to validate (reading it back
+    # does, and checked_document_text below reads it back).
+    saved = SavedValues.model_construct(types=values.types, values=dict(values.values))
     return checked_document_text(
         saved.model_dump_json() + "\n", VALUES_FILE, record.manifest.folder
     )

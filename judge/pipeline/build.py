@@ -9,6 +9,9 @@ judge gave them.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import platform
 import subprocess
 from collections.abc import Callable, Mapping, Sequence
@@ -22,7 +25,7 @@ from judge.audit.agreement import agreement, audit_items, judge_scores
 from judge.audit.agreement import as_json as audit_json
 from judge.audit.chunk_agreement import chunk_agreement, corrected_recall
 from judge.config import Config
-from judge.hashing import tagged_hash, text_sha256
+from judge.hashing import HASH_SCHEME, tagged_hash, text_sha256
 from judge.inputs.golden import GoldenSet
 from judge.inputs.labels import HumanLabel, labels_by_answer
 from judge.inputs.runs import Run
@@ -113,14 +116,29 @@ class Measured(NamedTuple):
 
 def run_hash(run: Run) -> str:
     """Hash of the rankings (with any text the run supplied) and answers, not of metadata:
-    equal means the same RAG output."""
-    return tagged_hash(
-        {
-            qid: [[[c.chunk_id, c.text] for c in r.retrieved], r.answer]
-            for qid, r in run.records.items()
-        },
-        16,
-    )
+    equal means the same RAG output.
+
+    ``tagged_hash({qid: [[[chunk_id, text], ...], answer], ...}, 16)``, its canonical JSON
+    written out with each retrieved chunk's part encoded once per chunk, not once per question
+    that retrieved it (``tests/pipeline/test_build.py`` compares the two)."""
+    parts = []
+    for qid in sorted(run.records):
+        record = run.records[qid]
+        ranking = ",".join([_retrieved_json(c.chunk_id, c.text) for c in record.retrieved])
+        parts.append(f"{_json_string(qid)}:[[{ranking}],{_json_string(record.answer)}]")
+    digest = hashlib.sha256(("{" + ",".join(parts) + "}").encode("utf-8")).hexdigest()
+    return f"{HASH_SCHEME}:{digest[:16]}"
+
+
+#: How ``json.dumps(..., ensure_ascii=False)`` (``hashing.canonical_json``) writes a string.
+_json_string: Callable[[str], str] = json.encoder.encode_basestring
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _retrieved_json(chunk_id: str, text: str | None) -> str:
+    """A retrieved chunk's ``[id, text]`` in canonical JSON (``null`` for no text)."""
+    shown = "null" if text is None else _json_string(text)
+    return f"[{_json_string(chunk_id)},{shown}]"
 
 
 def retrieval_fingerprint(config: Config) -> str:
@@ -128,18 +146,23 @@ def retrieval_fingerprint(config: Config) -> str:
 
 
 def _git(cwd: Path) -> GitInfo:
+    """The commit checked out where the configuration is, and whether the tree has changes
+    (untracked files count): one ``git status`` (its ``branch.oid`` header is the commit)."""
     try:
-        commit = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10
-        )
         status = subprocess.run(
-            ["git", "status", "--porcelain"], cwd=cwd, capture_output=True, text=True, timeout=10
+            ["git", "status", "--porcelain=v2", "--branch"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=10,
         )
     except (OSError, subprocess.TimeoutExpired):
         return GitInfo(commit=None, dirty=None)
-    if commit.returncode != 0:
-        return GitInfo(commit=None, dirty=None)
-    return GitInfo(commit=commit.stdout.strip(), dirty=bool(status.stdout.strip()))
+    lines = status.stdout.splitlines()
+    commit = next((line.split()[2] for line in lines if line.startswith("# branch.oid ")), None)
+    if status.returncode != 0 or commit is None or commit == "(initial)":
+        return GitInfo(commit=None, dirty=None)  # not a repository, or no commit yet
+    return GitInfo(commit=commit, dirty=any(not line.startswith("#") for line in lines))
 
 
 def package_version(name: str) -> str | None:

@@ -348,3 +348,54 @@ def test_a_sentence_mode_run_reports_its_unsupported_sentences(tiny: Tiny) -> No
         "faithful, but the cited sentence comes from pricing/trial, not a golden chunk "
         "(widgets/sizes)"
     ]
+
+
+def test_the_run_hash_is_the_tagged_hash_of_the_rankings_and_answers() -> None:
+    """``run_hash`` writes the canonical JSON out piece by piece: it must be exactly the hash
+    earlier folders hold (a different one would make every earlier run another RAG output)."""
+    from judge.hashing import tagged_hash
+    from judge.inputs.runs import RetrievedChunk, Run, RunMeta, RunRecord
+    from judge.pipeline.build import run_hash
+
+    records = {
+        qid: RunRecord(
+            id=qid,
+            retrieved=tuple(RetrievedChunk(chunk_id=c, text=t) for c, t in ranking),
+            answer=answer,
+        )
+        for qid, ranking, answer in [
+            ("q2", [("pricing/plans", None), ("doc/2", 'a "quoted" \\ text\n')], "年額です。"),
+            ("q10", [("doc/2", 'a "quoted" \\ text\n'), ("x/é", "\u2028\x00")], "ok"),
+            ("q1", [], "no chunk retrieved"),
+        ]
+    }
+    run = Run(RunMeta(), records)
+    expected = tagged_hash(
+        {q: [[[c.chunk_id, c.text] for c in r.retrieved], r.answer] for q, r in records.items()},
+        16,
+    )
+    assert run_hash(run) == expected
+
+
+def test_git_says_the_commit_and_whether_the_tree_changed(tmp_path: Path) -> None:
+    import subprocess
+
+    from judge.pipeline.build import _git as git_info
+
+    def _git(path: Path) -> tuple[str | None, bool | None]:
+        info = git_info(path)
+        return info.commit, info.dirty
+
+    assert _git(tmp_path) == (None, None)  # not a repository
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    assert _git(tmp_path) == (None, None)  # no commit yet
+    (tmp_path / "a.txt").write_text("a", encoding="utf-8")
+    subprocess.run([*git, "add", "a.txt"], check=True)
+    subprocess.run([*git, "commit", "-qm", "a"], check=True)
+    head = subprocess.run(
+        [*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    assert _git(tmp_path) == (head, False)
+    (tmp_path / "untracked.txt").write_text("b", encoding="utf-8")
+    assert _git(tmp_path) == (head, True)
