@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 from judge.errors import ConfigError
@@ -31,6 +30,11 @@ from judge.results.compare import (
     decide,
 )
 from judge.results.history import HistoryEntry
+
+# numpy is imported by the functions that compute with it: rendering a record (judge report)
+# needs none of it, and it is a tenth of the command's start-up.
+if TYPE_CHECKING:
+    pass
 
 #: 1: per-type means; 2: per-question values.
 BASELINE_FORMAT = 2
@@ -209,6 +213,8 @@ def compare_with_baseline(
 
 def _type_mean(values: dict[str, float], types: dict[str, str], type_name: str) -> float | None:
     """The mean of a type's pinned values (None without any)."""
+    import numpy as np
+
     kept = [v for q, v in values.items() if types.get(q) == type_name]
     return float(np.mean(kept)) if kept else None
 
@@ -226,6 +232,8 @@ def ratchet_values(
     its pinned values are then replaced by the run's (a question the run has no value for keeps
     its pinned one). Raising wherever a mean is higher would keep the highest of noisy nights
     and hold every later night to that luck (docs/gate.md measures it)."""
+    import numpy as np
+
     comparisons = [
         SectionComparison(s, "baseline", compare_values(s, pinned, run, rule, type_order), "")
         for s in sections

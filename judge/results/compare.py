@@ -11,10 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import Any, Literal, NamedTuple
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from judge.axes import SCORE_METRICS, metric_scale
 from judge.config import ReportsConfig
@@ -30,6 +27,12 @@ from judge.results.paired import (
     holm,
     sign_flip_tails,
 )
+
+# numpy is imported by the functions that compute with it: rendering a record (judge report)
+# needs none of it, and it is a tenth of the command's start-up.
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 Section = Literal["retrieval", "judge"]
 SECTIONS: tuple[Section, ...] = ("retrieval", "judge")
@@ -263,6 +266,8 @@ def paired_change(
 ) -> Change:
     """One (section, type, metric) over its pairs (at least one); ``can_collapse``: the metric
     is one a collapse is defined on (``collapsible``)."""
+    import numpy as np
+
     before = np.asarray(old, dtype=float)
     after = np.asarray(new, dtype=float)
     d = after - before
@@ -331,6 +336,8 @@ def collapsed(
     two-question type from 1 and 1 to 0 and 0 on a noisy night now and then, never from 2 to 0;
     docs/gate.md measures it. Only for the metrics of ``collapsible``.
     """
+    import numpy as np
+
     if before.size == 0:
         return False
     floor = after <= EPS
@@ -351,6 +358,8 @@ def pooled_collapse(
     ``POOLED_MIN_FALLS`` questions falling by half the range or more. It catches what no single
     type can show on a small golden set: every answer replaced by nonsense on a 10-question
     set, or a fifth of all questions losing their relevant chunk."""
+    import numpy as np
+
     found = []
     old_metrics, new_metrics = old.values.get(section, {}), new.values.get(section, {})
     for metric, after in new_metrics.items():

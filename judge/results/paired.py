@@ -25,10 +25,13 @@ from __future__ import annotations
 import hashlib
 import math
 from statistics import NormalDist
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
-import numpy.typing as npt
+# numpy is imported by the functions that compute with it: rendering a record (judge report)
+# needs none of it, and it is a tenth of the command's start-up.
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
 
 Direction = Literal["collapsed", "regressed", "improved", "listed", "noise"]
 #: The sums a sign-flip distribution may hold before its tails are taken from the normal
@@ -67,6 +70,8 @@ def bootstrap_interval(
     multinomial per resample: the same distribution as drawing indices, k numbers instead of
     n); otherwise it draws indices, a block of resamples at a time.
     """
+    import numpy as np
+
     d = np.asarray(changes, dtype=float)
     n = d.size
     if n == 0:
@@ -103,6 +108,8 @@ def sign_flip_tails(changes: npt.ArrayLike) -> tuple[float, float]:
     left out (n only matters through the changes that happened). When the distribution would
     hold more than ``EXACT_SUPPORT`` distinct sums, its normal approximation is used.
     """
+    import numpy as np
+
     d = np.asarray(changes, dtype=float)
     d = d[np.abs(d) > EPS]
     if d.size == 0:

@@ -31,10 +31,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import NamedTuple
-
-import numpy as np
-import numpy.typing as npt
+from typing import TYPE_CHECKING, NamedTuple
 
 from judge.axes import SCORE_METRICS
 from judge.grouped import type_order as grouped_type_order
@@ -49,6 +46,12 @@ from judge.results.compare import (
     SectionComparison,
 )
 from judge.results.paired import EPS, LIST_LEVEL, Direction, bootstrap_interval, holm
+
+# numpy is imported by the functions that compute with it: rendering a record (judge report)
+# needs none of it, and it is a tenth of the command's start-up.
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
 #: Earlier runs a reference holds at most.
 WINDOW = 20
@@ -102,6 +105,8 @@ def _events(
     """Events below and above the medians over ``nights``: one per question and night away from
     its median, a point of a 0-2 score counting once (a fall from 2 to 0 is two events: two
     questions losing two points weigh as four losing one)."""
+    import numpy as np
+
     with np.errstate(invalid="ignore"):  # NaN compares False: a missing value is no event
         away = nights - medians
         size = np.maximum(1.0, np.rint(np.abs(away))) if points else np.ones_like(away)
@@ -119,6 +124,8 @@ def _test(
     """The test of one cell (columns: its questions; rows: runs, NaN where a question has no
     value) over the questions valued in every recent night and in at least MIN_REFERENCE
     reference runs."""
+    import numpy as np
+
     valued = reference.shape[0] - np.count_nonzero(np.isnan(reference), axis=0)
     keep = (valued >= MIN_REFERENCE) & ~np.isnan(recent).any(axis=0)
     if not keep.any():
@@ -149,6 +156,8 @@ def season_comparison(
     """``section`` tonight against the season of ``earlier`` runs (compatible with tonight,
     oldest first, consecutive runs of the same content already counted once); None when there
     are fewer than MIN_REFERENCE of them."""
+    import numpy as np
+
     if len(earlier) < MIN_REFERENCE:
         return None
     tonight = current.values.get(section, {})
@@ -217,6 +226,8 @@ def season_comparison(
 def _change(
     section: Section, type_name: str, metric: str, test: _Test, margin: float, direction: Direction
 ) -> Change:
+    import numpy as np
+
     tonight = test.recent[-1]
     d = np.sort(test.recent.mean(axis=0) - test.reference)
     low, high = bootstrap_interval(d, INTERVAL_SEED)

@@ -164,3 +164,27 @@ def test_rederive_rebuilds_even_an_intact_record(
     assert main(["--config", str(config.source), "report", "--rederive"]) == 0
     assert rebuilt == [folder.name]
     assert (folder / "report.json").read_text("utf-8") == before
+
+
+def test_rendering_a_record_imports_neither_numpy_pandas_nor_httpx(tiny: Tiny) -> None:
+    """What keeps `judge report` fast (docs/benchmarks.md): it renders a record, so it needs no
+    statistics (numpy), no frames (pandas) and no server (httpx); a lexical `judge run` asks no
+    server either."""
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    config = tiny()
+    assert run_lexical(config) == 0
+    heavy = "('numpy', 'pandas', 'httpx')"
+    for command, expected in ((["report"], "[]"), (["run", "--backend", "lexical"], "['numpy']")):
+        code = (
+            "import sys\nfrom judge.cli import main\n"
+            f"code = main(['--config', {str(config.source)!r}, *{command!r}])\n"
+            f"print(code, sorted(m for m in {heavy} if m in sys.modules))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
+        )
+        assert done.stdout.splitlines()[-1] == f"0 {expected}", (command, done.stdout[-300:])
