@@ -366,23 +366,25 @@ def rerender(
                 problem = str(exc).removesuffix(f"; {REPORT_FILE.remedy}")
                 warn(f"{problem}; rebuilding it from the folder's run and the cache")
             else:
-                if _record_holds(record, config):
+                if _record_holds(record, config, warn):
                     folder.write_files(render_files(record, with_record=False))
                     return folder
         return _rederive(config, reports, folder, manifest, warn)
 
 
-def _record_holds(record: Record, config: Config) -> bool:
+def _record_holds(record: Record, config: Config, warn: Callable[[str], None]) -> bool:
     """Whether a rebuild from the run and the cache would give the record back: written by this
     version of the judge (another one may parse and verify cached replies differently), with
     the labels the labels file holds now (a label added, changed or removed since the run
-    changes the items, the triage and the agreement). Then the record is rendered as it is."""
+    changes the items, the triage and the agreement). Then the record is rendered as it is.
+    The labels file's warning (missing, labels of retired questions) is said either way."""
     if record.manifest.versions.get("judge") != package_version("judge"):
         return False
     # The record's questions are the run's golden set.
     questions = {row.question_id for row in record.questions}
-    grouped = labels_by_answer(load_labels_if_any(config.data.labels, questions).current)
-    return all(
+    labels = load_labels_if_any(config.data.labels, questions)
+    grouped = labels_by_answer(labels.current)
+    holds = all(
         item.labels
         == [
             label.scores()
@@ -390,6 +392,9 @@ def _record_holds(record: Record, config: Config) -> bool:
         ]
         for item in record.items
     )
+    if holds and labels.warning():
+        warn(str(labels.warning()))
+    return holds
 
 
 def _rederive(

@@ -188,3 +188,19 @@ def test_rendering_a_record_imports_neither_numpy_pandas_nor_httpx(tiny: Tiny) -
             [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO
         )
         assert done.stdout.splitlines()[-1] == f"0 {expected}", (command, done.stdout[-300:])
+
+
+def test_a_missing_labels_file_is_said_when_the_record_is_rendered_too(
+    tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = _with_labels(tiny, tmp_path)
+    assert run_lexical(config) == 0
+    assert config.data.labels is not None
+    config.data.labels.unlink()
+    rebuilt = _rebuilds(monkeypatch)
+    capsys.readouterr()
+    assert main(["--config", str(config.source), "report"]) == 0
+    assert rebuilt == []  # no labels then, none now: the record holds
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("warning: ") and line.endswith("(no labels are used)")
+    assert str(config.data.labels) in line
