@@ -450,8 +450,8 @@ def record_json(record: Record) -> str:
     pydantic's own serializer, not ``json.dumps`` (whose indenting encoder is pure Python).
 
     The one writer's rules (``checked_document_text``) check everything but the rows by reading
-    it back: that is where JSON of the user's own shape can be (the run's ``run_meta``, the
-    recorded configuration) and so nesting or an integer the reader would refuse. A row holds
+    it back: that is where JSON of a shape the record does not fix can be (the recorded
+    configuration, the fingerprints' parts) and so an integer the reader would refuse. A row holds
     only typed fields of fixed depth (``tests/test_record.py`` keeps it so), each value read
     under the same limits, so reading 10,000 rows back would prove nothing more; the whole
     text is still measured against the size limit, and half a UTF-16 character anywhere fails

@@ -9,6 +9,7 @@ import functools
 import importlib.abc
 import json
 import re
+import sqlite3
 import sys
 from collections.abc import Callable, Generator, Iterator, Sequence
 from importlib.machinery import ModuleSpec
@@ -384,3 +385,15 @@ def no_embedded_model_in_fast_tests() -> Iterator[None]:
             yield
         finally:
             sys.meta_path.remove(finder)
+
+
+def committed_replies(cache: Path) -> int:
+    """Replies another process has committed to the verdict cache so far: 0 before it has
+    created the file or, just after, its table (a test polling it may look in between)."""
+    if not cache.exists():
+        return 0
+    try:
+        with sqlite3.connect(cache) as db:
+            return int(db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
+    except sqlite3.OperationalError:  # no such table, yet
+        return 0

@@ -7,13 +7,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import pytest
 
 from judge.config import Config
 from tests import loopback_ollama
-from tests.conftest import REPO
+from tests.conftest import REPO, committed_replies
 
 Tiny = Callable[..., Config]
 
@@ -24,18 +23,6 @@ def slow_server() -> Iterator[int]:
     yield int(server.server_address[1])
     server.shutdown()
     server.server_close()
-
-
-def _committed(cache: Path) -> int:
-    """Verdicts the run has committed so far: 0 before it has created the cache or, just after,
-    its table (polling may look in between)."""
-    if not cache.exists():
-        return 0
-    try:
-        with sqlite3.connect(cache) as db:
-            return int(db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
-    except sqlite3.OperationalError:  # no such table, yet
-        return 0
 
 
 def test_sigint_keeps_finished_verdicts_and_the_next_run_resumes(
@@ -58,7 +45,7 @@ def test_sigint_keeps_finished_verdicts_and_the_next_run_resumes(
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:  # wait until at least one verdict is committed
         time.sleep(0.1)
-        if _committed(cache) >= 1:
+        if committed_replies(cache) >= 1:
             break
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=30)

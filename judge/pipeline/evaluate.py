@@ -4,8 +4,9 @@ folder → gate.
 ``evaluate`` is what ``judge run``, ``judge nightly``, the Python API and the tests call. It owns
 the lock on the reports folder, the judge backend's lifetime, the verdict cache, interruption,
 the report and the gate. ``rerender`` renders a folder's files again from its record
-(``report.json``), or, asked to re-derive (or when the record cannot be read), rebuilds the
-record through the same ``build_report`` from the folder's run and the cache. Nothing here
+(``report.json``), or, asked to re-derive (or when the record cannot be read or no longer
+holds), rebuilds the record through the same ``build_report`` from the folder's run and the
+cache. Nothing here
 prints: progress goes to ``Hooks``, the outcome comes back as an ``Evaluation``.
 """
 
@@ -348,8 +349,8 @@ def rerender(
     comparisons and audit of the run, in the views of this version of the judge. The record
     itself is the source and stays as it is.
 
-    ``rederive`` (and a record that cannot be read: one warning, then the same) rebuilds the
-    record from the folder's run and the cache: each verdict is re-derived from the backend
+    ``rederive`` (and a record that no longer holds, ``_record_holds``, or cannot be read: one
+    warning, then the same) rebuilds the record from the folder's run and the cache: each verdict is re-derived from the backend
     reply stored in the cache (so a newer evidence verifier or parser applies); a reply no
     longer in the cache (pruned) keeps the verdict saved in the folder. The golden set and
     corpus must be the ones the run used.

@@ -24,7 +24,7 @@ from judge.judging.grading import judge_fingerprint, judge_items
 from judge.judging.items import build_items
 from judge.judging.prompts import load_prompt
 from judge.judging.verdict import Reply
-from tests.conftest import REPO, RUN
+from tests.conftest import REPO, RUN, committed_replies
 from tests.fakes import ScriptedBackend
 
 Tiny = Callable[..., Config]
@@ -199,18 +199,6 @@ def _writer(cache: Path, name: str, count: int, pause: float) -> subprocess.Pope
     )
 
 
-def _committed(cache: Path) -> int:
-    """Rows another process has committed so far: 0 before it has created the file or, just
-    after, its table (polling may look in between)."""
-    if not cache.exists():
-        return 0
-    try:
-        with sqlite3.connect(cache) as db:
-            return int(db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
-    except sqlite3.OperationalError:  # no such table, yet
-        return 0
-
-
 def _rows(cache: Path) -> list[tuple[str, str]]:
     db = sqlite3.connect(cache)
     assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -225,7 +213,7 @@ def test_a_run_killed_midway_leaves_every_finished_row_intact(tmp_path: Path) ->
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         time.sleep(0.2)
-        if _committed(cache) >= 20:
+        if committed_replies(cache) >= 20:
             break
     process.send_signal(signal.SIGKILL)
     process.wait()
