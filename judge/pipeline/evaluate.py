@@ -349,11 +349,11 @@ def rerender(
     comparisons and audit of the run, in the views of this version of the judge. The record
     itself is the source and stays as it is.
 
-    ``rederive`` (and a record that no longer holds, ``_record_holds``, or cannot be read: one
-    warning, then the same) rebuilds the record from the folder's run and the cache: each verdict is re-derived from the backend
-    reply stored in the cache (so a newer evidence verifier or parser applies); a reply no
-    longer in the cache (pruned) keeps the verdict saved in the folder. The golden set and
-    corpus must be the ones the run used.
+    ``rederive`` rebuilds the record from the folder's run and the cache, and so does a record
+    that no longer holds (``_why_record_does_not_hold``) or cannot be read, each said in one
+    line: each verdict is re-derived from the backend reply stored in the cache (so a newer
+    evidence verifier or parser applies); a reply no longer in the cache (pruned) keeps the
+    verdict saved in the folder. The golden set and corpus must be the ones the run used.
     """
     reports = ReportsDir(config.reports.dir)
     with reports.lock():
@@ -367,35 +367,46 @@ def rerender(
                 problem = str(exc).removesuffix(f"; {REPORT_FILE.remedy}")
                 warn(f"{problem}; rebuilding it from the folder's run and the cache")
             else:
-                if _record_holds(record, config, warn):
+                why = _why_record_does_not_hold(record, config, warn)
+                if why is None:
                     folder.write_files(render_files(record, with_record=False))
                     return folder
+                warn(f"{folder.name}: {why}; rebuilding its record from its run and the cache")
         return _rederive(config, reports, folder, manifest, warn)
 
 
-def _record_holds(record: Record, config: Config, warn: Callable[[str], None]) -> bool:
-    """Whether a rebuild from the run and the cache would give the record back: written by this
-    version of the judge (another one may parse and verify cached replies differently), with
-    the labels the labels file holds now (a label added, changed or removed since the run
-    changes the items, the triage and the agreement). Then the record is rendered as it is.
-    The labels file's warning (missing, labels of retired questions) is said either way."""
-    if record.manifest.versions.get("judge") != package_version("judge"):
-        return False
+def _why_record_does_not_hold(
+    record: Record, config: Config, warn: Callable[[str], None]
+) -> str | None:
+    """Why a rebuild from the run and the cache would not give the record back, or None (then
+    the record is rendered as it is): it was written by another version of the judge (which
+    may parse and verify cached replies differently), or the labels file holds other labels
+    for the run's answers now (a label added, changed or removed since the run changes the
+    items, the triage and the agreement). The labels file's own warning (missing, labels of
+    retired questions) is said when the record holds; a rebuild reads the file again and says
+    it then."""
+    written_by, this = record.manifest.versions.get("judge"), package_version("judge")
+    if written_by != this:
+        return f"it was written by judge {written_by}, this is judge {this}"
     # The record's questions are the run's golden set.
     questions = {row.question_id for row in record.questions}
     labels = load_labels_if_any(config.data.labels, questions)
     grouped = labels_by_answer(labels.current)
-    holds = all(
-        item.labels
-        == [
+    changed = [
+        item.question_id
+        for item in record.items
+        if item.labels
+        != [
             label.scores()
             for label in grouped.get((item.question_id, text_sha256(item.answer)), [])
         ]
-        for item in record.items
-    )
-    if holds and labels.warning():
+    ]
+    if changed:
+        shown = ", ".join(changed[:5]) + (", …" if len(changed) > 5 else "")
+        return f"the labels of {len(changed)} answer(s) changed since the run ({shown})"
+    if labels.warning():
         warn(str(labels.warning()))
-    return holds
+    return None
 
 
 def _rederive(

@@ -99,14 +99,20 @@ def test_labels_changed_since_the_run_rebuild_the_record(
     rebuilt = _rebuilds(monkeypatch)
 
     _label_q1(config, "違う")  # a label added since the run
-    rerender(config, None)
+    said: list[str] = []
+    rerender(config, None, warn=said.append)
     assert rebuilt == [folder.name]
+    assert said == [
+        f"{folder.name}: the labels of 1 answer(s) changed since the run (q1); rebuilding its "
+        "record from its run and the cache"
+    ]
     assert "## Agreement with human labels" in (folder / "report.md").read_text("utf-8")
     row = next(r for r in json.loads((folder / "report.json").read_text("utf-8"))["questions"])
     assert row["item"]["labels"][0]["note"] == "違う"
 
-    rerender(config, None)  # nothing changed since: the record holds
-    assert rebuilt == [folder.name]
+    said.clear()
+    rerender(config, None, warn=said.append)  # nothing changed since: the record holds
+    assert rebuilt == [folder.name] and said == []
 
     _label_q1(config, "数字が違う")  # the same label, another note: rebuilt again
     rerender(config, None)
@@ -130,8 +136,12 @@ def test_a_record_written_by_another_judge_version_is_rebuilt(
     data["manifest"]["versions"]["judge"] = "0.0.1"
     (folder / "report.json").write_text(json.dumps(data), encoding="utf-8")
     rebuilt = _rebuilds(monkeypatch)
-    rerender(config, None)
+    said: list[str] = []
+    rerender(config, None, warn=said.append)
     assert rebuilt == [folder.name]
+    (line,) = said
+    assert line.startswith(f"{folder.name}: it was written by judge 0.0.1, this is judge ")
+    assert line.endswith("; rebuilding its record from its run and the cache")
     # Rebuilt with this version's parser and verifier, and recorded as such.
     again = json.loads((folder / "report.json").read_text("utf-8"))
     assert again["manifest"]["versions"]["judge"] != "0.0.1"
