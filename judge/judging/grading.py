@@ -385,6 +385,7 @@ def ask_each(
         first.setdefault(item.key, item)
     replies: dict[str, tuple[Reply, bool]] = {}
     derived: dict[str, Result] = {}  # a cached reply's result, derived once to decide on it
+    kept: dict[str, Result] = {}  # the first item's result of each key, derived once
     progress = JudgeProgress(0, len(first), 0, 0)
 
     def reuse(ask: Ask, reply: Reply) -> bool:
@@ -395,6 +396,7 @@ def ask_each(
         nonlocal progress
         result = derived.pop(ask.key) if cached else derive(first[ask.key], reply, False)
         replies[ask.key] = (reply, cached)
+        kept[ask.key] = result
         progress = JudgeProgress(
             progress.done + 1,
             progress.total,
@@ -419,7 +421,13 @@ def ask_each(
         max_attempts=max_attempts,
         retry_wait=retry_wait,
     )
-    results = [derive(item, *replies[item.key]) for item in items if item.key in replies]
+    # Each item its own result: the first of a key has it already, another (the same question,
+    # chunks and answer under another id) derives its own from the same reply.
+    results = [
+        kept[item.key] if item is first[item.key] else derive(item, *replies[item.key])
+        for item in items
+        if item.key in replies
+    ]
     return Graded(results, interrupted, time.perf_counter() - start)
 
 
@@ -448,59 +456,34 @@ def judge_items(
     rejudge_failed: bool = False,
 ) -> JudgeOutcome:
     """Judge every item, reusing cached replies; each new reply is cached as it arrives
-    (``ask_all``, which says what Ctrl-C does).
+    (``ask_each`` through ``ask_all``, which says what Ctrl-C does). Items of one key (two
+    questions showing the judge the same text, chunks and answer) are asked once, and each
+    gets its own verdict.
 
     ``rejudge_failed``: a cached reply whose verdict is not ok (a one-off empty or cut-off
     reply, cached as a parse error) is asked again, and the new reply replaces it.
     """
-    start = time.perf_counter()
     fingerprint = judge_fingerprint(backend.identity, prompt)
     mode = prompt.mode
-    label = f"{backend.identity.kind} {backend.identity.model} · {prompt.name}"
-    verdicts: dict[str, Verdict] = {}
-    by_key = {item.key: item for item in items}
-    derived: dict[str, Verdict] = {}  # a cached reply's verdict, derived once and kept
-    progress = JudgeProgress(0, len(items), 0, 0)
-
-    def reuse(ask: Ask, reply: Reply) -> bool:
-        verdict = verdict_for(by_key[ask.key], reply, cached=True, mode=mode)
-        derived[ask.key] = verdict
-        return not (rejudge_failed and verdict.status != "ok")
-
-    def on_reply(ask: Ask, reply: Reply, cached: bool) -> None:
-        nonlocal progress
-        item = by_key[ask.key]
-        verdict = derived.pop(ask.key) if cached else verdict_for(item, reply, False, mode)
-        verdicts[item.question.id] = verdict
-        progress = JudgeProgress(
-            progress.done + 1,
-            progress.total,
-            progress.cached + verdict.cached,
-            progress.not_ok + (verdict.status != "ok"),
-        )
-        on_progress(progress)
-
-    asks = [
-        Ask(item.key, item.question.id, functools.partial(answer_request, prompt, item))
-        for item in items
-    ]
-    interrupted = ask_all(
-        asks,
+    judged = ask_each(
+        items,
+        functools.partial(answer_request, prompt),
+        lambda item, reply, cached: verdict_for(item, reply, cached, mode),
+        lambda verdict: verdict.status == "ok",
         backend,
         cache,
         fingerprint,
-        label,
-        reuse=reuse,
-        on_reply=on_reply,
-        after_cache=lambda: on_progress(progress),
+        task_label(backend.identity, prompt),
         concurrency=concurrency,
         max_attempts=max_attempts,
         retry_wait=retry_wait,
+        on_progress=on_progress,
+        rejudge_failed=rejudge_failed,
     )
     return JudgeOutcome(
-        verdicts=verdicts,
+        verdicts={verdict.question_id: verdict for verdict in judged.results},
         fingerprint=fingerprint,
         identity=backend.identity,
-        interrupted=interrupted,
-        elapsed_s=time.perf_counter() - start,
+        interrupted=judged.interrupted,
+        elapsed_s=judged.elapsed_s,
     )

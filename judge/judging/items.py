@@ -44,6 +44,10 @@ class JudgeItem(NamedTuple):
     key: str
     """Hash of question text, context chunks (ids and text, in order), answer and reference."""
 
+    @property
+    def question_id(self) -> str:
+        return self.question.id
+
 
 def item_key(
     question: str, context: Sequence[ContextChunk], answer: str, reference: str | None = None

@@ -62,6 +62,32 @@ def test_all_ok_and_progress(tiny: Tiny, tmp_path: Path) -> None:
     assert not outcome.interrupted
 
 
+def test_two_questions_that_show_the_judge_the_same_are_asked_once_and_both_judged(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    """Two golden questions with the same text, chunks and answer share one cache key: the judge
+    is asked once, and each question gets its own verdict (the first was left without one)."""
+    import copy
+
+    from tests.conftest import QUESTIONS, RUN
+
+    questions, run = copy.deepcopy(QUESTIONS), copy.deepcopy(RUN)
+    questions.append({**questions[0], "id": "q1b"})
+    run.append({**run[1], "id": "q1b"})
+    items = _items(tiny(questions=questions, run=run))
+    assert items[0].key == items[-1].key and items[-1].question_id == "q1b"
+    backend = ScriptedBackend()
+    events = []
+    outcome = _judge(items, backend, tmp_path, on_progress=events.append)
+    assert sorted(outcome.verdicts) == ["q1", "q1b", "q2", "q3", "q4"]
+    assert {v.status for v in outcome.verdicts.values()} == {"ok"}
+    assert (
+        outcome.verdicts["q1"].question_id == "q1" and outcome.verdicts["q1b"].question_id == "q1b"
+    )
+    assert len(backend.calls) == 4  # one per key
+    assert events[-1].done == events[-1].total == 4
+
+
 def test_transient_errors_are_retried_then_succeed(tiny: Tiny, tmp_path: Path) -> None:
     failures = iter([TransientBackendError("HTTP 503: queue full")] * 2)
     backend = ScriptedBackend(lambda r: next(failures, None) or good_reply(r))
