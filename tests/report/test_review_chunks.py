@@ -4,7 +4,6 @@ in headless Chromium, on the shipped sample judged by the lexical baseline."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,19 +15,6 @@ from judge.report.review_page import page_data
 from tests.conftest import REPO
 from tests.report import review_screens
 from tests.report.review_screens import DESKTOP, open_page
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if review_screens.CHROMIUM is None:
-        import os
-
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing; .ci/run installs it (apt-get install chromium)")
-        pytest.skip("chromium not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with review_screens.chromium(sync_api) as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")

@@ -3,10 +3,8 @@ come back as human labels and survive into the next run's page."""
 
 import copy
 import json
-import os
 import re
-import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -45,30 +43,6 @@ HOSTILE_ANSWER = (
     '年額3,800円です。<script>window.__pwned = 1</script><img src=x onerror="window.__pwned = 2">'
 )
 HOSTILE_CHUNK = "</script><script>window.__pwned = 3</script> ウィジェットは小と中の2サイズです。"
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if CHROMIUM is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing; .ci/run installs it (apt-get install chromium)")
-        pytest.skip("chromium not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(
-            executable_path=CHROMIUM,
-            args=[
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-background-networking",
-                "--disable-component-update",
-                "--disable-sync",
-                "--no-first-run",
-            ],
-        )
-        yield browser
-        browser.close()
 
 
 def _run(config: Config) -> Path:

@@ -10,7 +10,7 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -30,19 +30,6 @@ from tests.report.review_screens import DESKTOP, PHONE, header_height, open_page
 Tiny = Callable[..., Config]
 ISO = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
 PROMPT = REPO / "prompts" / "judge.v1.md"
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if review_screens.CHROMIUM is None:
-        import os
-
-        if os.environ.get("CI"):
-            pytest.fail("chromium is missing; .ci/run installs it (apt-get install chromium)")
-        pytest.skip("chromium not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with review_screens.chromium(sync_api) as browser:
-        yield browser
 
 
 @pytest.fixture(scope="module")
