@@ -26,6 +26,15 @@ import startup_bench
 import sweep_sim
 
 
+def _medians(timed: dict[str, Any]) -> str:
+    """A timed command's median of its runs, with the CPU range (``judge_bench._summary``)."""
+    low, high = timed["cpu_range"]
+    return (
+        f"  median {timed['seconds']} s ({timed['cpu_seconds']} s of CPU, {low}-{high} over "
+        f"{timed['runs']} runs)"
+    )
+
+
 def main() -> None:
     results: dict[str, Any] = {}
     print("start-up: `judge --help` in a fresh interpreter, median of 9 (target: < 0.5 s)")
@@ -49,13 +58,13 @@ def main() -> None:
     )
     print("cached re-run of 1,000 items, start-up included (target: < 2 s)")
     results["cached_rerun"] = c = judge_bench.cached_rerun()
-    print(f"  {c['seconds']} s ({c['cpu_seconds']} s of CPU)")
+    print(_medians(c))
     print("cached re-run of 10,000 items, start-up and comparison included (target: < 3 s)")
     results["cached_rerun_10k"] = c = judge_bench.cached_rerun(10_000)
-    print(f"  {c['seconds']} s ({c['cpu_seconds']} s of CPU)")
+    print(_medians(c))
     print("judge report re-rendering a 10,000-item folder, start-up included (target: < 2 s)")
     results["rerender_10k"] = r = judge_bench.rerender(10_000)
-    print(f"  {r['seconds']} s ({r['cpu_seconds']} s of CPU)")
+    print(_medians(r))
     print("loopback server, 0.2 s per reply, N slots, concurrency N (target: >= 90 % of N / delay)")
     results["concurrency"] = rows = [
         judge_bench.concurrency(slots=n, n_items=20 * n) for n in (1, 4, 8)
