@@ -33,7 +33,7 @@ from judge.judging.chunks import chunk_depth
 from judge.judging.graded import ChunkGrade, CorrectnessVerdict
 from judge.judging.grading import Fingerprint
 from judge.judging.items import context_for
-from judge.judging.types import STATUSES, Verdict
+from judge.judging.types import STATUSES, ContextChunk, Verdict
 from judge.record import ChunkSummary, PromptEdit, QuestionRow, Record, Tables
 from judge.results.baseline import Baseline, compare_with_baseline
 from judge.results.chunk_grades import (
@@ -88,6 +88,9 @@ class Judged(NamedTuple):
     """What the chunk grades were cached under (None: chunk grading off)."""
     correctness_fingerprint: Fingerprint | None = None
     """What the correctness verdicts were cached under (None: correctness off)."""
+    shown: Mapping[str, Sequence[ContextChunk]] = MappingProxyType({})
+    """Per question id, the chunks its judge was shown (the items' contexts, built once by
+    ``build_items``); a question not in it has its context built from the run again."""
 
 
 class Earlier(NamedTuple):
@@ -331,7 +334,7 @@ def build_report(
     names = [e.folder for e in history]
     if folder_name in names:
         history = history[: names.index(folder_name)]
-    items = _item_records(config, measured, labels, judged.verdicts)
+    items = _item_records(config, measured, labels, judged)
     item_map = {item.question_id: item for item in items}
     # Question by question: this run's values from its records, an earlier run's from its record.
     values = question_values(items, judged.verdicts, correctness)
@@ -518,9 +521,10 @@ def _question_rows(
 
 
 def _item_records(
-    config: Config, measured: Measured, labels: list[HumanLabel], verdicts: dict[str, Verdict]
+    config: Config, measured: Measured, labels: list[HumanLabel], judged: Judged
 ) -> list[ItemRecord]:
     """What the judge saw for each judged question, with its retrieval scores and labels."""
+    verdicts, shown = judged.verdicts, judged.shown
     grouped = labels_by_answer(labels)
     scores = measured.scores
     by_question = {
@@ -540,7 +544,11 @@ def _item_records(
                 question=q.question,
                 answer=record.answer,
                 reference_answer=q.reference_answer,
-                context=context_for(record, measured.golden.corpus, config.retrieval.context_k),
+                context=list(
+                    shown[q.id]
+                    if q.id in shown
+                    else context_for(record, measured.golden.corpus, config.retrieval.context_k)
+                ),
                 relevant_chunks=None if q.relevant_chunks is None else list(q.relevant_chunks),
                 retrieval=by_question.get(q.id, {}),
                 labels=[

@@ -244,6 +244,7 @@ def _evaluate(
             correctness=graded.correctness,
             chunk_fingerprint=graded.chunk_fingerprint,
             correctness_fingerprint=graded.fingerprint,
+            shown={item.question_id: item.context for item in items},
         )
         name = reports.new_folder_name(outcome.fingerprint.value, started_at, earlier.history)
         report = build_report(
@@ -485,6 +486,7 @@ def _rederive(
         correctness=correctness,
         chunk_fingerprint=_recorded(fingerprints.chunks, fingerprints.chunks_parts),
         correctness_fingerprint=_recorded(fingerprints.correctness, fingerprints.correctness_parts),
+        shown={item.question_id: item.context for item in items},
     )
     labels = load_labels_if_any(config.data.labels, golden.by_id())
     if labels.warning():
