@@ -26,7 +26,6 @@ adapter failed are asked again (``adapter_answers``).
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import functools
 import importlib
@@ -41,7 +40,7 @@ from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import IO, TYPE_CHECKING, Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
@@ -58,6 +57,11 @@ from judge.inputs.runs import (
 )
 from judge.jsonl import Id, StrictRecord, describe_validation_error, record_problem
 from judge.signals import Workers
+
+if TYPE_CHECKING:
+    # asyncio is imported where an async adapter needs it: a run read from a file (the nightly,
+    # a re-render) never starts an event loop, and the import is a tenth of the CLI's start-up.
+    import asyncio
 
 
 class AdapterOutput(StrictRecord):
@@ -113,6 +117,7 @@ def _contained(function: Callable[..., Any]) -> Callable[..., Any]:
     function's ``KeyboardInterrupt`` would stop the event loop, so it is one failed question.
     What it prints goes to the adapter's log."""
     if _is_async(function):
+        import asyncio
 
         @functools.wraps(function)
         async def call_async(*args: Any, **kwargs: Any) -> Any:
@@ -326,6 +331,8 @@ def adapter_loop() -> asyncio.AbstractEventLoop:
     (in a test, at the end of a script):
     ``asyncio.run_coroutine_threadsafe(client.aclose(), adapter_loop()).result()``.
     """
+    import asyncio
+
     global _loop, _loop_thread
     with _loop_lock:
         if _loop is None or _loop_thread is None or not _loop_thread.is_alive():
@@ -345,6 +352,8 @@ def _is_async(adapter: Adapter) -> bool:
 async def _answer_async(adapter: Adapter, question: GoldenQuestion) -> RunRecord:
     # The adapter may be a function a factory built (not contained by load_adapter): any
     # BaseException but the harness's cancellation is one failed question (``_exited``).
+    import asyncio
+
     try:
         result = await adapter(question.question)
     except (Exception, asyncio.CancelledError):
@@ -359,6 +368,8 @@ def _answer_sync(adapter: Adapter, question: GoldenQuestion) -> RunRecord:
         with _user_code():
             result = adapter(question.question)
         if inspect.isawaitable(result):  # a plain function that hands back a coroutine
+            import asyncio
+
             result = asyncio.run_coroutine_threadsafe(_awaited(result), adapter_loop()).result()
     except (Exception, KeyboardInterrupt):
         # A KeyboardInterrupt it raises reaches the main thread, and stops the run like Ctrl-C.
@@ -369,6 +380,8 @@ def _answer_sync(adapter: Adapter, question: GoldenQuestion) -> RunRecord:
 
 
 async def _awaited(awaitable: Any) -> Any:
+    import asyncio
+
     try:
         return await awaitable
     except (Exception, asyncio.CancelledError):
@@ -428,6 +441,8 @@ def produce_run(
         adapter = load_adapter(spec, search_dir)
     workers: Workers | None = None
     if _is_async(adapter):
+        import asyncio
+
         loop = adapter_loop()
 
         def start(q: GoldenQuestion) -> concurrent.futures.Future[RunRecord]:
