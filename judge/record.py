@@ -441,21 +441,64 @@ def _comparison_from_json(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def record_json(record: Record) -> str:
+class RowLines(NamedTuple):
+    """Each question row's item and verdict encoded once, as one JSON line each (None: the row
+    has none), without their unset optional fields: the lines of ``items.jsonl`` and
+    ``verdicts.jsonl``, which ``report.json``'s rows hold too (``record_json``)."""
+
+    items: list[str | None]
+    verdicts: list[str | None]
+
+    def items_jsonl(self) -> str:
+        """``items.jsonl``: the item of every judged question (``Record.items``)."""
+        return "".join(
+            f"{item}\n"
+            for item, verdict in zip(self.items, self.verdicts, strict=True)
+            if item is not None and verdict is not None
+        )
+
+    def verdicts_jsonl(self) -> str:
+        """``verdicts.jsonl``: every verdict (``Record.verdicts``)."""
+        return "".join(f"{verdict}\n" for verdict in self.verdicts if verdict is not None)
+
+
+def row_lines(record: Record) -> RowLines | None:
+    """The rows' items and verdicts as JSON lines, each encoded once (None when one cannot be
+    encoded, e.g. half a UTF-16 character: ``record_json`` and ``judge.jsonl.jsonl_text`` then
+    each say which, their own way)."""
+    try:
+        return RowLines(
+            [
+                None if r.item is None else r.item.model_dump_json(exclude_none=True)
+                for r in record.questions
+            ],
+            [
+                None if r.verdict is None else r.verdict.model_dump_json(exclude_none=True)
+                for r in record.questions
+            ],
+        )
+    except PydanticSerializationError:
+        return None
+
+
+def record_json(record: Record, lines: RowLines | None = None) -> str:
     """``report.json``: the record, then what follows from it, for machines; refused, like
     every state file, when its own reader would refuse it.
 
     The record is indented, but each question row is one line: compact (a 10,000-question
     file is a quarter smaller), and a row is read, diffed and grepped as one line. Encoded by
     pydantic's own serializer, not ``json.dumps`` (whose indenting encoder is pure Python).
+    A row's item and verdict are the lines of ``items.jsonl`` and ``verdicts.jsonl``
+    (``lines``, from ``row_lines``: each encoded once for the three files), without their
+    unset optional fields, which read back as the same values.
 
     The one writer's rules (``checked_document_text``) check everything but the rows by reading
     it back: that is where JSON of a shape the record does not fix can be (the recorded
     configuration, the fingerprints' parts) and so an integer the reader would refuse. A row holds
     only typed fields of fixed depth (``tests/test_record.py`` keeps it so), each value read
     under the same limits, so reading 10,000 rows back would prove nothing more; the whole
-    text is still measured against the size limit, and half a UTF-16 character anywhere fails
-    the encoding.
+    text is still measured against the size limit (by its length alone when four bytes a
+    character could not reach it), and half a UTF-16 character anywhere fails the encoding.
     """
     derived = {
         "adapter_failed": {f.question_id: f.error for f in record.adapter_failed},
@@ -465,7 +508,15 @@ def record_json(record: Record) -> str:
     where = record.manifest.folder
     try:
         head = record.model_dump_json(indent=2, by_alias=True, exclude={"questions"})
-        rows = [row.model_dump_json(by_alias=True) for row in record.questions]
+        lines = lines or row_lines(record)
+        if lines is None:
+            raise PydanticSerializationError("a row's item or verdict cannot be encoded")
+        rows = [
+            _row_json(row, item, verdict)
+            for row, item, verdict in zip(
+                record.questions, lines.items, lines.verdicts, strict=True
+            )
+        ]
     except PydanticSerializationError:  # half a UTF-16 character, too deep: the writer says which
         return json_document_text(record, REPORT_FILE, where, by_alias=True, extra=derived)
     tail = json.dumps(derived, ensure_ascii=False, indent=2)
@@ -477,8 +528,25 @@ def record_json(record: Record) -> str:
     at = head.index(f'\n  "{after}": ')
     listed = ",\n".join(f"    {row}" for row in rows)
     text = f'{head[:at]}\n  "questions": [\n{listed}\n  ],{head[at:]}'
+    # Every part was encoded to UTF-8 once already (pydantic's serializer refuses half a
+    # character, and the head was read back), and no character takes more than four bytes:
+    # a text whose length cannot reach the limit needs no second encoding to measure it.
+    if len(text) * 4 <= REPORT_FILE.max_mb * 1024 * 1024:
+        return text
     return checked_size(text, REPORT_FILE, where)
 
+
+def _row_json(row: QuestionRow, item: str | None, verdict: str | None) -> str:
+    """A row as one JSON object, its item and verdict put in where the model has them (before
+    ``failure``). The first ``,"failure":`` is the key's: a quote inside a JSON string is
+    escaped, so the text of a question cannot hold one."""
+    rest = row.model_dump_json(by_alias=True, exclude=_ENCODED_APART)
+    at = rest.index(_FIELD_AFTER_VERDICT)
+    return f'{rest[:at]},"item":{item or "null"},"verdict":{verdict or "null"}{rest[at:]}'
+
+
+_ENCODED_APART = {"item", "verdict"}
+_FIELD_AFTER_VERDICT = ',"failure":'
 
 #: The record's field after ``questions``: where ``record_json`` puts the rows back.
 _FIELD_AFTER_QUESTIONS = list(Record.model_fields)[list(Record.model_fields).index("questions") + 1]

@@ -13,8 +13,8 @@ from judge.config import Config
 from judge.errors import InputError
 from judge.folders import ReportsDir, read_record
 from judge.pipeline import evaluate
-from judge.record import DERIVED, record_json
-from tests.conftest import run_lexical
+from judge.record import DERIVED, QuestionRow, record_json
+from tests.conftest import QUESTIONS, run_lexical
 
 Tiny = Callable[..., Config]
 
@@ -65,6 +65,28 @@ def test_a_record_its_reader_would_refuse_is_not_written(
     assert line.startswith(f"{record.manifest.folder}: the report.json is not written: ")
 
 
+def test_a_record_over_the_size_limit_is_not_written(
+    tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Measured in bytes, whether or not the text's length alone settles it (``record_json``
+    measures only a text whose four bytes a character could reach the limit)."""
+    import judge.record
+
+    record = evaluate(tiny(), backend="lexical").report
+    text = record_json(record)
+    size = len(text.encode("utf-8"))
+    assert size < len(text) * 4  # so the length alone does not settle it here
+    mb = 1024 * 1024
+    kind = judge.record.REPORT_FILE
+    monkeypatch.setattr(judge.record, "REPORT_FILE", kind._replace(max_mb=size / mb))
+    assert record_json(record) == text  # exactly at the limit: written
+    monkeypatch.setattr(judge.record, "REPORT_FILE", kind._replace(max_mb=(size - 1) / mb))
+    with pytest.raises(InputError, match=r"MB limit for a report\.json") as caught:
+        record_json(record)
+    (line,) = caught.value.problems
+    assert line.startswith(f"{record.manifest.folder}: the report.json is not written: it is ")
+
+
 def test_nesting_its_reader_would_refuse_is_not_written_either(tiny: Tiny) -> None:
     """JSON nested deeper than it can be written (here in the recorded configuration): one
     located line, no traceback."""
@@ -89,6 +111,24 @@ def test_each_question_row_is_one_line_of_report_json(tiny: Tiny) -> None:
         q.question_id for q in result.report.questions
     ]
     assert read_record(result.folder.path) == result.report
+
+
+def test_a_row_holds_its_item_and_verdict_as_the_jsonl_files_do(tiny: Tiny) -> None:
+    """Each item and verdict is encoded once, for report.json's row and for items.jsonl and
+    verdicts.jsonl: the row keeps the model's field order, and a question text holding what
+    the row's JSON looks like around its item does not move them."""
+    first = {**QUESTIONS[0], "question": QUESTIONS[0]["question"] + ' ,"failure": null, \\'}
+    result = evaluate(tiny(questions=[first, *QUESTIONS[1:]]), backend="lexical")
+    path = result.folder.path
+    data = json.loads((path / "report.json").read_text(encoding="utf-8"))
+    rows = data["questions"]
+    assert [list(row) for row in rows] == [list(QuestionRow.model_fields)] * len(rows)
+    assert rows[0]["question"] == first["question"]
+    items = [json.loads(line) for line in (path / "items.jsonl").read_text("utf-8").splitlines()]
+    verdicts = (path / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()
+    assert items == [row["item"] for row in rows if row["item"] and row["verdict"]]
+    assert [json.loads(v) for v in verdicts] == [row["verdict"] for row in rows if row["verdict"]]
+    assert read_record(path) == result.report
 
 
 def _free_form(schema: dict[str, Any]) -> list[str]:

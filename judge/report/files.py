@@ -16,7 +16,7 @@ the folder's ``run.jsonl``, the input that was judged, is the wiring's copy).
 from __future__ import annotations
 
 from judge.jsonl import jsonl_text
-from judge.record import REPORT_FILE, Record, record_json, values_json
+from judge.record import REPORT_FILE, Record, record_json, row_lines, values_json
 from judge.report.chunks_text import MISSING_LABELS_FILE, missing_labels_file
 from judge.report.data import verdicts_csv
 from judge.report.markdown import render_report_md
@@ -26,14 +26,16 @@ from judge.report.review_page import render_review_page
 def render_files(report: Record, *, with_record: bool = True) -> dict[str, str]:
     """File name → text, for every file of the folder (``with_record`` False: all but
     ``report.json``, for a folder whose record is the source they are rendered from)."""
+    # Each row's item and verdict encoded once, for report.json and the two JSONL files.
+    lines = row_lines(report)
     files = {
         "manifest.json": report.manifest.to_json(),
         "report.md": render_report_md(report),
-        **({REPORT_FILE.what: record_json(report)} if with_record else {}),
+        **({REPORT_FILE.what: record_json(report, lines)} if with_record else {}),
         "values.json": values_json(report),
         "verdicts.csv": verdicts_csv(report),
-        "verdicts.jsonl": jsonl_text(report.verdicts),
-        "items.jsonl": jsonl_text(report.items),
+        "verdicts.jsonl": jsonl_text(report.verdicts) if lines is None else lines.verdicts_jsonl(),
+        "items.jsonl": jsonl_text(report.items) if lines is None else lines.items_jsonl(),
         "review.html": render_review_page(report),
     }
     missing = missing_labels_file(report)
