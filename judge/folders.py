@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from functools import cached_property
@@ -98,7 +98,7 @@ class ReportFolder:
     def run_path(self) -> Path:
         return self.path / "run.jsonl"
 
-    def write_files(self, files: dict[str, str]) -> None:
+    def write_files(self, files: Mapping[str, str | bytes]) -> None:
         """Write (or rewrite) files of this folder, each whole: write, then rename."""
         for name, text in files.items():
             write_atomic(self.path / name, text)
@@ -168,7 +168,9 @@ class ReportsDir:
             candidate, suffix = f"{name}-{suffix}", suffix + 1
         return candidate
 
-    def publish(self, name: str, files: dict[str, str], entry: HistoryEntry) -> ReportFolder:
+    def publish(
+        self, name: str, files: Mapping[str, str | bytes], entry: HistoryEntry
+    ) -> ReportFolder:
         """Write a new folder atomically, then its history line and the ``latest`` pointer.
 
         Called with the lock held: a partial folder found here belongs to a run that died

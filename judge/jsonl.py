@@ -64,6 +64,7 @@ DEFAULT_MAX_FILE_MB = 512
 MAX_RECORD_MB = 4
 
 M = TypeVar("M", bound=BaseModel)
+Text = TypeVar("Text", str, bytes)
 
 StrictInt = Annotated[int, Strict()]
 """A JSON integer: ``2``, not ``"2"``, ``2.0`` or ``true``."""
@@ -662,14 +663,15 @@ def claim_unique(parent: Path, stem: str, suffix: str = "", *, folder: bool = Fa
         return path
 
 
-def write_atomic(path: Path, text: str) -> None:
+def write_atomic(path: Path, text: str | bytes) -> None:
     """Write a whole file or nothing: a temporary file, synced, then renamed into place.
+    ``text``: a string (written as UTF-8), or the UTF-8 bytes themselves.
 
     A crash leaves the old file (or none), never a half-written one.
     """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(text)
+    with tmp.open("wb") as handle:
+        handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
@@ -994,14 +996,18 @@ def checked_document_text(text: str, kind: StateFile, name: object = None) -> st
     return text
 
 
-def checked_size(text: str, kind: StateFile, name: object = None) -> str:
+def checked_size(text: Text, kind: StateFile, name: object = None) -> Text:
     """``text`` if it is UTF-8 and within ``kind``'s size limit, else ``checked_document_text``'s
     ``InputError``: the part of the writer's rules that needs no reading back (for a text whose
-    parts were each checked, ``judge.record.record_json``)."""
-    try:
-        size = len(text.encode("utf-8"))
-    except UnicodeEncodeError:
-        _refuse(kind, name, "a text holds half a character (a lone UTF-16 surrogate)")
+    parts were each checked, ``judge.record.record_json``, which hands over the UTF-8 bytes
+    pydantic's serializer made: they are measured as they are)."""
+    if isinstance(text, bytes):
+        size = len(text)
+    else:
+        try:
+            size = len(text.encode("utf-8"))
+        except UnicodeEncodeError:
+            _refuse(kind, name, "a text holds half a character (a lone UTF-16 surrogate)")
     if size > kind.max_mb * 1024 * 1024:
         shown = math.ceil(size / 1024 / 1024 * 10) / 10
         _refuse(

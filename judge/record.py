@@ -442,48 +442,52 @@ def _comparison_from_json(data: dict[str, Any]) -> dict[str, Any]:
 
 
 class RowLines(NamedTuple):
-    """Each question row's item and verdict encoded once, as one JSON line each (None: the row
-    has none), without their unset optional fields: the lines of ``items.jsonl`` and
-    ``verdicts.jsonl``, which ``report.json``'s rows hold too (``record_json``)."""
+    """Each question row's item and verdict encoded once, as one line of UTF-8 JSON each (None:
+    the row has none), without their unset optional fields: the lines of ``items.jsonl`` and
+    ``verdicts.jsonl``, which ``report.json``'s rows hold too (``record_json``). Bytes, as
+    pydantic's serializer makes them and the files are written: a 10,000-question folder's
+    50 MB of them are neither decoded nor encoded again."""
 
-    items: list[str | None]
-    verdicts: list[str | None]
+    items: list[bytes | None]
+    verdicts: list[bytes | None]
 
-    def items_jsonl(self) -> str:
+    def items_jsonl(self) -> bytes:
         """``items.jsonl``: the item of every judged question (``Record.items``)."""
-        return "".join(
-            f"{item}\n"
-            for item, verdict in zip(self.items, self.verdicts, strict=True)
-            if item is not None and verdict is not None
+        return b"".join(
+            [
+                item + b"\n"
+                for item, verdict in zip(self.items, self.verdicts, strict=True)
+                if item is not None and verdict is not None
+            ]
         )
 
-    def verdicts_jsonl(self) -> str:
+    def verdicts_jsonl(self) -> bytes:
         """``verdicts.jsonl``: every verdict (``Record.verdicts``)."""
-        return "".join(f"{verdict}\n" for verdict in self.verdicts if verdict is not None)
+        return b"".join([verdict + b"\n" for verdict in self.verdicts if verdict is not None])
 
 
 def row_lines(record: Record) -> RowLines | None:
     """The rows' items and verdicts as JSON lines, each encoded once (None when one cannot be
     encoded, e.g. half a UTF-16 character: ``record_json`` and ``judge.jsonl.jsonl_text`` then
     each say which, their own way)."""
+    rows = record.questions
     try:
         return RowLines(
-            [
-                None if r.item is None else r.item.model_dump_json(exclude_none=True)
-                for r in record.questions
-            ],
-            [
-                None if r.verdict is None else r.verdict.model_dump_json(exclude_none=True)
-                for r in record.questions
-            ],
+            [None if r.item is None else _json(r.item, exclude_none=True) for r in rows],
+            [None if r.verdict is None else _json(r.verdict, exclude_none=True) for r in rows],
         )
     except PydanticSerializationError:
         return None
 
 
-def record_json(record: Record, lines: RowLines | None = None) -> str:
-    """``report.json``: the record, then what follows from it, for machines; refused, like
-    every state file, when its own reader would refuse it.
+def _json(model: BaseModel, **options: Any) -> bytes:
+    """``model_dump_json`` as the UTF-8 bytes pydantic makes (not decoded to a string)."""
+    return model.__pydantic_serializer__.to_json(model, **options)
+
+
+def record_json(record: Record, lines: RowLines | None = None) -> bytes:
+    """``report.json`` (UTF-8): the record, then what follows from it, for machines; refused,
+    like every state file, when its own reader would refuse it.
 
     The record is indented, but each question row is one line: compact (a 10,000-question
     file is a quarter smaller), and a row is read, diffed and grepped as one line. Encoded by
@@ -497,8 +501,8 @@ def record_json(record: Record, lines: RowLines | None = None) -> str:
     configuration, the fingerprints' parts) and so an integer the reader would refuse. A row holds
     only typed fields of fixed depth (``tests/test_record.py`` keeps it so), each value read
     under the same limits, so reading 10,000 rows back would prove nothing more; the whole
-    text is still measured against the size limit (by its length alone when four bytes a
-    character could not reach it), and half a UTF-16 character anywhere fails the encoding.
+    file is still measured against the size limit, and half a UTF-16 character anywhere fails
+    the encoding.
     """
     derived = {
         "adapter_failed": {f.question_id: f.error for f in record.adapter_failed},
@@ -518,35 +522,39 @@ def record_json(record: Record, lines: RowLines | None = None) -> str:
             )
         ]
     except PydanticSerializationError:  # half a UTF-16 character, too deep: the writer says which
-        return json_document_text(record, REPORT_FILE, where, by_alias=True, extra=derived)
+        text = json_document_text(record, REPORT_FILE, where, by_alias=True, extra=derived)
+        return text.encode("utf-8")
     tail = json.dumps(derived, ensure_ascii=False, indent=2)
     # Both are indented objects: "{\n  ...\n}". The derived keys go after the record's own.
     head = f"{head[:-2]},{tail[1:]}\n"
     checked_document_text(head, REPORT_FILE, where)
     # The rows go where the model has them, before the key that follows them.
-    after = _FIELD_AFTER_QUESTIONS
-    at = head.index(f'\n  "{after}": ')
-    listed = ",\n".join(f"    {row}" for row in rows)
-    text = f'{head[:at]}\n  "questions": [\n{listed}\n  ],{head[at:]}'
-    # Every part was encoded to UTF-8 once already (pydantic's serializer refuses half a
-    # character, and the head was read back), and no character takes more than four bytes:
-    # a text whose length cannot reach the limit needs no second encoding to measure it.
-    if len(text) * 4 <= REPORT_FILE.max_mb * 1024 * 1024:
-        return text
-    return checked_size(text, REPORT_FILE, where)
+    at = head.index(f'\n  "{_FIELD_AFTER_QUESTIONS}": ')
+    data = b"".join(
+        [
+            head[:at].encode("utf-8"),
+            b'\n  "questions": [\n',
+            b",\n".join([b"    " + row for row in rows]),
+            b"\n  ],",
+            head[at:].encode("utf-8"),
+        ]
+    )
+    return checked_size(data, REPORT_FILE, where)
 
 
-def _row_json(row: QuestionRow, item: str | None, verdict: str | None) -> str:
+def _row_json(row: QuestionRow, item: bytes | None, verdict: bytes | None) -> bytes:
     """A row as one JSON object, its item and verdict put in where the model has them (before
     ``failure``). The first ``,"failure":`` is the key's: a quote inside a JSON string is
     escaped, so the text of a question cannot hold one."""
-    rest = row.model_dump_json(by_alias=True, exclude=_ENCODED_APART)
+    rest = _json(row, by_alias=True, exclude=_ENCODED_APART)
     at = rest.index(_FIELD_AFTER_VERDICT)
-    return f'{rest[:at]},"item":{item or "null"},"verdict":{verdict or "null"}{rest[at:]}'
+    return b"".join(
+        [rest[:at], b',"item":', item or b"null", b',"verdict":', verdict or b"null", rest[at:]]
+    )
 
 
 _ENCODED_APART = {"item", "verdict"}
-_FIELD_AFTER_VERDICT = ',"failure":'
+_FIELD_AFTER_VERDICT = b',"failure":'
 
 #: The record's field after ``questions``: where ``record_json`` puts the rows back.
 _FIELD_AFTER_QUESTIONS = list(Record.model_fields)[list(Record.model_fields).index("questions") + 1]

@@ -68,18 +68,17 @@ def test_a_record_its_reader_would_refuse_is_not_written(
 def test_a_record_over_the_size_limit_is_not_written(
     tiny: Tiny, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Measured in bytes, whether or not the text's length alone settles it (``record_json``
-    measures only a text whose four bytes a character could reach the limit)."""
+    """Measured in bytes of UTF-8: a file exactly at the limit is written, a byte more is not."""
     import judge.record
 
     record = evaluate(tiny(), backend="lexical").report
-    text = record_json(record)
-    size = len(text.encode("utf-8"))
-    assert size < len(text) * 4  # so the length alone does not settle it here
+    data = record_json(record)
+    assert not data.isascii()  # Japanese: its bytes are not its characters
+    size = len(data)
     mb = 1024 * 1024
     kind = judge.record.REPORT_FILE
     monkeypatch.setattr(judge.record, "REPORT_FILE", kind._replace(max_mb=size / mb))
-    assert record_json(record) == text  # exactly at the limit: written
+    assert record_json(record) == data  # exactly at the limit: written
     monkeypatch.setattr(judge.record, "REPORT_FILE", kind._replace(max_mb=(size - 1) / mb))
     with pytest.raises(InputError, match=r"MB limit for a report\.json") as caught:
         record_json(record)

@@ -23,12 +23,13 @@ from judge.report.markdown import render_report_md
 from judge.report.review_page import render_review_page
 
 
-def render_files(report: Record, *, with_record: bool = True) -> dict[str, str]:
+def render_files(report: Record, *, with_record: bool = True) -> dict[str, str | bytes]:
     """File name → text, for every file of the folder (``with_record`` False: all but
-    ``report.json``, for a folder whose record is the source they are rendered from)."""
+    ``report.json``, for a folder whose record is the source they are rendered from). The
+    record and the two JSONL files are the UTF-8 bytes their encoder made; the rest text."""
     # Each row's item and verdict encoded once, for report.json and the two JSONL files.
     lines = row_lines(report)
-    files = {
+    files: dict[str, str | bytes] = {
         "manifest.json": report.manifest.to_json(),
         "report.md": render_report_md(report),
         **({REPORT_FILE.what: record_json(report, lines)} if with_record else {}),

@@ -380,7 +380,7 @@ def test_a_model_judges_page_shows_the_prompt_it_was_given_and_the_reference_it_
     _, record = _model_judge_record(tiny)
     page_folder = tmp_path / "page"
     page_folder.mkdir()
-    (page_folder / "review.html").write_text(render_review_page(record), encoding="utf-8")
+    (page_folder / "review.html").write_bytes(render_review_page(record))
     page, problems = open_page(browser, page_folder, DESKTOP)
     assert page.inner_text("#prompt-title").startswith(
         "The prompt the judge was given: judge.v1.md (sha256 "
