@@ -176,10 +176,11 @@ def test_rederive_rebuilds_even_an_intact_record(
     assert (folder / "report.json").read_text("utf-8") == before
 
 
-def test_rendering_a_record_imports_neither_numpy_pandas_nor_httpx(tiny: Tiny) -> None:
+def test_rendering_a_record_and_a_lexical_run_import_only_what_they_use(tiny: Tiny) -> None:
     """What keeps `judge report` fast (docs/benchmarks.md): it renders a record, so it needs no
     statistics (numpy), no frames (pandas) and no server (httpx); a lexical `judge run` asks no
-    server either."""
+    server either. Neither, with its output a log, draws a bar (rich), starts an event loop for
+    an adapter (asyncio) or writes JUnit (ElementTree)."""
     import subprocess
     import sys
 
@@ -187,7 +188,7 @@ def test_rendering_a_record_imports_neither_numpy_pandas_nor_httpx(tiny: Tiny) -
 
     config = tiny()
     assert run_lexical(config) == 0
-    heavy = "('numpy', 'pandas', 'httpx')"
+    heavy = "('numpy', 'pandas', 'httpx', 'rich', 'asyncio', 'xml.etree.ElementTree')"
     for command, expected in ((["report"], "[]"), (["run", "--backend", "lexical"], "['numpy']")):
         code = (
             "import sys\nfrom judge.cli import main\n"
