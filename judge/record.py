@@ -445,8 +445,8 @@ class RowLines(NamedTuple):
     """Each question row's item and verdict encoded once, as one line of UTF-8 JSON each (None:
     the row has none), without their unset optional fields: the lines of ``items.jsonl`` and
     ``verdicts.jsonl``, which ``report.json``'s rows hold too (``record_json``). Bytes, as
-    pydantic's serializer makes them and the files are written: a 10,000-question folder's
-    50 MB of them are neither decoded nor encoded again."""
+    pydantic's serializer makes them and the files are written: the 45 MB of them in a
+    10,000-question folder are neither decoded nor encoded again."""
 
     items: list[bytes | None]
     verdicts: list[bytes | None]
@@ -544,17 +544,20 @@ def record_json(record: Record, lines: RowLines | None = None) -> bytes:
 
 def _row_json(row: QuestionRow, item: bytes | None, verdict: bytes | None) -> bytes:
     """A row as one JSON object, its item and verdict put in where the model has them (before
-    ``failure``). The first ``,"failure":`` is the key's: a quote inside a JSON string is
-    escaped, so the text of a question cannot hold one."""
+    the field that follows them). The first ``,"<that field>":`` is the key's: a quote inside a
+    JSON string is escaped, so the text of a question cannot hold one."""
     rest = _json(row, by_alias=True, exclude=_ENCODED_APART)
-    at = rest.index(_FIELD_AFTER_VERDICT)
+    at = rest.index(_KEY_AFTER_VERDICT)
     return b"".join(
         [rest[:at], b',"item":', item or b"null", b',"verdict":', verdict or b"null", rest[at:]]
     )
 
 
+_ROW_FIELDS = list(QuestionRow.model_fields)
 _ENCODED_APART = {"item", "verdict"}
-_FIELD_AFTER_VERDICT = b',"failure":'
+#: The key of the row field after ``verdict`` (``item`` comes just before it), as pydantic
+#: writes it: where the two go back (tests/test_record.py holds the row's field order).
+_KEY_AFTER_VERDICT = f',"{_ROW_FIELDS[_ROW_FIELDS.index("verdict") + 1]}":'.encode()
 
 #: The record's field after ``questions``: where ``record_json`` puts the rows back.
 _FIELD_AFTER_QUESTIONS = list(Record.model_fields)[list(Record.model_fields).index("questions") + 1]
