@@ -3,12 +3,13 @@
 1. overhead: a zero-latency backend judging N generated items into a fresh cache: everything
    the harness does per item (render, cache write, parse, evidence check), in items/s.
 2. cached re-run: ``judge run`` as a subprocess on 1,000 and on 10,000 items that are all in
-   the cache, start-up, report folder and tables included.
+   the cache, start-up, report folder and tables included (the median of five timed runs).
 3. concurrency: a loopback server speaking Ollama's API that answers after a fixed delay with
    N slots; throughput at concurrency N against the ideal N / delay.
 4. embedded: the sample set judged by the harness with the real Gemma 3 270M, against the same
    prompts sent straight to llama-cpp-python in a loop (same grammar, same settings).
-5. rerender: ``judge report`` as a subprocess re-rendering a 10,000-item folder from the cache.
+5. rerender: ``judge report`` as a subprocess re-rendering a 10,000-item folder from its record
+   (the median of five timed runs).
 """
 
 from __future__ import annotations
