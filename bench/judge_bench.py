@@ -15,7 +15,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import resource
 import shutil
@@ -38,6 +37,7 @@ from judge.pipeline import load_inputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import loopback_ollama
+from startup_bench import USER_ENV  # every command here runs from bytecode, as a user's does
 
 REPO = Path(__file__).resolve().parent.parent
 PROMPT = REPO / "prompts" / "judge.v1.md"
@@ -137,13 +137,6 @@ def overhead(n_items: int = 5000) -> dict[str, Any]:
 
 
 JUDGE_CLI = [sys.executable, "-m", "judge"]
-
-#: The environment of every command run here: this one's, except that Python may write the
-#: package's bytecode. A user's ``judge`` runs from bytecode once it has run once; a machine
-#: that sets ``PYTHONDONTWRITEBYTECODE`` (this project's sandboxes do) would otherwise compile
-#: the package's 120 modules from source on every timed run (about 0.4 s of a cached re-run).
-#: The untimed run before each timed one writes the bytecode.
-USER_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
 def _timed(command: list[str]) -> tuple[subprocess.CompletedProcess[str], float, float]:
