@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import batch_bench
 import chunk_ppi_sim
+import floor_bench
 import gate_sim
 import judge_bench
 import ppi_sim
@@ -65,6 +66,13 @@ def main() -> None:
     print("judge report re-rendering a 10,000-item folder, start-up included (target: < 2 s)")
     results["rerender_10k"] = r = judge_bench.rerender(10_000)
     print(_medians(r))
+    print(
+        "speed as a ratio to the floor (the reads and writes a command cannot avoid, measured in "
+        "the same run, alternating): cached 10,000-question re-run, judge report of it, judge "
+        "overhead"
+    )
+    results["floor"] = f = floor_bench.run()
+    print("\n".join(floor_bench.lines(f)))
     print("loopback server, 0.2 s per reply, N slots, concurrency N (target: >= 90 % of N / delay)")
     results["concurrency"] = rows = [
         judge_bench.concurrency(slots=n, n_items=20 * n) for n in (1, 4, 8)

@@ -177,6 +177,38 @@ def test_the_cli_contract_forbids_every_other_module_of_the_package() -> None:
     assert sorted(forbidden) == sorted(f"judge.{m}" for m in modules - allowed - itself)
 
 
+def _layers(parser: configparser.ConfigParser) -> list[list[str]]:
+    """The layers contract's layers, top to bottom, each a list of its independent siblings."""
+    return [
+        [name.strip() for name in line.split("|")]
+        for line in _lines(parser["importlinter:contract:layers"]["layers"])
+    ]
+
+
+def test_the_layers_contract_states_the_whole_order() -> None:
+    """Every top-level module and subpackage of judge is in exactly one layer: a new module must
+    take its place in the order (the order is stated, not only fenced)."""
+    named = [name for layer in _layers(_read(CONTRACTS)) for name in layer]
+    modules = {info.name for info in pkgutil.iter_modules(judge.__path__)}
+    assert sorted(named) == sorted(modules)
+    assert len(named) == len(set(named))
+
+
+def test_an_import_against_the_order_breaks_the_layers(tmp_path: Path) -> None:
+    """The record imports the results (its rows hold their types): put the record below the
+    results and the layers contract breaks, naming such an import."""
+    parser = _read(CONTRACTS)
+    layers = [" | ".join(layer) for layer in _layers(parser)]
+    at = layers.index("results")
+    layers.remove("record")
+    layers.insert(at, "record")
+    path, _ = _write_changed(tmp_path, "layers", "layers", layers)
+    done = _lint(path, "layers")
+    assert done.returncode == 1, done.stdout
+    assert "BROKEN" in done.stdout
+    assert "judge.record" in done.stdout and "judge.results" in done.stdout, done.stdout
+
+
 # --- (c) one name, one home ---------------------------------------------------------------
 
 #: Public names defined at the top level of two modules today, with their meanings. Each is a

@@ -1,0 +1,233 @@
+"""Speed as a ratio to the floor: each command against the work it cannot avoid, measured in the
+same run, alternating (command, floor, floor, command, ...), so that the load of a shared machine
+falls on both sides alike.
+
+On this shared machine the seconds of one command move 2.5-3.5x with the load; the ratio of a
+command to the reads and writes it must do moves far less. Three figures, each the median of
+its rounds with the range and the load average beside it:
+
+1. **cached re-run**: ``judge run --backend lexical`` on a 10,000-question set whose verdicts are
+   all cached, against its floor: the same input bytes read and parsed with ``json.loads`` line
+   by line (questions, corpus, run), the same cache rows selected and their replies parsed, and
+   the same output bytes (every file of the folder the run wrote) written atomically.
+2. **judge report** of that folder, against its floor: ``report.json`` read and parsed, and the
+   folder's files written atomically.
+3. **judge overhead**: ``judge_bench.overhead`` (a zero-latency backend judging N items into a
+   fresh cache) against a floor of one SQLite transaction per item inserting the same replies.
+
+Each side is a fresh process, CPU seconds (user + system) of the child: start-up is in both.
+
+``python bench/floor_bench.py [--tree PATH] [--questions N] [--rounds R]``: ``--tree`` measures
+another checkout of the judge (a git worktree of an older commit, for a before/after table);
+its own ``bench/judge_bench.py`` makes the data set and the overhead figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+
+#: The floor of a run or a re-render, as a script of bare Python (stdlib only): read and parse
+#: the inputs, select and parse the cache rows, write the output files atomically.
+_FLOOR = r"""
+import json, os, sqlite3, sys
+from pathlib import Path
+
+inputs, cache, folder, out = sys.argv[1:5]
+for name in (inputs.split(os.pathsep) if inputs else []):
+    with open(name, "rb") as handle:
+        if name.endswith(".json"):  # one document
+            json.loads(handle.read())
+        else:  # JSON lines
+            for line in handle:
+                if line.strip():
+                    json.loads(line)
+if cache:
+    db = sqlite3.connect(cache)
+    for (reply,) in db.execute("SELECT reply FROM replies"):
+        json.loads(reply)
+    db.close()
+Path(out).mkdir(parents=True, exist_ok=True)
+for path in sorted(Path(folder).iterdir()):
+    if path.is_file():
+        data = path.read_bytes()
+        temp = Path(out) / (path.name + ".tmp")
+        with open(temp, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, Path(out) / path.name)
+"""
+
+#: The floor of the judge overhead: one SQLite transaction per item (WAL, synchronous NORMAL, as
+#: the verdict cache), inserting replies of the size the zero-latency backend gives.
+_SQLITE_FLOOR = r"""
+import json, sqlite3, sys, time
+n, path = int(sys.argv[1]), sys.argv[2]
+db = sqlite3.connect(path, isolation_level=None)
+db.execute("PRAGMA journal_mode=WAL")
+db.execute("PRAGMA synchronous=NORMAL")
+db.execute("CREATE TABLE replies (fingerprint TEXT, item_key TEXT, question_id TEXT, "
+           "reply TEXT, created_at TEXT, PRIMARY KEY (fingerprint, item_key))")
+reply = json.dumps({"text": json.dumps({"evidence": "設定は12日ごとに同期されます。",
+    "faithfulness": 2, "relevance": 2, "note": "ok"}, ensure_ascii=False),
+    "finish_reason": "stop", "kind": "ok"}, ensure_ascii=False)
+start = time.process_time()
+for i in range(n):
+    db.execute("BEGIN")
+    db.execute("INSERT INTO replies VALUES (?, ?, ?, ?, ?)",
+               ("f", f"k{i}", f"q{i}", reply, "2026-12-03T00:00:00Z"))
+    db.execute("COMMIT")
+print(time.process_time() - start)
+"""
+
+
+def _env(tree: Path) -> dict[str, str]:
+    """This environment, writing bytecode as a user's does, with ``tree``'s judge first."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(tree)
+    return env
+
+
+def _cpu(command: list[str], tree: Path) -> tuple[float, str]:
+    """CPU seconds (user + system) of ``command`` as a child process, and its stdout."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tree, env=_env(tree))
+    if done.returncode != 0:
+        raise RuntimeError(f"{command[:4]} exited {done.returncode}: {done.stderr[-2000:]}")
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
+
+
+def _alternating(command: list[str], floor: list[str], tree: Path, rounds: int) -> dict[str, Any]:
+    """``rounds`` rounds of command, floor, floor, command: the median ratio of each round's
+    command to its floor, with the range, the medians of both and the load average."""
+    ratios, commands, floors = [], [], []
+    for _ in range(rounds):
+        first, _ = _cpu(command, tree)
+        low_a, _ = _cpu(floor, tree)
+        low_b, _ = _cpu(floor, tree)
+        second, _ = _cpu(command, tree)
+        commands += [first, second]
+        floors += [low_a, low_b]
+        ratios.append((first + second) / (low_a + low_b))
+    return {
+        "ratio": round(statistics.median(ratios), 2),
+        "ratio_range": [round(min(ratios), 2), round(max(ratios), 2)],
+        "command_cpu_s": round(statistics.median(commands), 3),
+        "floor_cpu_s": round(statistics.median(floors), 3),
+        "rounds": rounds,
+        "load": round(os.getloadavg()[0], 1),
+    }
+
+
+def _dataset(tree: Path, folder: Path, n_questions: int) -> Path:
+    """``tree``'s own ``judge_bench.write_dataset`` (its judge.toml), run in ``tree``."""
+    script = (
+        "import sys; sys.path.insert(0, 'bench'); import judge_bench; from pathlib import Path; "
+        f"print(judge_bench.write_dataset(Path({str(folder)!r}), {n_questions}))"
+    )
+    _, out = _cpu([sys.executable, "-c", script], tree)
+    return Path(out.strip())
+
+
+def _latest(reports: Path) -> Path:
+    return reports / (reports / "latest").read_text(encoding="utf-8").strip()
+
+
+def run_and_report(tree: Path, n_questions: int, rounds: int) -> dict[str, Any]:
+    """The cached re-run and ``judge report`` against their floors, on one data set."""
+    with tempfile.TemporaryDirectory() as tmp:
+        toml = _dataset(tree, Path(tmp), n_questions)
+        judge = [sys.executable, "-m", "judge", "--config", str(toml)]
+        _cpu([*judge, "run", "--backend", "lexical"], tree)  # caches every verdict
+        folder = _latest(Path(tmp) / "reports")
+        inputs = os.pathsep.join(
+            str(Path(tmp) / f"{n}.jsonl") for n in ("questions", "corpus", "run")
+        )
+        cache = str(Path(tmp) / "cache.sqlite3")
+        out = str(Path(tmp) / "floor-out")
+        rerun_floor = [sys.executable, "-c", _FLOOR, inputs, cache, str(folder), out]
+        rerun = _alternating([*judge, "run", "--backend", "lexical"], rerun_floor, tree, rounds)
+        folder = _latest(Path(tmp) / "reports")
+        report_floor = [
+            sys.executable,
+            "-c",
+            _FLOOR,
+            str(folder / "report.json"),
+            "",
+            str(folder),
+            out,
+        ]
+        report = _alternating([*judge, "report"], report_floor, tree, rounds)
+    return {"questions": n_questions, "cached_rerun": rerun, "report": report}
+
+
+def overhead(tree: Path, n_items: int, rounds: int) -> dict[str, Any]:
+    """``tree``'s ``judge_bench.overhead`` (CPU seconds of the judging) against one SQLite
+    transaction per item, alternating."""
+    script = (
+        "import sys, json; sys.path.insert(0, 'bench'); import judge_bench; "
+        f"print(json.dumps(judge_bench.overhead({n_items})))"
+    )
+    ratios, judged, floors = [], [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in range(rounds):
+            one = json.loads(_cpu([sys.executable, "-c", script], tree)[1])["cpu_seconds"]
+            path = str(Path(tmp) / f"floor{n}.sqlite3")
+            low = float(_cpu([sys.executable, "-c", _SQLITE_FLOOR, str(n_items), path], tree)[1])
+            ratios.append(one / low)
+            judged.append(one)
+            floors.append(low)
+    return {
+        "items": n_items,
+        "ratio": round(statistics.median(ratios), 2),
+        "ratio_range": [round(min(ratios), 2), round(max(ratios), 2)],
+        "judge_cpu_s": round(statistics.median(judged), 3),
+        "floor_cpu_s": round(statistics.median(floors), 3),
+        "items_per_cpu_s": round(n_items / statistics.median(judged)),
+        "rounds": rounds,
+        "load": round(os.getloadavg()[0], 1),
+    }
+
+
+def run(tree: Path = REPO, n_questions: int = 10_000, rounds: int = 3) -> dict[str, Any]:
+    return {**run_and_report(tree, n_questions, rounds), "overhead": overhead(tree, 5000, rounds)}
+
+
+def lines(result: dict[str, Any]) -> list[str]:
+    """The figures as ``make bench`` prints them."""
+    out = []
+    for key, what in (
+        ("cached_rerun", f"cached re-run of {result['questions']:,}"),
+        ("report", f"judge report of {result['questions']:,}"),
+        ("overhead", f"judge overhead, {result['overhead']['items']:,} items"),
+    ):
+        fig = result[key]
+        low, high = fig["ratio_range"]
+        out.append(
+            f"  {what}: {fig['ratio']}x its floor ({low}-{high} over {fig['rounds']} rounds, "
+            f"load {fig['load']})"
+        )
+    return out
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tree", type=Path, default=REPO)
+    parser.add_argument("--questions", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    result = run(args.tree.resolve(), args.questions, args.rounds)
+    print("\n".join(lines(result)))
+    print(json.dumps(result))
