@@ -177,6 +177,17 @@ def test_the_cli_contract_forbids_every_other_module_of_the_package() -> None:
     assert sorted(forbidden) == sorted(f"judge.{m}" for m in modules - allowed - itself)
 
 
+def test_the_io_contract_forbids_every_other_module_of_the_package() -> None:
+    """judge.io is a leaf: it may import judge.errors and nothing else of judge. A new module of
+    the package must be added to its forbidden list, or the I/O home could reach up into it."""
+    modules = {info.name for info in pkgutil.iter_modules(judge.__path__)}
+    parser = _read(CONTRACTS)
+    forbidden = _lines(parser["importlinter:contract:io-is-a-leaf"]["forbidden_modules"])
+    assert sorted(forbidden) == sorted(
+        f"judge.{m}" for m in modules - {"io", "errors", "__main__", "jsonl"}
+    )
+
+
 # --- (c) one name, one home ---------------------------------------------------------------
 
 #: Public names defined at the top level of two modules today, with their meanings. Each is a
