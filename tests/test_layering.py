@@ -183,9 +183,7 @@ def test_the_io_contract_forbids_every_other_module_of_the_package() -> None:
     modules = {info.name for info in pkgutil.iter_modules(judge.__path__)}
     parser = _read(CONTRACTS)
     forbidden = _lines(parser["importlinter:contract:io-is-a-leaf"]["forbidden_modules"])
-    assert sorted(forbidden) == sorted(
-        f"judge.{m}" for m in modules - {"io", "errors", "__main__", "jsonl"}
-    )
+    assert sorted(forbidden) == sorted(f"judge.{m}" for m in modules - {"io", "errors", "__main__"})
 
 
 # --- (c) one name, one home ---------------------------------------------------------------

@@ -7,6 +7,10 @@ than Python recurses, an integer longer than Python reads. A refusal is a ``Json
 (what is wrong, what to do, the line when known); each reader puts its place before it. Sizes
 over a limit are said by ``over_limit`` in one rounding, and a value that cannot be written as
 JSON by ``encoding_problem``, for the writers that refuse what these readers would refuse.
+
+The JSONL reader's fast path (pydantic-core's parser, for a file whose every line is plain)
+only accepts: a line it cannot read sends the whole file through ``parse_json``, so every
+refusal is made and worded here.
 """
 
 from __future__ import annotations

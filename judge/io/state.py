@@ -22,10 +22,9 @@ from pydantic import BaseModel, ValidationError
 from judge.errors import HarnessError, InputError
 from judge.io.json import JsonProblem, decode_utf8, encoding_problem, over_limit, parse_json
 from judge.io.text import DEFAULT_MAX_FILE_MB, describe_char, split_lines
-from judge.io.validation import describe_validation_error, type_error
+from judge.io.validation import M, describe_validation_error, type_error
 from judge.io.write import write_atomic
 
-M = TypeVar("M", bound=BaseModel)
 Text = TypeVar("Text", str, bytes)
 
 
@@ -138,9 +137,10 @@ def _decode(path: Path, raw: bytes, kind: StateFile, encoding: str) -> str:
 
 
 def load_json_document(path: Path, kind: StateFile) -> Any:
-    """The JSON value of a whole file, with the JSONL loader's limits and words: the size
-    (``kind.max_mb``), strict UTF-8 (a leading BOM is dropped), integer digits, nesting depth,
-    lone surrogates. Anything else is one located line (``kind.damaged``), never a traceback.
+    """The JSON value of a whole file, decoded and parsed as a JSONL line is (``decode_utf8``
+    and ``parse_json``: the same refusals in the same words): the size (``kind.max_mb``),
+    strict UTF-8 (a leading BOM is dropped), integer digits, nesting depth, lone surrogates.
+    Anything else is one located line (``kind.damaged``), never a traceback.
     """
     if not path.exists():
         raise kind.damaged_error(path, JsonProblem("file not found"))

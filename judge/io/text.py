@@ -157,7 +157,7 @@ class StrictRecord(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
     # Declare scalars with the strict aliases above (StrictInt, StrictFloat, StrictBool,
-    # IsoDatetime): tests/test_jsonl.py fails for any model that declares a lax one.
+    # IsoDatetime): tests/io/test_text.py fails for any model that declares a lax one.
 
 
 def check_readable(path: Path, max_mb: float = DEFAULT_MAX_FILE_MB) -> None:
