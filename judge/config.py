@@ -2,7 +2,7 @@
 
 Relative paths in the file are relative to the file's own folder, so a config works from any
 working directory. Command-line options override single values (``Config.with_overrides``).
-Values are parsed like every input (``judge.jsonl``): a number or a bool must be written as
+Values are parsed like every input (``judge.io.text``): a number or a bool must be written as
 one (``context_k = 5``, not ``"5"`` or ``true``; ``timeout_s = 600`` or ``600.0``), and inf or
 nan is no setting.
 """
@@ -20,13 +20,8 @@ from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, mode
 
 from judge.axes import EXPECTED_METRICS, OPTIONAL_AXES, judge_table_metrics, metric_scale
 from judge.errors import ConfigError
-from judge.jsonl import (
-    DEFAULT_MAX_FILE_MB,
-    StrictBool,
-    StrictFloat,
-    StrictInt,
-    describe_validation_error,
-)
+from judge.io.text import DEFAULT_MAX_FILE_MB, StrictBool, StrictFloat, StrictInt
+from judge.io.validation import describe_validation_error
 from judge.metrics import metric_names
 
 #: The four question types of the reference workflow; a project may declare its own list.
@@ -40,7 +35,7 @@ logger = logging.getLogger(__name__)
 class _Frozen(BaseModel):
     """Base of every section: immutable, unknown keys and inf/nan are errors.
 
-    Scalars use the strict aliases of ``judge.jsonl`` (tests/test_jsonl.py checks that every
+    Scalars use the strict aliases of ``judge.io.text`` (tests/io/test_text.py checks that every
     section does), so ``"5"``, ``5.0`` or ``true`` is not read as the integer 5.
     """
 

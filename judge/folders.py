@@ -9,7 +9,7 @@ folder's files (``manifest.json``, ``report.json``, ``verdicts.jsonl``) and writ
 - ``history.jsonl``  one summary line per run (``judge.results.history``);
 - ``latest``         the name of the newest folder;
 - ``runs/``          runs produced by the adapter (``judge.inputs.adapter``);
-- ``.lock``          held while a run writes here (``judge.results.lock``).
+- ``.lock``          held while a run writes here (``judge.io.lock``).
 
 A folder holds ``manifest.json`` (``judge.results.manifest``), ``report.json`` (the run record,
 ``judge.record``), ``items.jsonl`` (what the judge saw, ``ItemRecord``), ``verdicts.jsonl``,
@@ -30,21 +30,16 @@ from pathlib import Path
 
 from judge.errors import ConfigError
 from judge.formatting import timestamp
-from judge.jsonl import (
-    StateFile,
-    parse_records,
-    read_json_document,
-    read_jsonl,
-    read_pointer,
-    write_atomic,
-    write_pointer,
-)
+from judge.io.jsonl import read_jsonl
+from judge.io.lock import run_lock
+from judge.io.state import StateFile, read_json_document, read_pointer, write_pointer
+from judge.io.validation import parse_records
+from judge.io.write import write_atomic
 from judge.judging.types import Verdict
 from judge.record import REPORT_FILE, VALUES_FILE, Record, SavedValues
 from judge.results.compare import QuestionValues
 from judge.results.history import HistoryEntry, append_history, read_history
 from judge.results.item_record import ItemRecord
-from judge.results.lock import run_lock
 from judge.results.manifest import MANIFEST_FILE, Manifest
 
 #: ``reports/latest``: the name of the newest report folder.

@@ -44,7 +44,7 @@ from pydantic_core import PydanticSerializationError
 from judge.audit.chunk_agreement import ChunkAgreement, CorrectedRecall
 from judge.audit.types import AuditResult
 from judge.errors import ConfigError
-from judge.jsonl import StateFile, checked_document_text, checked_size, json_document_text
+from judge.io.state import StateFile, checked_document_text, checked_size, json_document_text
 
 # Re-exported: the views read the record's further judgements through the record's types.
 from judge.judging.graded import ChunkGrade as ChunkGrade
@@ -468,7 +468,7 @@ class RowLines(NamedTuple):
 
 def row_lines(record: Record) -> RowLines | None:
     """The rows' items and verdicts as JSON lines, each encoded once (None when one cannot be
-    encoded, e.g. half a UTF-16 character: ``record_json`` and ``judge.jsonl.jsonl_text`` then
+    encoded, e.g. half a UTF-16 character: ``record_json`` and ``judge.io.jsonl.jsonl_text`` then
     each say which, their own way)."""
     rows = record.questions
     try:

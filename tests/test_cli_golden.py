@@ -15,7 +15,7 @@ from judge.cli import main
 from judge.config import load_config
 from judge.formatting import bom_csv
 from judge.inputs.golden import GoldenSet, load_golden
-from judge.jsonl import lock_file
+from judge.io.lock import lock_file
 from tests.conftest import REPO
 
 COLUMNS = [

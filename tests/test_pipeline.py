@@ -19,8 +19,8 @@ from judge.config import Config
 from judge.errors import HarnessError
 from judge.hashing import text_sha256
 from judge.inputs.adapter import adapter_loop
+from judge.io.lock import run_lock
 from judge.pipeline import evaluate, load_inputs, rerender
-from judge.results.lock import run_lock
 from tests.conftest import QUESTIONS, RUN, SAMPLE, write_jsonl
 from tests.fakes import ScriptedBackend
 

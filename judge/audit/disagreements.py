@@ -10,7 +10,7 @@ from pathlib import Path
 
 from judge.audit.types import Disagreement
 from judge.formatting import bom_csv
-from judge.jsonl import write_atomic
+from judge.io.write import write_atomic
 
 DISAGREEMENTS_FILE = "disagreements.csv"
 HEADER = (

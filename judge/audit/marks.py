@@ -32,18 +32,9 @@ from judge.audit.types import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
 from judge.errors import InputError
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, given_text_problems
-from judge.jsonl import (
-    Id,
-    IsoDatetime,
-    StateFile,
-    StrictBool,
-    StrictInt,
-    StrictRecord,
-    check_readable,
-    check_version,
-    describe_validation_error,
-    load_json_document,
-)
+from judge.io.state import StateFile, check_version, load_json_document
+from judge.io.text import Id, IsoDatetime, StrictBool, StrictInt, StrictRecord, check_readable
+from judge.io.validation import describe_validation_error
 
 #: A marks file is small (a few hundred bytes per mark); anything near this is not one.
 MARKS_MAX_MB = 64

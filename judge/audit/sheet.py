@@ -26,7 +26,10 @@ from judge.formatting import bom_csv, csv_field_limit, from_spreadsheet_text
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, given_text_problems, load_labels_if_any
-from judge.jsonl import MAX_RECORD_MB, locked, read_text, write_atomic, write_jsonl
+from judge.io.jsonl import MAX_RECORD_MB, write_jsonl
+from judge.io.lock import locked
+from judge.io.text import read_text
+from judge.io.write import write_atomic
 from judge.results.item_record import ItemRecord
 
 SHEET_COLUMNS = [
@@ -267,7 +270,7 @@ def store_labels(
     """Merge validated labels into the labels file and write it once (atomically), or raise
     with every conflict and write nothing. Shared by every import (sheet, review marks).
 
-    The file is read, merged into and written back holding its lock (``judge.jsonl.locked``):
+    The file is read, merged into and written back holding its lock (``judge.io.lock.locked``):
     two imports at once (two reviewers) both keep their labels, the second merging into what
     the first wrote; a ``judge audit label`` in progress holds it too. Labels of retired
     questions stay in the file: they are not counted, but not deleted.

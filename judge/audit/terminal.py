@@ -15,7 +15,8 @@ from judge.formatting import terminal_text
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, load_labels_if_any
-from judge.jsonl import append_line, locked
+from judge.io.lock import locked
+from judge.io.write import append_line
 from judge.results.item_record import ItemRecord
 
 
@@ -29,7 +30,7 @@ def label_in_terminal(
     correctness: Collection[str] = (),
 ) -> int:
     """Ask for scores item by item (blind: no judge output shown); save after each, appended
-    under the labels file's lock (``judge.jsonl.locked``), held only for that append.
+    under the labels file's lock (``judge.io.lock.locked``), held only for that append.
 
     Items this labeller already labelled for the same answer text are skipped, so stopping
     (q, Ctrl-D) and starting again resumes where it stopped. Returns the labels saved.

@@ -55,7 +55,9 @@ from judge.inputs.runs import (
     save_run,
     validate_run,
 )
-from judge.jsonl import Id, StrictRecord, describe_validation_error, record_problem
+from judge.io.jsonl import record_problem
+from judge.io.text import Id, StrictRecord
+from judge.io.validation import describe_validation_error
 from judge.signals import Workers
 
 if TYPE_CHECKING:
@@ -306,7 +308,7 @@ def _to_record(question: GoldenQuestion, result: Any) -> RunRecord:
             + " (expected {'retrieved': [...], 'answer': '...'})"
         ) from None
     # Refused now, as one failed question: saved, it would make the run file unreadable, and
-    # every later command that reuses the answers would stop on it (judge.jsonl.read_jsonl).
+    # every later command that reuses the answers would stop on it (judge.io.jsonl.read_jsonl).
     problem = record_problem(record)
     if problem is not None:
         raise ValueError(

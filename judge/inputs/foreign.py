@@ -36,16 +36,9 @@ from typing import Any, Literal, NamedTuple
 from judge.errors import InputError
 from judge.formatting import csv_field_limit
 from judge.hashing import text_sha256
-from judge.jsonl import (
-    DEFAULT_MAX_FILE_MB,
-    MAX_RECORD_MB,
-    StateFile,
-    check_readable,
-    load_json_document,
-    parse_json_line,
-    read_jsonl,
-    read_text,
-)
+from judge.io.jsonl import MAX_RECORD_MB, parse_json_line, read_jsonl
+from judge.io.state import StateFile, load_json_document
+from judge.io.text import DEFAULT_MAX_FILE_MB, check_readable, read_text
 from judge.textnorm import normalise
 
 Tool = Literal["ragas", "deepeval", "otel"]

@@ -16,15 +16,9 @@ from pydantic import Field, field_validator
 from judge.config import DataConfig
 from judge.errors import InputError
 from judge.hashing import tagged_hash
-from judge.jsonl import (
-    DEFAULT_MAX_FILE_MB,
-    Id,
-    StrictBool,
-    StrictRecord,
-    in_line_order,
-    parse_records,
-    read_jsonl,
-)
+from judge.io.jsonl import read_jsonl
+from judge.io.text import DEFAULT_MAX_FILE_MB, Id, StrictBool, StrictRecord
+from judge.io.validation import in_line_order, parse_records
 from judge.textnorm import normalise
 
 Split = Literal["tune", "holdout"]

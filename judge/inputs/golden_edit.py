@@ -51,18 +51,10 @@ from judge.config import DataConfig
 from judge.errors import InputError
 from judge.formatting import csv_field_limit, from_spreadsheet_text
 from judge.inputs.golden import Chunk, GoldenSet, load_questions
-from judge.jsonl import (
-    DEFAULT_MAX_FILE_MB,
-    MAX_RECORD_MB,
-    Id,
-    StrictBool,
-    StrictInt,
-    StrictRecord,
-    parse_records,
-    read_jsonl,
-    read_text,
-    write_atomic,
-)
+from judge.io.jsonl import MAX_RECORD_MB, read_jsonl
+from judge.io.text import DEFAULT_MAX_FILE_MB, Id, StrictBool, StrictInt, StrictRecord, read_text
+from judge.io.validation import parse_records
+from judge.io.write import write_atomic
 
 #: What a reviewer may write in ``confirmed`` for yes and for no (after NFKC and case-folding).
 CONFIRMED_YES = frozenset({"yes", "y", "true", "1", "x", "✓", "✔"})
@@ -457,7 +449,7 @@ def write_label_edit(
     edit: LabelEdit, original: bytes, corpus: dict[str, Chunk], data: DataConfig
 ) -> None:
     """Write the edited questions file atomically, and only a file the loader reads: the text
-    is staged beside it (``judge.jsonl.write_atomic``), loaded with ``load_questions``, then
+    is staged beside it (``judge.io.write.write_atomic``), loaded with ``load_questions``, then
     moved over the file, unless the file no longer holds ``original`` (someone saved it since
     it was read: their edit would be lost). The file keeps its permissions."""
     path = data.questions

@@ -26,17 +26,9 @@ from typing import Literal, NamedTuple
 from pydantic import Field
 
 from judge.errors import InputError
-from judge.jsonl import (
-    Id,
-    IsoDatetime,
-    StrictInt,
-    StrictRecord,
-    check_readable,
-    in_line_order,
-    parse_records,
-    read_jsonl,
-    text_problem,
-)
+from judge.io.jsonl import read_jsonl
+from judge.io.text import Id, IsoDatetime, StrictInt, StrictRecord, check_readable, text_problem
+from judge.io.validation import in_line_order, parse_records
 
 
 class LabelScores(StrictRecord):
@@ -123,7 +115,7 @@ def given_text_problems(
 ) -> list[str]:
     """What is wrong with a labeller's name and a note as a person gave them (a sheet's
     cells, a marks file, ``--labeller``), one phrase each: control and invisible characters
-    are refused there, when the label is made (``judge.jsonl.text_problem``). A labels file
+    are refused there, when the label is made (``judge.io.text.text_problem``). A labels file
     read back is not held to it: a label stored by an earlier version stays readable."""
     problems = []
     name_problem = text_problem(labeller, one_line=True) if labeller else None

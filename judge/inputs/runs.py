@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from judge.errors import InputError
 from judge.inputs.golden import GoldenSet
-from judge.jsonl import (
+from judge.io.jsonl import read_jsonl, write_jsonl
+from judge.io.text import (
     DEFAULT_MAX_FILE_MB,
     Id,
     IsoDatetime,
@@ -25,11 +26,8 @@ from judge.jsonl import (
     StrictFloat,
     StrictInt,
     StrictRecord,
-    describe_validation_error,
-    parse_records,
-    read_jsonl,
-    write_jsonl,
 )
+from judge.io.validation import describe_validation_error, parse_records
 
 JsonScalar = str | StrictInt | StrictFloat | StrictBool | None
 

@@ -17,7 +17,8 @@ from pathlib import Path
 from judge.errors import InputError
 from judge.inputs.golden import GoldenQuestion, GoldenSet
 from judge.inputs.runs import RetrievedChunk, Run, RunMeta, RunRecord
-from judge.jsonl import id_problem, in_line_order, read_text, split_lines
+from judge.io.text import id_problem, read_text, split_lines
+from judge.io.validation import in_line_order
 
 
 def write_qrels(golden: GoldenSet, path: Path) -> int:

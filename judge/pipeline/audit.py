@@ -22,7 +22,8 @@ from judge.errors import ConfigError
 from judge.folders import ReportFolder, ReportsDir
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import HumanLabel, given_text_problems, load_labels_if_any
-from judge.jsonl import end_with_newline, locked
+from judge.io.lock import locked
+from judge.io.write import end_with_newline
 from judge.judging.graded import CorrectnessVerdict
 
 
@@ -157,7 +158,7 @@ def label(config: Config, folder_name: str | None, labeller: str) -> int:
     """Label a report folder's items in the terminal (blind, saved after each item); return
     the labels saved. The terminal dialogue is ``judge.audit.terminal``'s.
 
-    Each label is appended under the labels file's lock (``judge.jsonl.locked``), held for
+    Each label is appended under the labels file's lock (``judge.io.lock.locked``), held for
     that append only, never for the session: an import meanwhile (a reviewer's sheet) goes
     through at once and merges into what the session wrote, and the session's next labels are
     appended to what the import wrote. A last line without its newline (a file edited by

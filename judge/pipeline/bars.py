@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 from judge.config import Config, bar_problems
 from judge.errors import ConfigError, InputError
 from judge.folders import ReportsDir
-from judge.jsonl import write_atomic
+from judge.io.write import write_atomic
 from judge.record import Record
 from judge.results.bars import (
     SUGGEST_MARGIN_SCORE,

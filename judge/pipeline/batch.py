@@ -47,15 +47,9 @@ from judge.errors import (
 )
 from judge.folders import ReportsDir
 from judge.formatting import timestamp
-from judge.jsonl import (
-    StateFile,
-    StrictInt,
-    StrictRecord,
-    check_readable,
-    claim_unique,
-    read_json_document,
-    write_json_document,
-)
+from judge.io.state import StateFile, read_json_document, write_json_document
+from judge.io.text import StrictInt, StrictRecord, check_readable
+from judge.io.write import claim_unique
 from judge.judging.backends.openai import (
     completion_reply,
     error_message,
@@ -88,7 +82,7 @@ REQUEST_URL = "/v1/chat/completions"
 #: OpenAI's Batch API takes files of up to 200 MB and 50,000 requests; half the size by
 #: default, so that a file also goes through older or stricter services (100 MB). The limit
 #: of a request file this writes, not of an input file it reads (``data.max_file_mb``,
-#: ``judge.jsonl.DEFAULT_MAX_FILE_MB``).
+#: ``judge.io.text.DEFAULT_MAX_FILE_MB``).
 BATCH_MAX_FILE_MB = 100.0
 MAX_REQUESTS_PER_FILE = 50_000
 #: Replies stored per transaction on import: one commit per chunk, not per row (a commit per
@@ -154,7 +148,7 @@ BATCH_MANIFEST_FILE = StateFile(
 
 
 def read_manifest(path: Path) -> BatchManifest:
-    """Read and check a manifest written by ``export_batch`` (``judge.jsonl``'s state-file
+    """Read and check a manifest written by ``export_batch`` (``judge.io.state``'s state-file
     reader: its limits, its format version, one line for any problem)."""
     if not path.exists():
         raise ConfigError(

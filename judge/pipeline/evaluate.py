@@ -26,7 +26,7 @@ from judge.inputs.adapter import AdapterProgress
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import labels_by_answer, load_labels_if_any
 from judge.inputs.runs import load_run, run_lines
-from judge.jsonl import jsonl_text
+from judge.io.jsonl import jsonl_text
 from judge.judging.backends import JudgeBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.chunks import build_chunk_items, cached_grades, chunk_depth

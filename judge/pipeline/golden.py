@@ -15,7 +15,8 @@ from judge.inputs.golden_edit import (
     read_confirmations,
     write_label_edit,
 )
-from judge.jsonl import check_readable, locked
+from judge.io.lock import locked
+from judge.io.text import check_readable
 
 
 class Accepted(NamedTuple):
@@ -31,7 +32,7 @@ def accept_labels(config: Config, file: Path, *, dry_run: bool = False) -> Accep
     and write nothing.
 
     The questions file is read, planned against and replaced holding its lock
-    (``judge.jsonl.locked``), so two accepts at once both land, the second planning on what the
+    (``judge.io.lock.locked``), so two accepts at once both land, the second planning on what the
     first wrote; a person's editor takes no lock, so the write is also refused when the file's
     bytes changed since they were read. After the write the golden set is loaded again with
     the loader every command uses: the file on disk is proved valid, not assumed."""

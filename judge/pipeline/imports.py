@@ -46,7 +46,9 @@ from judge.inputs.foreign import (
 )
 from judge.inputs.golden import GoldenSet, load_corpus, load_questions
 from judge.inputs.runs import load_run
-from judge.jsonl import DEFAULT_MAX_FILE_MB, checked_line, id_problem, in_line_order
+from judge.io.jsonl import checked_line
+from judge.io.text import DEFAULT_MAX_FILE_MB, id_problem
+from judge.io.validation import in_line_order
 from judge.textnorm import REFUSAL_MARKERS, is_refusal
 
 #: The files an import writes into its folder, in the order ``[data]`` names them.

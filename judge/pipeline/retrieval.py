@@ -12,7 +12,7 @@ from judge.config import Config
 from judge.inputs.adapter import AdapterProgress
 from judge.inputs.golden import load_golden
 from judge.inputs.trec import read_qrels, read_trec_run, with_qrels, write_qrels, write_trec_run
-from judge.jsonl import write_atomic
+from judge.io.write import write_atomic
 from judge.pipeline.build import Measured
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
 

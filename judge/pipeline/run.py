@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from judge.jsonl import write_atomic
+from judge.io.write import write_atomic
 
 
 def ready_outputs(paths: Iterable[Path | None]) -> None:

@@ -37,7 +37,7 @@ def judge_stability(
     the result as ``reports/stability/<time>.md`` and return it with that path. Everything
     judged goes through the verdict cache, so a second check costs nothing.
     """
-    from judge.jsonl import claim_unique, write_atomic
+    from judge.io.write import claim_unique, write_atomic
     from judge.judging.stability import check_stability
     from judge.report.stability import stability_markdown
 

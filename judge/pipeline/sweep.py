@@ -194,7 +194,7 @@ def _write_folder(folder: Path, files: dict[str, str]) -> None:
 def _new_sweep_folder(parent: Path, started_at: datetime) -> Path:
     """``<time>/``, or ``<time>-2/``, ... when another sweep started in the same second: claimed
     exclusively (an empty folder that ``_write_folder`` renames the finished one over)."""
-    from judge.jsonl import claim_unique
+    from judge.io.write import claim_unique
 
     return claim_unique(parent, timestamp(started_at), folder=True)
 

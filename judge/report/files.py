@@ -15,7 +15,7 @@ the folder's ``run.jsonl``, the input that was judged, is the wiring's copy).
 
 from __future__ import annotations
 
-from judge.jsonl import jsonl_text
+from judge.io.jsonl import jsonl_text
 from judge.record import REPORT_FILE, Record, record_json, row_lines, values_json
 from judge.report.chunks_text import MISSING_LABELS_FILE, missing_labels_file
 from judge.report.data import verdicts_csv

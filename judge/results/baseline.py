@@ -18,7 +18,8 @@ from pydantic import BaseModel, ConfigDict
 
 from judge.errors import ConfigError
 from judge.grouped import ALL
-from judge.jsonl import StateFile, locked, read_json_document, write_json_document
+from judge.io.lock import locked
+from judge.io.state import StateFile, read_json_document, write_json_document
 from judge.results.compare import (
     SECTIONS,
     GateRule,
@@ -105,7 +106,7 @@ def pin_baseline(
 ) -> Baseline:
     """Pin a run's values; an existing baseline is only replaced when asked explicitly.
 
-    Under the baseline's lock (``judge.jsonl.locked``), like a ratchet: of two pins at once
+    Under the baseline's lock (``judge.io.lock.locked``), like a ratchet: of two pins at once
     without ``--replace``, one pins and the other is refused because the file now exists."""
     baseline = Baseline(
         golden_hash=entry.golden_hash,
@@ -152,7 +153,7 @@ def ratchet_baseline(
     (``ratchet_values``); never lower one. Sections measured another way (fingerprint) are left
     as they are.
 
-    The read, the raise and the write hold the baseline's lock (``judge.jsonl.locked``): two
+    The read, the raise and the write hold the baseline's lock (``judge.io.lock.locked``): two
     ratchets at once (or a ratchet and a pin) each start from what the other wrote."""
     with locked(path):
         return _ratchet_locked(path, entry, values, rule, type_order)

@@ -31,16 +31,11 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judge.errors import InputError
 from judge.inputs.runs import JsonScalar, RunSettings
-from judge.jsonl import (
-    StateFile,
-    append_line,
-    checked_line,
-    describe_validation_error,
-    locked,
-    parse_json_line,
-    version_problem,
-    write_atomic,
-)
+from judge.io.jsonl import checked_line, parse_json_line
+from judge.io.lock import locked
+from judge.io.state import StateFile, version_problem
+from judge.io.validation import describe_validation_error
+from judge.io.write import append_line, write_atomic
 from judge.results.compare import (
     SECTIONS,
     GateRule,
@@ -138,7 +133,7 @@ def load_history(path: Path) -> History:
     append instead of blocking every later run. A line that is whole JSON but no entry, or
     any damaged line before the last, is an error; so is a line of a newer format version (one
     line that says to upgrade judge or remove it), which would otherwise be misread. Lines are
-    parsed with the JSONL loader's limits (``judge.jsonl.parse_json_line``).
+    parsed with the JSONL loader's limits (``judge.io.jsonl.parse_json_line``).
     """
     if not path.exists():
         return History([], [])
@@ -194,7 +189,7 @@ def append_history(path: Path, entry: HistoryEntry) -> None:
 
     A torn last line (``load_history``) is dropped first, atomically, so the new line never
     lands glued to it; a last line without its newline gets one. The read and the write hold
-    the file's lock (``judge.jsonl.locked``): a rewrite (the oldest lines dropped, a torn line
+    the file's lock (``judge.io.lock.locked``): a rewrite (the oldest lines dropped, a torn line
     replaced) must not replace the file under another command's append.
     """
     with locked(path):

@@ -16,11 +16,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from judge.config import Config, RetrievalConfig
 from judge.errors import ConfigError
 from judge.inputs.runs import RunMeta
-from judge.jsonl import (
-    StateFile,
-    describe_validation_error,
-    json_document_text,
-)
+from judge.io.state import StateFile, json_document_text
+from judge.io.validation import describe_validation_error
 from judge.results.tokens import TokenTotals
 
 #: 2: ``report.json`` is the run record (``judge.record``), one row per question; folders of
@@ -116,7 +113,7 @@ class Manifest(_Part):
 
     def to_json(self) -> str:
         """The text of ``manifest.json``; refused (``InputError``) when it could not be read
-        back (``judge.jsonl.json_document_text``)."""
+        back (``judge.io.state.json_document_text``)."""
         return json_document_text(self, MANIFEST_FILE, "manifest.json")
 
 

@@ -23,7 +23,7 @@ import pytest
 
 from judge.cli import main
 from judge.config import Config
-from judge.jsonl import MAX_RECORD_MB
+from judge.io.jsonl import MAX_RECORD_MB
 from judge.judging.cache import VerdictCache
 from judge.results.history import read_history
 from tests.conftest import CORPUS, QUESTIONS, RUN, run_lexical, write_jsonl

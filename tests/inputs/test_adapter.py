@@ -333,11 +333,11 @@ def test_an_answer_over_the_record_limit_is_a_failed_question_and_the_next_run_w
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    import judge.jsonl
+    import judge.io.jsonl
     from tests.conftest import latest_report, run_lexical
 
     # A 1 MB limit instead of 4 MB: the same code path with a quarter of the text.
-    monkeypatch.setattr(judge.jsonl, "MAX_RECORD_MB", 1)
+    monkeypatch.setattr(judge.io.jsonl, "MAX_RECORD_MB", 1)
     config = tiny_adapter("huge_rag", HUGE_ANSWER)
     assert run_lexical(config) == 0
     failed = latest_report(config)["adapter_failed"]
@@ -362,7 +362,7 @@ def test_a_long_or_broken_error_message_is_kept_short_and_savable(
     tiny: Tiny, tmp_path: Path
 ) -> None:
     from judge.inputs.adapter import MAX_ERROR_CHARS
-    from judge.jsonl import record_problem
+    from judge.io.jsonl import record_problem
 
     (tmp_path / "loud_rag.py").write_text(
         "def answer(question):\n    raise RuntimeError('\\ud800' + 'x' * 100_000)\n",

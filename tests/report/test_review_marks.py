@@ -15,7 +15,7 @@ from judge.errors import InputError
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, load_labels
-from judge.jsonl import write_jsonl
+from judge.io.jsonl import write_jsonl
 from tests.conftest import QUESTIONS, RUN
 
 GOLDEN = {q["id"]: GoldenQuestion.model_validate(q) for q in QUESTIONS}

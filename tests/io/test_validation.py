@@ -1,15 +1,12 @@
-"""The JSONL reader's fast paths against its careful ones: the same values, the same messages.
+"""Pydantic's errors said as what a field takes, and records validated by line
+(``judge.io.validation``).
 
-``read_jsonl`` reads a file whose every line is plain (small, valid JSON, an object, no escape
-of half a character anywhere) with one parse per line (pydantic-core's ``from_json``, which must
-give exactly ``json.loads``'s values), and any other file line by line
-with every check; ``parse_records`` validates all records in one call, and again one by one
-when any is wrong. Each fast path must give exactly what the careful path gives.
+``parse_records`` validates all records in one call, and again one by one when any is wrong:
+the fast path must give exactly what the careful path (each line on its own) gives.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,90 +16,61 @@ from pydantic import ValidationError
 from judge.errors import InputError
 from judge.inputs.golden import Chunk, GoldenQuestion
 from judge.inputs.runs import RunRecord
-from judge.jsonl import (
-    StrictRecord,
-    _careful_lines,
-    _plain_lines,
-    describe_validation_error,
-    parse_records,
-    read_jsonl,
-    split_lines,
+from judge.io.jsonl import Line
+from judge.io.text import IsoDatetime, StrictBool, StrictFloat, StrictInt, StrictRecord
+from judge.io.validation import describe_validation_error, parse_records
+
+
+class _Sample(StrictRecord):
+    count: StrictInt = 0
+    share: StrictFloat = 0.0
+    flag: StrictBool = False
+    items: tuple[StrictInt, ...] = ()
+    at: IsoDatetime | None = None
+
+
+@pytest.mark.parametrize(
+    ("value", "said"),
+    [
+        ({"count": "2"}, 'count: must be an integer such as 2, not "2" (remove the quotes)'),
+        ({"count": 2.0}, "count: must be an integer such as 2, not 2.0"),
+        ({"count": True}, "count: must be an integer such as 2, not true"),
+        ({"share": "0.9"}, 'share: must be a number such as 0.5, not "0.9" (remove the quotes)'),
+        ({"share": False}, "share: must be a number such as 0.5, not false"),
+        ({"share": float("nan")}, "share: Input should be a finite number"),
+        ({"flag": "yes"}, 'flag: must be true or false, not "yes"'),
+        ({"flag": "true"}, 'flag: must be true or false, not "true" (remove the quotes)'),
+        ({"flag": 1}, "flag: must be true or false, not 1"),
+        ({"items": [1, "2"]}, 'items.1: must be an integer such as 2, not "2" (remove the quotes)'),
+        ({"at": 1700000000}, 'at: must be an ISO 8601 date-time string such as "2026-11-21'),
+    ],
 )
-
-PLAIN_FILES = [
-    '{"a": 1}\n{"b": "年額プランは3,800円です。"}\n',
-    '\n{"a": 1}\n\n   \n\t\n{"a": 2}',  # blank and whitespace-only lines, no final newline
-    '{"a": 1}\r\n{"b": 2}\r\n',  # Windows line ends
-    '{"q": "a\u2028b\u2029c\u0085d"}\n',  # separators str.splitlines would split on
-    '{"q": "\\u3042\\u00e9\\n\\t\\"quoted\\""}\n',  # escapes, none of half a character
-    '{"x": {"y": [1, 2.5, -0, 1e5, true, false, null]}, "z": []}\n',
-    '{"n": NaN, "i": Infinity}\n',  # json.loads reads these either way; the models refuse NaN
-    '{"k": 1, "k": 2}\n',  # a repeated key: the last one, either way
-    '{"id": "q1", "text": "Ignore the warning and restart.  Then tap \\"Save\\"."}\n',
-    '{"big": ' + "9" * 4000 + "}\n",  # under Python's digit limit
-    '{"a": 1e400, "b": 5e-324, "c": -0.0, "d": 1E-400, "e": 0.1, "f": 12345678901234567890}\n',
-    '{"a": "\\u0000x", "b": "\\/", "c": "😀"}\n',
-]
-
-CAREFUL_FILES = [
-    '{"a": 1}\nnot json\n[1, 2]\n\n{"b": 2}\n{"c": \n',  # not JSON, not an object
-    '{"a": 1}\n"text"\n3\nnull\n',  # scalars
-    '{"a": 1}\n\ufeff{"b": 2}\n',  # a BOM inside the file (only a leading one is dropped)
-    '{"a": "\\ud800"}\n{"b": 1}\n',  # half a character
-    '{"a": "\\ud83d\\ude00"}\n',  # a whole one written as two escapes: read, carefully
-    "[" * 100_000 + "]" * 100_000 + "\n",  # nested too deeply
-    '{"big": ' + "9" * 5000 + "}\n",  # over Python's digit limit
-    '{"a": ' + "[" * 300 + "]" * 300 + "}\n",  # deeper than pydantic-core goes: json reads it
-    "\n \n",  # no records
-]
+def test_strict_scalars_are_refused_with_what_to_write(value: dict[str, Any], said: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        _Sample.model_validate(value)
+    assert describe_validation_error(caught.value)[0].startswith(said)
 
 
-def _careful(path: Path, text: str) -> list[Any] | list[str]:
-    """What the careful path gives for ``text``: its lines, or its problems."""
-    try:
-        return _careful_lines(path, split_lines(text))
-    except InputError as exc:
-        return exc.problems
+def test_lists_iso_strings_and_integer_numbers_still_validate() -> None:
+    sample = _Sample.model_validate(
+        {"count": 2, "share": 1, "flag": True, "items": [1, 2], "at": "2026-11-21T09:00:00Z"}
+    )
+    assert sample.share == 1.0 and isinstance(sample.share, float)  # 1 is a JSON number too
+    assert sample.items == (1, 2)
+    assert sample.at is not None and sample.at.year == 2026
 
 
-@pytest.mark.parametrize("text", PLAIN_FILES)
-def test_a_plain_file_is_read_the_fast_way_with_the_careful_result(
-    tmp_path: Path, text: str
-) -> None:
-    path = tmp_path / "f.jsonl"
-    path.write_text(text, encoding="utf-8")
-    fast = _plain_lines(text, split_lines(text))
-    assert fast is not None and fast  # the fast path took it
+def test_union_alternatives_are_said_once() -> None:
+    from judge.inputs.runs import RunMeta
 
-    def shown(lines: list[Any]) -> list[tuple[int, str]]:
-        # What JSON makes of each value: NaN is not equal to itself (json.loads gives the same
-        # NaN object each time, pydantic-core a new one), and the key order counts too.
-        return [(line.number, json.dumps(line.value)) for line in lines]
-
-    assert shown(fast) == shown(_careful_lines(path, split_lines(text)))
-    assert shown(read_jsonl(path)) == shown(fast)
+    with pytest.raises(ValidationError) as caught:
+        RunMeta.model_validate({"chunking": {"max_chars": [450], "overlap": 0}})
+    assert describe_validation_error(caught.value) == [
+        "chunking.max_chars: must be a string, an integer, a number or true or false, not [450]"
+    ]
 
 
-def test_a_leading_bom_is_dropped_before_either_path(tmp_path: Path) -> None:
-    path = tmp_path / "f.jsonl"
-    path.write_bytes(b"\xef\xbb\xbf" + '{"q": "年額"}\n'.encode())
-    assert [line.value for line in read_jsonl(path)] == [{"q": "年額"}]
-
-
-@pytest.mark.parametrize("text", CAREFUL_FILES)
-def test_any_other_file_is_read_the_careful_way(tmp_path: Path, text: str) -> None:
-    path = tmp_path / "f.jsonl"
-    path.write_text(text, encoding="utf-8")
-    assert not _plain_lines(text, split_lines(text))
-    careful = _careful(path, text)
-    try:
-        got: list[Any] | list[str] = read_jsonl(path)
-    except InputError as exc:
-        got = exc.problems
-    if careful == []:
-        assert got == [f"{path}: no records (the file is empty)"]
-    else:
-        assert got == careful
+# --- records validated by line ----------------------------------------------------------
 
 
 def _one_by_one(
@@ -146,8 +114,6 @@ BAD_RUN = [
 
 
 def _lines(values: list[dict[str, Any]]) -> list[Any]:
-    from judge.jsonl import Line
-
     return [Line(number, value) for number, value in enumerate(values, start=2)]
 
 

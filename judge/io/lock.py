@@ -1,0 +1,134 @@
+"""The one file lock: an OS ``flock`` on a lock file, for a shared file and for a reports folder.
+
+The labels file (``judge audit import``, ``judge audit label``), the pinned baseline (``pin``,
+``ratchet``) and ``history.jsonl`` are read, changed and written back by commands that may run
+at the same time. Each such update holds the file's lock (``locked``) from its read to its
+write, so the second command reads what the first wrote and merges into it, instead of both
+writing what they read before and one losing the other's work; it waits for the holder.
+
+One judge run at a time writes to a reports folder (``run_lock``, on ``reports/.lock``): a
+second run is refused at once (it would ask the adapter and the judge for the same work).
+
+Both are ``_hold``: the operating system releases the lock when its process ends, however it
+ends, so a crash never leaves it stuck; the holder's pid is written into the lock file for the
+message of whoever finds it busy, and the file is removed on release.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+
+from judge.errors import HarnessError
+
+#: How long a command waits for another one to finish updating a shared file before it gives up
+#: with one line. An update (an import, a pin, a history line) takes well under a second; only
+#: an interactive ``judge audit label`` holds a lock for longer.
+LOCK_WAIT_S = 30.0
+_LOCK_POLL_S = 0.05
+
+
+class Busy(HarnessError):
+    """Another command holds the lock of a file this one must write (exit 2: run it again)."""
+
+
+def lock_file(path: Path) -> Path:
+    """The lock file of ``path``: ``.<name>.lock`` beside it, there only while it is held."""
+    return path.with_name(f".{path.name}.lock")
+
+
+def _lock_holder(fd: int) -> str:
+    with suppress(OSError):
+        text = os.pread(fd, 64, 0).decode("utf-8", "replace").strip()
+        if text.isdigit():
+            return text
+    return "?"
+
+
+def _try_lock(lock: Path) -> tuple[int | None, str]:
+    """Lock ``lock`` without waiting: its descriptor (and ``""``), or None and the holder's pid
+    (``"?"`` when unknown). A file removed and made again while this one opened it counts as
+    busy with no holder, so the caller tries again and locks the file in place."""
+    fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        holder = _lock_holder(fd)
+        os.close(fd)
+        return None, holder
+    except BaseException:
+        os.close(fd)
+        raise
+    try:
+        here = os.stat(lock)
+        held = os.fstat(fd)
+        same = (here.st_dev, here.st_ino) == (held.st_dev, held.st_ino)
+    except FileNotFoundError:
+        same = False
+    if same:
+        return fd, ""
+    os.close(fd)  # released and removed while this one waited: lock the file in place
+    return None, ""
+
+
+@contextmanager
+def _hold(lock: Path, wait_s: float, busy: Callable[[str], str]) -> Iterator[None]:
+    """Hold ``lock`` (waiting up to ``wait_s`` seconds for its holder), or raise ``Busy`` with
+    ``busy(holder's pid)``; the pid of this process is written into it, and it is removed on
+    release (a waiter that locked a removed file locks again, the one in place)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        fd, holder = _try_lock(lock)
+        if fd is not None:
+            break
+        if holder and time.monotonic() >= deadline:
+            raise Busy(busy(holder))
+        if holder:
+            time.sleep(_LOCK_POLL_S)
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        with suppress(OSError):
+            os.unlink(lock)
+        os.close(fd)
+
+
+@contextmanager
+def locked(path: Path, *, wait_s: float = LOCK_WAIT_S, doing: str = "writing") -> Iterator[None]:
+    """Hold ``path``'s lock (an OS ``flock`` on ``lock_file(path)``) for a read-modify-write.
+
+    Waits up to ``wait_s`` seconds for another command that holds it, then raises ``Busy``
+    with one line naming the file and the holder's pid. Not re-entrant: a process holds each
+    file's lock once.
+    """
+
+    def busy(holder: str) -> str:
+        return (
+            f"{path}: another judge command (pid {holder}) is {doing} this file; wait "
+            "for it to finish, then run this again (its lock is released when it exits)"
+        )
+
+    with _hold(lock_file(path), wait_s, busy):
+        yield
+
+
+@contextmanager
+def run_lock(reports_dir: Path) -> Iterator[None]:
+    """Held while a run writes to ``reports_dir`` (``.lock`` in it): a second run is refused
+    at once with ``Busy``, one line naming the holder's pid."""
+    reports_dir.mkdir(parents=True, exist_ok=True)
+
+    def busy(holder: str) -> str:
+        return (
+            f"another judge run (pid {holder}) is writing to {reports_dir}; "
+            "wait for it to finish (the lock is released when it exits)"
+        )
+
+    with _hold(reports_dir / ".lock", 0.0, busy):
+        yield
