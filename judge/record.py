@@ -54,7 +54,6 @@ from judge.results.chunk_grades import MissingLabel
 from judge.results.compare import (
     SECTIONS,
     Change,
-    Flip,
     GateRule,
     MetricValues,
     QuestionValues,
@@ -62,6 +61,7 @@ from judge.results.compare import (
     SectionComparison,
 )
 from judge.results.diagnosis import Diagnosis, TypeDiagnosis, summarise
+from judge.results.flips import Flip
 from judge.results.gate import Gate
 from judge.results.history import HistoryEntry
 from judge.results.item_record import ItemRecord

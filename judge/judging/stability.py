@@ -39,6 +39,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
+from typing import NamedTuple
 
 from judge.axes import AXES, FULL_MARKS
 from judge.errors import ConfigError, Interrupted
@@ -207,37 +208,51 @@ def _variant_rows(
 
 # --- the check -------------------------------------------------------------------------------
 
+_Shown = list[tuple[JudgeItem, JudgeItem | None]]
+"""Each sampled item with its variant (None where the variant would be the item itself)."""
 
-def check_stability(
-    items: Sequence[JudgeItem],
+_Pairs = dict[str, tuple[tuple[int, int], tuple[int, int]]]
+"""Per question whose two verdicts are ok: the (before, after) scores."""
+
+
+class _Judged(NamedTuple):
+    """Every verdict of the check, judged batch by batch."""
+
+    verdicts: dict[Variant | None, dict[str, Verdict]]  # per variant (None: the originals)
+    fingerprint: str  # the judge's fingerprint, as the last batch reported it
+    cached: int  # how many verdicts came from the cache
+
+
+class _Paired(NamedTuple):
+    """One variant against the originals."""
+
+    pairs: _Pairs  # the scores of the questions whose two verdicts are ok
+    flips: list[VariantFlip]  # the pairs whose scores differ
+    failures: list[Failure]  # the variant's verdicts that are not ok
+
+
+class _Moves(NamedTuple):
+    """How the verdicts moved: rows per variant and type, flipped pairs, verdicts not ok."""
+
+    rows: list[VariantRow]
+    flips: list[VariantFlip]
+    failures: list[Failure]
+
+
+def _judge_batches(
+    batches: Sequence[tuple[Variant | None, list[JudgeItem]]],
     backend: JudgeBackend,
     prompt: Prompt,
     cache: VerdictCache,
     *,
-    sample: int = DEFAULT_SAMPLE,
-    seed: int = 0,
-    concurrency: int = 1,
-    max_attempts: int = 4,
-    on_progress: Callable[[JudgeProgress], None] = lambda _: None,
-    type_order: Sequence[str] = (),
-) -> StabilityReport:
-    """Judge a seeded sample of ``items`` and its variants; count how verdicts move.
+    concurrency: int,
+    max_attempts: int,
+    on_progress: Callable[[JudgeProgress], None],
+) -> _Judged:
+    """Judge the batches one after the other, reporting progress over all of them together.
 
-    The rows go type by type in the order of every per-type table (``judge.grouped
-    .type_order``: the types of ``type_order``, the configured ``data.question_types``, that
-    the sample has, then any other in golden order), ``all`` last.
-
-    Originals come from the cache when a run judged them already. Progress covers the whole
-    check (originals and variants). Raises ``Interrupted`` on Ctrl-C, after what was judged
-    is in the cache (the next run resumes).
+    Raises ``Interrupted`` on Ctrl-C, after what was judged is in the cache.
     """
-    start = time.perf_counter()
-    chosen = sample_items(items, sample, seed)
-    variants: dict[Variant, list[tuple[JudgeItem, JudgeItem | None]]] = {
-        v: [(item, make_variant(item, v, seed)) for item in chosen] for v in VARIANTS
-    }
-    batches: list[tuple[Variant | None, list[JudgeItem]]] = [(None, chosen)]
-    batches += [(v, [x for _, x in pairs if x is not None]) for v, pairs in variants.items()]
     total = sum(len(batch) for _, batch in batches)
     done = cached = not_ok = 0
     verdicts: dict[Variant | None, dict[str, Verdict]] = {}
@@ -273,52 +288,116 @@ def check_stability(
                 f"judge stability interrupted: {done} of {total} verdicts judged and cached; "
                 "run the same command again to finish (what was judged is not asked again)"
             )
+    return _Judged(verdicts, fingerprint, cached)
 
+
+def _paired(
+    variant: Variant, shown: _Shown, originals: Mapping[str, Verdict], judged: Mapping[str, Verdict]
+) -> _Paired:
+    """One variant's verdicts (``judged``) against the originals'."""
+    paired = _Paired(pairs={}, flips=[], failures=[])
+    for item, changed_item in shown:
+        if changed_item is None:
+            continue
+        qid = item.question.id
+        after_verdict = judged[qid]
+        if after_verdict.status != "ok":
+            paired.failures.append(Failure(qid, variant, after_verdict.status, after_verdict.error))
+        before, after = _scores(originals[qid]), _scores(after_verdict)
+        if before is None or after is None:
+            continue
+        paired.pairs[qid] = before, after
+        if after != before:
+            paired.flips.append(VariantFlip(qid, item.question.type, variant, before, after))
+    return paired
+
+
+def _moves(
+    chosen: Sequence[JudgeItem],
+    variants: Mapping[Variant, _Shown],
+    verdicts: Mapping[Variant | None, Mapping[str, Verdict]],
+    types: Sequence[str],
+) -> _Moves:
+    """Every variant against the originals: rows variant by variant, then flips and failures
+    (the originals' first, then each variant's, in the order of ``VARIANTS``)."""
     type_of = {item.question.id: item.question.type for item in chosen}
-    present = set(type_of.values())
-    types = tuple(t for t in grouped_type_order(type_of, type_order) if t in present)
-    rows: list[VariantRow] = []
-    flips: list[VariantFlip] = []
     originals = verdicts[None]
-    failures = [
+    moves = _Moves(rows=[], flips=[], failures=[])
+    moves.failures.extend(
         Failure(qid, None, originals[qid].status, originals[qid].error)
         for qid in (item.question.id for item in chosen)
         if originals[qid].status != "ok"
-    ]
+    )
     for variant in VARIANTS:
-        judged = verdicts[variant]
-        pairs: dict[str, tuple[tuple[int, int], tuple[int, int]]] = {}
-        for item, changed_item in variants[variant]:
-            if changed_item is None:
-                continue
-            qid = item.question.id
-            after_verdict = judged[qid]
-            if after_verdict.status != "ok":
-                failures.append(Failure(qid, variant, after_verdict.status, after_verdict.error))
-            before, after = _scores(originals[qid]), _scores(after_verdict)
-            if before is None or after is None:
-                continue
-            pairs[qid] = before, after
-            if after != before:
-                flips.append(VariantFlip(qid, item.question.type, variant, before, after))
+        paired = _paired(variant, variants[variant], originals, verdicts[variant])
+        moves.flips.extend(paired.flips)
+        moves.failures.extend(paired.failures)
         shown = {item.question.id: shown_item for item, shown_item in variants[variant]}
-        rows += _variant_rows(variant, types, type_of, shown, pairs)
-    flags = [_flags(None, originals, chosen)]
-    flags += [
-        _flags(v, verdicts[v], [x for _, x in variants[v] if x is not None]) for v in VARIANTS
-    ]
+        moves.rows.extend(_variant_rows(variant, types, type_of, shown, paired.pairs))
+    return moves
+
+
+def _sample_types(chosen: Sequence[JudgeItem], type_order: Sequence[str]) -> tuple[str, ...]:
+    """The question types of the sample, in the order of every per-type table."""
+    type_of = {item.question.id: item.question.type for item in chosen}
+    present = set(type_of.values())
+    return tuple(t for t in grouped_type_order(type_of, type_order) if t in present)
+
+
+def check_stability(
+    items: Sequence[JudgeItem],
+    backend: JudgeBackend,
+    prompt: Prompt,
+    cache: VerdictCache,
+    *,
+    sample: int = DEFAULT_SAMPLE,
+    seed: int = 0,
+    concurrency: int = 1,
+    max_attempts: int = 4,
+    on_progress: Callable[[JudgeProgress], None] = lambda _: None,
+    type_order: Sequence[str] = (),
+) -> StabilityReport:
+    """Judge a seeded sample of ``items`` and its variants; count how verdicts move.
+
+    The rows go type by type in the order of every per-type table (``judge.grouped
+    .type_order``: the types of ``type_order``, the configured ``data.question_types``, that
+    the sample has, then any other in golden order), ``all`` last.
+
+    Originals come from the cache when a run judged them already. Progress covers the whole
+    check (originals and variants). Raises ``Interrupted`` on Ctrl-C, after what was judged
+    is in the cache (the next run resumes).
+    """
+    start = time.perf_counter()
+    chosen = sample_items(items, sample, seed)
+    variants: dict[Variant, _Shown] = {
+        v: [(item, make_variant(item, v, seed)) for item in chosen] for v in VARIANTS
+    }
+    batches: list[tuple[Variant | None, list[JudgeItem]]] = [(None, chosen)]
+    batches += [(v, [x for _, x in pairs if x is not None]) for v, pairs in variants.items()]
+    judged = _judge_batches(
+        batches,
+        backend,
+        prompt,
+        cache,
+        concurrency=concurrency,
+        max_attempts=max_attempts,
+        on_progress=on_progress,
+    )
+    types = _sample_types(chosen, type_order)
+    moves = _moves(chosen, variants, judged.verdicts, types)
+    flags = [_flags(variant, judged.verdicts[variant], batch) for variant, batch in batches]
     return StabilityReport(
         judge=f"{backend.identity.kind} {backend.identity.model} · {prompt.name}",
-        fingerprint=fingerprint,
+        fingerprint=judged.fingerprint,
         seed=seed,
         population=len(items),
         sampled=tuple(item.question.id for item in chosen),
         types=types,
-        rows=tuple(rows),
-        flips=tuple(flips),
-        failures=tuple(failures),
-        verdicts=total,
-        from_cache=cached,
+        rows=tuple(moves.rows),
+        flips=tuple(moves.flips),
+        failures=tuple(moves.failures),
+        verdicts=sum(len(batch) for _, batch in batches),
+        from_cache=judged.cached,
         elapsed_s=time.perf_counter() - start,
         flags=tuple(flags),
     )

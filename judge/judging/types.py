@@ -191,7 +191,7 @@ class VariantRow:
 @dataclass(frozen=True, slots=True)
 class VariantFlip:
     """A verdict that a variant changed: one pair whose scores differ (the variant's
-    counterpart of ``judge.results.compare.Flip``, a verdict that changed between two runs)."""
+    counterpart of ``judge.results.flips.Flip``, a verdict that changed between two runs)."""
 
     question_id: str
     question_type: str

@@ -34,7 +34,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from judge.judging.evidence import Sentence, answer_sentences, cite, context_sentences, verify_quote
 from judge.judging.injection import instruction_flags
-from judge.judging.types import ContextChunk, EvidenceMatch, Mode, SentenceCheck, Verdict
+from judge.judging.types import (
+    ContextChunk,
+    EvidenceMatch,
+    Mode,
+    SentenceCheck,
+    Status,
+    Verdict,
+)
 
 #: Bump when a payload changes (it is in the judge fingerprint through the schema too).
 #: 2: the ``cited`` and ``sentences`` modes (the mode and its schema are fingerprinted).
@@ -238,32 +245,14 @@ def make_verdict(
         "cached": cached,
         "mode": mode,
     }
-    if reply.kind == "truncated":
-        return Verdict(status="truncated", error=reply.detail, **common)
-    if reply.kind == "error":
-        return Verdict(status="backend_error", error=reply.detail, **common)
-    if reply.finish_reason == "length":
-        error = "reply cut off at the token limit (finish_reason 'length'); raise max_tokens"
-        return Verdict(status="parse_error", error=error, **common)
+    unusable = _unusable(reply)
+    if unusable is not None:
+        status, error = unusable
+        return Verdict(status=status, error=error, **common)
     try:
-        parsed = _LENIENT_JSON.decode(reply.text)
-        payload = _PAYLOADS[mode].model_validate(parsed)
-        if isinstance(payload, VerdictPayload):
-            judged = _quoted(payload, context, answerable)
-        elif isinstance(payload, CitedPayload):
-            judged = _cited(payload, context, answerable)
-        else:
-            assert isinstance(payload, SentencesPayload)
-            judged = _by_sentence(payload, context, answer or "")
-    except json.JSONDecodeError as exc:
-        return Verdict(status="parse_error", error=f"not JSON: {json_problem(exc)}", **common)
-    except ValidationError as exc:
-        problems = "; ".join(
-            f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in exc.errors()
-        )
-        return Verdict(status="parse_error", error=f"breaks the schema: {problems}", **common)
-    except ReplyProblem as exc:
-        return Verdict(status="parse_error", error=f"breaks the schema: {exc}", **common)
+        judged = _judged(reply.text, mode, context, answerable, answer or "")
+    except (json.JSONDecodeError, ValidationError, ReplyProblem) as exc:
+        return Verdict(status="parse_error", error=_parse_error(exc), **common)
     review = judged.pop("review") + instruction_flags(answer, context)
     return Verdict(
         status="ok",
@@ -272,6 +261,51 @@ def make_verdict(
         score_probabilities=reply.score_probabilities,
         **common,
     )
+
+
+def _unusable(reply: Reply) -> tuple[Status, str | None] | None:
+    """Why a reply cannot be parsed at all (the status and error of its verdict), or None: the
+    prompt did not fit, the backend failed, or the model was cut off at the token limit."""
+    if reply.kind == "truncated":
+        return "truncated", reply.detail
+    if reply.kind == "error":
+        return "backend_error", reply.detail
+    if reply.finish_reason == "length":
+        return (
+            "parse_error",
+            "reply cut off at the token limit (finish_reason 'length'); raise max_tokens",
+        )
+    return None
+
+
+def _judged(
+    text: str, mode: Mode, context: list[ContextChunk], answerable: bool, answer: str
+) -> dict[str, Any]:
+    """A reply's text read as ``mode``'s payload and resolved against the context: the
+    verdict's fields, its own review flags under ``review``.
+
+    Raises ``json.JSONDecodeError`` (not JSON), ``ValidationError`` (not the schema) or
+    ``ReplyProblem`` (the schema, but not a possible verdict)."""
+    parsed = _LENIENT_JSON.decode(text)
+    payload = _PAYLOADS[mode].model_validate(parsed)
+    if isinstance(payload, VerdictPayload):
+        return _quoted(payload, context, answerable)
+    if isinstance(payload, CitedPayload):
+        return _cited(payload, context, answerable)
+    assert isinstance(payload, SentencesPayload)
+    return _by_sentence(payload, context, answer)
+
+
+def _parse_error(exc: json.JSONDecodeError | ValidationError | ReplyProblem) -> str:
+    """The error of a verdict whose reply ``_judged`` refused, in one line."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON: {json_problem(exc)}"
+    if isinstance(exc, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'reply'}: {e['msg']}" for e in exc.errors()
+        )
+        return f"breaks the schema: {problems}"
+    return f"breaks the schema: {exc}"
 
 
 def _quoted(

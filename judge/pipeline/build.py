@@ -48,10 +48,10 @@ from judge.results.compare import (
     QuestionValues,
     SectionComparison,
     TypeMetrics,
-    changed_verdicts,
     decide,
 )
 from judge.results.diagnosis import diagnose
+from judge.results.flips import changed_verdicts
 from judge.results.gate import gate
 from judge.results.history import (
     HistoryEntry,

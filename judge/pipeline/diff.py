@@ -9,10 +9,10 @@ from judge.results.compare import (
     SECTIONS,
     GateRule,
     SectionComparison,
-    changed_verdicts,
     compare_values,
     decide,
 )
+from judge.results.flips import changed_verdicts
 
 #: Fingerprint → what it stands for, in the order a difference is noted.
 _PARTS = (

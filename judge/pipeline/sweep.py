@@ -49,6 +49,22 @@ class SweepHooks(NamedTuple):
     on_judging: Callable[[JudgeProgress], None] = _ignore
 
 
+class _Splits(NamedTuple):
+    """The golden set cut for a sweep: settings are chosen on ``tune``, shown on ``holdout``."""
+
+    tune: GoldenSet
+    holdout: GoldenSet
+    scored: list[str]  # the tuning questions with relevant chunks, the ones the guards count
+
+
+class _Choice(NamedTuple):
+    """What the sweep does after choosing on the tuning split."""
+
+    winner: Setting
+    to_judge: list[Setting]  # the default and the best few others, judged on the tuning split
+    final: list[Setting]  # the default and the winner (once when it is the default): the holdout
+
+
 def sweep(
     config: Config,
     *,
@@ -62,16 +78,11 @@ def sweep(
     sweep resumes and no setting is asked a question twice; verdicts go through the cache.
     """
     from judge.report.sweep import sweep_files
-    from judge.sweep.measure import scored_questions
     from judge.sweep.outcome import SweepOutcome
-    from judge.sweep.select import MIN_QUESTIONS
     from judge.sweep.settings import grid_settings
 
     started_at = datetime.now(UTC)
-    swept = config.sweep
-    if swept is None:
-        where = config.source or "the configuration"
-        raise ConfigError(f"{where} has no [sweep] table; docs/sweep.md shows one")
+    swept = _sweep_table(config)
     if isinstance(backend, str):
         config = config.with_overrides(judge={"backend": backend})
         backend = None
@@ -80,41 +91,18 @@ def sweep(
     try:
         with reports.lock():
             prompt = load_prompt(config.judge.prompt) if judge else None
-            golden = load_golden(config.data)
-            tune = golden._replace(
-                questions=tuple(q for q in golden.questions if q.split != "holdout")
-            )
-            holdout = golden._replace(
-                questions=tuple(q for q in golden.questions if q.split == "holdout")
-            )
-            scored = scored_questions(tune)
-            if len(scored) < MIN_QUESTIONS:
-                raise ConfigError(
-                    f"{config.data.questions}: the tuning split has {len(scored)} question(s) "
-                    f"with relevant chunks; the sweep's guards need at least {MIN_QUESTIONS} "
-                    "(with fewer, one question decides): add tuning questions"
-                )
+            splits = _splits(config, load_golden(config.data))
             _check_sweep_adapter(config)
-            tuned = {
-                s.key: _setting_scores(config, tune, s, "tune", (i, len(settings)), hooks)
-                for i, s in enumerate(settings)
-            }
-            selection = _select(swept, scored, settings, default, tuned)
-            by_label = {s.label: s for s in settings}
-            winner = by_label[selection.winner]
-            ranked = sorted(settings, key=lambda s: -tuned[s.key].mean(swept.primary))
-            to_judge = [default, *[s for s in ranked if s != default][: swept.judge_top]]
-            final = [default] if winner == default else [default, winner]
-            held = {
-                s.key: _setting_scores(config, holdout, s, "holdout", (i, len(final)), hooks)
-                for i, s in enumerate(final)
-                if holdout.questions
-            }
+            tuned = _split_scores(config, splits.tune, "tune", settings, hooks)
+            selection = _select(swept, splits.scored, settings, default, tuned)
+            choice = _choice(swept, settings, default, tuned, selection)
+            held: dict[str, SettingScores] = {}
+            if splits.holdout.questions:
+                held = _split_scores(config, splits.holdout, "holdout", choice.final, hooks)
             judged: dict[tuple[str, str], JudgeMeans] = {}
             judge_used = None
             if prompt is not None:
-                runs = [(s, "tune", tune, tuned[s.key]) for s in to_judge]
-                runs += [(s, "holdout", holdout, held[s.key]) for s in final if s.key in held]
+                runs = _judge_runs(splits, choice, tuned, held)
                 judged, judge_used = _judge_settings(config, backend, prompt, runs, hooks)
             outcome = SweepOutcome(
                 config=config,
@@ -127,7 +115,7 @@ def sweep(
                 judged=judged,
                 judge=judge_used,
                 folder=_new_sweep_folder(reports.path / "sweeps", started_at),
-                holdout_changes=_holdout_changes(swept, held, default, winner),
+                holdout_changes=_holdout_changes(swept, held, default, choice.winner),
             )
             _write_folder(outcome.folder, sweep_files(outcome))
             return outcome
@@ -136,6 +124,71 @@ def sweep(
             "sweep stopped; the answers given so far are saved and the verdicts cached: run "
             "the same command again to resume"
         ) from None
+
+
+def _sweep_table(config: Config) -> SweepConfig:
+    """The configuration's ``[sweep]`` table, refused in one line when it has none."""
+    if config.sweep is None:
+        where = config.source or "the configuration"
+        raise ConfigError(f"{where} has no [sweep] table; docs/sweep.md shows one")
+    return config.sweep
+
+
+def _splits(config: Config, golden: GoldenSet) -> _Splits:
+    """The tuning and holdout splits; refused when too few tuning questions can be scored for
+    the guards to mean anything."""
+    from judge.sweep.measure import scored_questions
+    from judge.sweep.select import MIN_QUESTIONS
+
+    tune = golden._replace(questions=tuple(q for q in golden.questions if q.split != "holdout"))
+    holdout = golden._replace(questions=tuple(q for q in golden.questions if q.split == "holdout"))
+    scored = scored_questions(tune)
+    if len(scored) < MIN_QUESTIONS:
+        raise ConfigError(
+            f"{config.data.questions}: the tuning split has {len(scored)} question(s) "
+            f"with relevant chunks; the sweep's guards need at least {MIN_QUESTIONS} "
+            "(with fewer, one question decides): add tuning questions"
+        )
+    return _Splits(tune, holdout, scored)
+
+
+def _choice(
+    swept: SweepConfig,
+    settings: list[Setting],
+    default: Setting,
+    tuned: dict[str, SettingScores],
+    selection: Selection,
+) -> _Choice:
+    """The winner, the settings judged on the tuning split (the default, then the best
+    ``judge_top`` others by the primary metric) and those scored on the holdout."""
+    winner = {s.label: s for s in settings}[selection.winner]
+    ranked = sorted(settings, key=lambda s: -tuned[s.key].mean(swept.primary))
+    to_judge = [default, *[s for s in ranked if s != default][: swept.judge_top]]
+    final = [default] if winner == default else [default, winner]
+    return _Choice(winner, to_judge, final)
+
+
+def _split_scores(
+    config: Config, golden: GoldenSet, split: str, settings: list[Setting], hooks: SweepHooks
+) -> dict[str, SettingScores]:
+    """Each of ``settings`` asked and scored on one split, one step after the other."""
+    return {
+        s.key: _setting_scores(config, golden, s, split, (i, len(settings)), hooks)
+        for i, s in enumerate(settings)
+    }
+
+
+def _judge_runs(
+    splits: _Splits,
+    choice: _Choice,
+    tuned: dict[str, SettingScores],
+    held: dict[str, SettingScores],
+) -> list[tuple[Setting, str, GoldenSet, SettingScores]]:
+    """The (setting, split) runs to judge: the chosen ones on the tuning split, then the final
+    ones on the holdout (those that were scored there)."""
+    runs = [(s, "tune", splits.tune, tuned[s.key]) for s in choice.to_judge]
+    runs += [(s, "holdout", splits.holdout, held[s.key]) for s in choice.final if s.key in held]
+    return runs
 
 
 def _select(

@@ -224,92 +224,110 @@ def _correctness(row: QuestionRow) -> dict[str, Any] | None:
     return {"status": c.status, "score": c.correctness, "reason": c.reason or c.error or ""}
 
 
-def page_data(report: Record) -> dict[str, Any]:
-    """Everything the page shows, as JSON (rendered only through ``textContent``)."""
-    items: list[dict[str, Any]] = []
-    # Each chunk text once (a chunk is retrieved for many questions): a context names its text
-    # by index into ``chunk_texts``, which the page's script puts back when it loads.
-    texts: dict[str, int] = {}
+def _missing_labels(report: Record) -> dict[str, set[str]]:
+    """Per question id: the chunks the judge graded relevant that the golden question does not
+    list."""
     missing: dict[str, set[str]] = {}
     for m in report.chunks.missing if report.chunks is not None else ():
         missing.setdefault(m.question_id, set()).add(m.chunk_id)
-    for row in report.questions:
-        item, verdict = row.item, row.verdict
-        if item is None or verdict is None:
-            continue
-        found = row.triage
-        reference = item.reference_answer
-        items.append(
+    return missing
+
+
+def _judged_item(
+    row: QuestionRow,
+    item: ItemRecord,
+    verdict: Verdict,
+    texts: dict[str, int],
+    missing: dict[str, set[str]],
+) -> dict[str, Any]:
+    """A question with an answer and its verdict, as the page shows it.
+
+    Each chunk's text is named by its index in ``texts``, which is added to when a text is new.
+    """
+    found = row.triage
+    reference = item.reference_answer
+    return {
+        "question_id": item.question_id,
+        "type": item.type,
+        "split": item.split,
+        "question": item.question,
+        "answer": item.answer,
+        "answer_sha256": text_sha256(item.answer),
+        "reference": reference,
+        "quote_from_reference": _quote_from_reference(verdict, reference),
+        "context": [
             {
-                "question_id": item.question_id,
-                "type": item.type,
-                "split": item.split,
-                "question": item.question,
-                "answer": item.answer,
-                "answer_sha256": text_sha256(item.answer),
-                "reference": reference,
-                "quote_from_reference": _quote_from_reference(verdict, reference),
-                "context": [
-                    {
-                        "rank": c.rank,
-                        "chunk_id": c.chunk_id,
-                        "text": texts.setdefault(c.text, len(texts)),
-                    }
-                    for c in item.context
-                ],
-                "relevant_chunks": item.relevant_chunks,
-                "labels": [label.model_dump(mode="json") for label in item.labels],
-                "verdict": _verdict_json(verdict),
-                "adapter_error": None,
-                "diagnosis": row.diagnosis,
-                "flags": found.flags,
-                "reasons": found.reasons,
-                "needs_review": found.needs_review,
-                "gap": found.gap,
-                "confidence": verdict.confidence,
-                "score_probabilities": verdict.score_probabilities,
-                "chunk_grades": _chunk_grades(row, missing),
-                "missing_labels": sorted(missing.get(row.question_id, ())),
-                "correctness": _correctness(row),
-                **_sentence_view(item, verdict),
+                "rank": c.rank,
+                "chunk_id": c.chunk_id,
+                "text": texts.setdefault(c.text, len(texts)),
             }
-        )
-    # No answer, so nothing to judge or mark; listed (with the question) so that a failing RAG
-    # system is seen here too.
-    for row in report.questions:
-        if row.failure is None:
-            continue
-        items.append(
-            {
-                "question_id": row.question_id,
-                "type": row.type,
-                "split": "",
-                "question": row.question,
-                "answer": None,
-                "answer_sha256": None,
-                "reference_recorded": False,
-                "reference": None,
-                "quote_from_reference": False,
-                "context": [],
-                "relevant_chunks": None,
-                "labels": [],
-                "verdict": None,
-                "adapter_error": row.failure,
-                "diagnosis": row.diagnosis,
-                "flags": ["adapter_failed"],
-                "reasons": [f"the adapter gave no answer: {row.failure}"],
-                # A failure of the RAG system, listed with the failures (not a verdict to doubt).
-                "needs_review": False,
-                "gap": 0,
-                "confidence": None,
-                "score_probabilities": None,
-                "answer_pieces": None,
-                "chunk_pieces": None,
-                "chunk_grades": {},
-                "missing_labels": [],
-                "correctness": None,
-            }
-        )
+            for c in item.context
+        ],
+        "relevant_chunks": item.relevant_chunks,
+        "labels": [label.model_dump(mode="json") for label in item.labels],
+        "verdict": _verdict_json(verdict),
+        "adapter_error": None,
+        "diagnosis": row.diagnosis,
+        "flags": found.flags,
+        "reasons": found.reasons,
+        "needs_review": found.needs_review,
+        "gap": found.gap,
+        "confidence": verdict.confidence,
+        "score_probabilities": verdict.score_probabilities,
+        "chunk_grades": _chunk_grades(row, missing),
+        "missing_labels": sorted(missing.get(row.question_id, ())),
+        "correctness": _correctness(row),
+        **_sentence_view(item, verdict),
+    }
+
+
+def _failed_item(row: QuestionRow, failure: str) -> dict[str, Any]:
+    """A question the adapter gave no answer for (``failure`` says why): nothing to judge or
+    mark, but listed with the question, so that a failing RAG system is seen here too."""
+    return {
+        "question_id": row.question_id,
+        "type": row.type,
+        "split": "",
+        "question": row.question,
+        "answer": None,
+        "answer_sha256": None,
+        "reference_recorded": False,
+        "reference": None,
+        "quote_from_reference": False,
+        "context": [],
+        "relevant_chunks": None,
+        "labels": [],
+        "verdict": None,
+        "adapter_error": failure,
+        "diagnosis": row.diagnosis,
+        "flags": ["adapter_failed"],
+        "reasons": [f"the adapter gave no answer: {failure}"],
+        # A failure of the RAG system, listed with the failures (not a verdict to doubt).
+        "needs_review": False,
+        "gap": 0,
+        "confidence": None,
+        "score_probabilities": None,
+        "answer_pieces": None,
+        "chunk_pieces": None,
+        "chunk_grades": {},
+        "missing_labels": [],
+        "correctness": None,
+    }
+
+
+def page_data(report: Record) -> dict[str, Any]:
+    """Everything the page shows, as JSON (rendered only through ``textContent``)."""
+    # Each chunk text once (a chunk is retrieved for many questions): a context names its text
+    # by index into ``chunk_texts``, which the page's script puts back when it loads.
+    texts: dict[str, int] = {}
+    missing = _missing_labels(report)
+    items = [
+        _judged_item(row, row.item, row.verdict, texts, missing)
+        for row in report.questions
+        if row.item is not None and row.verdict is not None
+    ]
+    # The questions without an answer come after every judged one.
+    items += [_failed_item(row, row.failure) for row in report.questions if row.failure is not None]
     statuses = {v["verdict"]["status"] for v in items if v["verdict"]}
     kinds = {i["verdict"]["match"]["kind"] for i in items if i["verdict"] and i["verdict"]["match"]}
     manifest = report.manifest

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from judge.errors import ConfigError
 from judge.formatting import terminal_text
 from judge.judging.types import ContextChunk, SentenceCheck, Verdict
-from judge.record import Record, RunDiff
+from judge.record import QuestionRow, Record, RunDiff
 from judge.report.markdown import (
     SENTENCE_WORDS,
     answer_pieces,
@@ -15,6 +15,7 @@ from judge.report.markdown import (
     evidence_origin,
     unsupported_marker,
 )
+from judge.results.item_record import ItemRecord
 
 BOLD, YELLOW, RED, DIM, RESET = "\033[1m", "\033[43m\033[30m", "\033[31m", "\033[2m", "\033[0m"
 UNDERLINED_RED = "\033[4m\033[31m"
@@ -29,6 +30,19 @@ def _word(text: object) -> str:
 
 def _block(text: object) -> str:
     return terminal_text(text)
+
+
+Style = Callable[[str, str], str]
+
+
+def _styler(color: bool) -> Style:
+    """A function that wraps text in an ANSI code when ``color``, and leaves it as it is when
+    not (plain logs and pipes)."""
+
+    def style(code: str, text: str) -> str:
+        return f"{code}{text}{RESET}" if color else text
+
+    return style
 
 
 def show_item(record: Record, question_id: str, color: bool) -> str:
@@ -48,15 +62,29 @@ def show_item(record: Record, question_id: str, color: bool) -> str:
     row = rows[question_id]
     item, v = row.item, row.verdict
     assert item is not None and v is not None
+    style = _styler(color)
+    checks = v.sentences if v.status == "ok" and v.sentences is not None else None
+    lines = _verdict_lines(record, item, v, checks, style)
+    lines += _remarks(row, item, v, style)
+    lines.append("")
+    lines += _chunk_lines(item, v, checks, style, color)
+    return "\n".join(lines).rstrip()
 
-    def style(code: str, text: str) -> str:
-        return f"{code}{text}{RESET}" if color else text
 
+def _verdict_lines(
+    record: Record,
+    item: ItemRecord,
+    v: Verdict,
+    checks: tuple[SentenceCheck, ...] | None,
+    style: Style,
+) -> list[str]:
+    """The heading, the question, the answer and what the judge found in it: the quote or cited
+    sentence, or in sentence mode every sentence's verdict (``checks``); where the evidence
+    came from."""
     scores = (
         f"faithfulness {v.faithfulness} · relevance {v.relevance}" if v.status == "ok" else v.status
     )
     split = f" · {_word(item.split)}" if item.split else ""
-    checks = v.sentences if v.status == "ok" and v.sentences is not None else None
     lines = [
         style(BOLD, f"{_word(item.question_id)} · {_word(item.type)}{split} · {scores}"),
         f"run {_word(record.manifest.folder)}",
@@ -75,7 +103,12 @@ def show_item(record: Record, question_id: str, color: bool) -> str:
         lines += _sentence_lines(checks, item.context, style)
     if v.status == "ok":
         lines.append(style(BOLD, "evidence") + f"  {_word(evidence_origin(v))}")
-    lines.append(style(BOLD, "note") + f"      {_block(v.note)}")
+    return lines
+
+
+def _remarks(row: QuestionRow, item: ItemRecord, v: Verdict, style: Style) -> list[str]:
+    """The judge's note, the human labels, the verdict's error and why it needs review."""
+    lines = [style(BOLD, "note") + f"      {_block(v.note)}"]
     for label in item.labels:
         lines.append(
             style(BOLD, "human")
@@ -86,7 +119,18 @@ def show_item(record: Record, question_id: str, color: bool) -> str:
         lines.append(style(RED, f"error     {_block(v.error)}"))
     for reason in row.triage.reasons:
         lines.append(style(RED, f"review    {_block(reason)}"))
-    lines.append("")
+    return lines
+
+
+def _chunk_lines(
+    item: ItemRecord,
+    v: Verdict,
+    checks: tuple[SentenceCheck, ...] | None,
+    style: Style,
+    color: bool,
+) -> list[str]:
+    """Each judged chunk under its rank and id, with the quote or the cited sentences marked."""
+    lines = []
     for chunk in item.context:
         golden = " · golden" if chunk.chunk_id in (item.relevant_chunks or ()) else ""
         lines.append(style(DIM, f"#{chunk.rank} {_word(chunk.chunk_id)}{golden}"))
@@ -95,10 +139,7 @@ def show_item(record: Record, question_id: str, color: bool) -> str:
         else:
             lines.append(_quoted_chunk(chunk.chunk_id, chunk.text, v, style, color))
         lines.append("")
-    return "\n".join(lines).rstrip()
-
-
-Style = Callable[[str, str], str]
+    return lines
 
 
 def _answer(answer: str, checks: tuple[SentenceCheck, ...], style: Style) -> str:

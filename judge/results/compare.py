@@ -1,5 +1,5 @@
-"""Comparing two measurements of the same thing: per type and metric question by question
-(paired), and verdicts item by item.
+"""Comparing two measurements of the same thing: per type and metric, question by question
+(paired). The verdicts that changed item by item are ``judge.results.flips``'.
 
 Every metric here is better when higher. For one (section, type, metric) the change is the mean
 of ``new - old`` over the questions with a value in both runs, with a bootstrap interval; the
@@ -17,7 +17,6 @@ from judge.axes import SCORE_METRICS, metric_scale
 from judge.config import ReportsConfig
 from judge.grouped import ALL
 from judge.grouped import type_order as grouped_type_order
-from judge.judging.types import Verdict
 from judge.results.paired import (
     EPS,
     LIST_LEVEL,
@@ -475,31 +474,3 @@ def compare_values(
             changes.append((position.get(type_name, len(order)), metric_index, change))
     changes.sort(key=lambda item: (item[0], item[1]))
     return [c for _, _, c in changes] + pooled_collapse(section, old, new, rule)
-
-
-class Flip(NamedTuple):
-    """A verdict that changed between two runs of the same items."""
-
-    question_id: str
-    old: Verdict
-    new: Verdict
-
-    def describe(self) -> str:
-        o, n = self.old, self.new
-        return (
-            f"{self.question_id}: F{o.faithfulness} R{o.relevance} ({o.status}) → "
-            f"F{n.faithfulness} R{n.relevance} ({n.status})"
-        )
-
-
-def changed_verdicts(old: dict[str, Verdict], new: dict[str, Verdict]) -> list[Flip]:
-    """Verdicts whose status or scores differ, for the questions judged in both."""
-
-    def outcome(v: Verdict) -> tuple[str, int | None, int | None]:
-        return v.status, v.faithfulness, v.relevance
-
-    return [
-        Flip(qid, old[qid], verdict)
-        for qid, verdict in new.items()
-        if qid in old and outcome(old[qid]) != outcome(verdict)
-    ]

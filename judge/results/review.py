@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import NamedTuple
 
+from judge.inputs.labels import LabelScores
 from judge.judging.confidence import LOW_CONFIDENCE
 from judge.judging.injection import instruction_flags
 from judge.judging.types import SentenceCheck, Verdict
@@ -149,28 +150,115 @@ class Triage(NamedTuple):
         return any(flag not in FINDINGS for flag in self.flags)
 
 
+_Finding = tuple[str, str | None]
+"""A triage flag and the sentence that says why (None: the verdict's own reasons say it)."""
+
+
+def _unsupported_sentences(verdict: Verdict) -> list[_Finding]:
+    """``unsupported_sentences``: the answer sentences the judge found unsupported, by number."""
+    bad = unsupported(verdict)
+    if not bad:
+        return []
+    numbers = ", ".join(str(check.n) for check in bad)
+    reason = (
+        f"unsupported sentence{'s' if len(bad) > 1 else ''} {numbers} "
+        f"(of {len(verdict.sentences or ())})"
+    )
+    return [("unsupported_sentences", reason)]
+
+
+def _disagrees(differing: list[LabelScores], judge_f: int, judge_r: int) -> list[_Finding]:
+    """``disagrees``: the human labels whose scores differ from the judge's."""
+    if not differing:
+        return []
+    humans = ", ".join(f"{lab.labeller} F{lab.faithfulness} R{lab.relevance}" for lab in differing)
+    return [("disagrees", f"disagrees with a human label: {humans} (judge F{judge_f} R{judge_r})")]
+
+
+def _foreign_quote(item: ItemRecord, verdict: Verdict) -> list[_Finding]:
+    """``foreign_quote``: a faithful verdict whose evidence comes from a chunk the golden set
+    does not list."""
+    match = verdict.match
+    golden = item.relevant_chunks
+    # Only where the golden chunks are known and there are some: an unlabelled question or an
+    # out-of-scope one says nothing about where the evidence should come from.
+    if not (
+        verdict.faithfulness == 2
+        and match
+        and match.chunk_id
+        and golden
+        and match.chunk_id not in golden
+    ):
+        return []
+    what = "cited sentence" if match.cited else "quote"
+    reason = (
+        f"faithful, but the {what} comes from {match.chunk_id}, not a golden chunk "
+        f"({', '.join(golden)})"
+    )
+    return [("foreign_quote", reason)]
+
+
+def _unverified_quote(verdict: Verdict) -> list[_Finding]:
+    """``unverified_quote``: in quote mode, a quote not found in the chunks.
+
+    An empty quote is legitimate (a refusal, or nothing to quote for a 0) unless the verdict's
+    own checks flagged it. Only quotes are verified: a sentence cited by number is context text
+    by construction (whether it supports the verdict is what the reviewer reads; a missing
+    citation is among the verdict's own flags).
+    """
+    match = verdict.match
+    if not (
+        verdict.mode == "quote"
+        and match
+        and match.kind not in _VERIFIED
+        and (match.kind != "empty" or verdict.review)
+    ):
+        return []
+    # The verdict's flags are all about the quote: say it once.
+    if verdict.review:
+        return [("unverified_quote", None)]
+    return [("unverified_quote", f"quote not verified ({match.kind.replace('_', ' ')})")]
+
+
+def _cited(item: ItemRecord, verdict: Verdict, bias: PositionBias | None) -> list[_Finding]:
+    """``cited_unrelated`` and ``same_position``: in cited mode, a cited sentence that shares no
+    content with the answer, or that sits at the position the run's judge cites for most."""
+    match = verdict.match
+    if verdict.mode != "cited" or match is None or not match.cited:
+        return []
+    found: list[_Finding] = []
+    where = f" in {match.chunk_id}" if match.chunk_id else ""
+    # The verdict's evidence is the cited sentence's text (``make_verdict``).
+    cited_text = verdict.evidence
+    if cited_text and not content_tokens(cited_text) & content_tokens(item.answer):
+        reason = f"cited sentence {match.sentence}{where} shares no content with the answer"
+        found.append(("cited_unrelated", reason))
+    if bias is not None and match.sentence == bias.sentence:
+        reason = (
+            f"cites sentence {bias.sentence}, as {bias.k} of {bias.n} cited verdicts do "
+            "(a position bias?)"
+        )
+        found.append(("same_position", reason))
+    return found
+
+
+def _low_confidence(verdict: Verdict) -> list[_Finding]:
+    """``low_confidence``: the judge's own probability of the scores it gave is low."""
+    confidence = verdict.confidence
+    if confidence is None or confidence >= LOW_CONFIDENCE:
+        return []
+    return [("low_confidence", f"low judge confidence: {confidence:.0%} on the scores it gave")]
+
+
 def triage(item: ItemRecord, verdict: Verdict, bias: PositionBias | None = None) -> Triage:
     """The triage flags of one judged item (``TRIAGE_FLAGS``); ``bias``: the run's
     ``position_bias``, when it has one."""
-    flags: list[str] = []
     reasons = list(review_reasons(verdict))
     injected = instruction_flags(item.answer, item.context)
     if verdict.status != "ok" or verdict.faithfulness is None or verdict.relevance is None:
         # An ok verdict has these among its own flags (``make_verdict``); one that is not ok
         # has only its error, so they are said here.
         return Triage(["not_ok", *(["injection"] if injected else [])], reasons + list(injected), 0)
-    if verdict.review:
-        flags.append("verdict_flags")
-    if injected:
-        flags.append("injection")
-    bad = unsupported(verdict)
-    if bad:
-        flags.append("unsupported_sentences")
-        numbers = ", ".join(str(check.n) for check in bad)
-        reasons.append(
-            f"unsupported sentence{'s' if len(bad) > 1 else ''} {numbers} "
-            f"(of {len(verdict.sentences or ())})"
-        )
     judge_f, judge_r = verdict.faithfulness, verdict.relevance
     differing = [
         label
@@ -181,57 +269,18 @@ def triage(item: ItemRecord, verdict: Verdict, bias: PositionBias | None = None)
         (abs(lab.faithfulness - judge_f) + abs(lab.relevance - judge_r) for lab in differing),
         default=0,
     )
-    if differing:
-        flags.append("disagrees")
-        humans = ", ".join(
-            f"{lab.labeller} F{lab.faithfulness} R{lab.relevance}" for lab in differing
-        )
-        reasons.append(f"disagrees with a human label: {humans} (judge F{judge_f} R{judge_r})")
-    match = verdict.match
-    golden = item.relevant_chunks
-    # Only where the golden chunks are known and there are some: an unlabelled question or an
-    # out-of-scope one says nothing about where the evidence should come from.
-    if judge_f == 2 and match and match.chunk_id and golden and match.chunk_id not in golden:
-        flags.append("foreign_quote")
-        what = "cited sentence" if match.cited else "quote"
-        reasons.append(
-            f"faithful, but the {what} comes from {match.chunk_id}, not a golden chunk "
-            f"({', '.join(golden)})"
-        )
-    # An empty quote is legitimate (a refusal, or nothing to quote for a 0) unless the
-    # verdict's own checks flagged it. Only quotes are verified: a sentence cited by number is
-    # context text by construction (whether it supports the verdict is what the reviewer reads;
-    # a missing citation is among the verdict's own flags).
-    if (
-        verdict.mode == "quote"
-        and match
-        and match.kind not in _VERIFIED
-        and (match.kind != "empty" or verdict.review)
-    ):
-        flags.append("unverified_quote")
-        # The verdict's flags are all about the quote: say it once.
-        if not verdict.review:
-            reasons.append(f"quote not verified ({match.kind.replace('_', ' ')})")
-    if verdict.mode == "cited" and match is not None and match.cited:
-        where = f" in {match.chunk_id}" if match.chunk_id else ""
-        # The verdict's evidence is the cited sentence's text (``make_verdict``).
-        cited_text = verdict.evidence
-        if cited_text and not content_tokens(cited_text) & content_tokens(item.answer):
-            flags.append("cited_unrelated")
-            reasons.append(
-                f"cited sentence {match.sentence}{where} shares no content with the answer"
-            )
-        if bias is not None and match.sentence == bias.sentence:
-            flags.append("same_position")
-            reasons.append(
-                f"cites sentence {bias.sentence}, as {bias.k} of {bias.n} cited verdicts do "
-                "(a position bias?)"
-            )
-    confidence = verdict.confidence
-    if confidence is not None and confidence < LOW_CONFIDENCE:
-        flags.append("low_confidence")
-        reasons.append(f"low judge confidence: {confidence:.0%} on the scores it gave")
-    return Triage(flags, reasons, gap)
+    found: list[_Finding] = [
+        *([("verdict_flags", None)] if verdict.review else []),
+        *([("injection", None)] if injected else []),
+        *_unsupported_sentences(verdict),
+        *_disagrees(differing, judge_f, judge_r),
+        *_foreign_quote(item, verdict),
+        *_unverified_quote(verdict),
+        *_cited(item, verdict, bias),
+        *_low_confidence(verdict),
+    ]
+    reasons += [reason for _, reason in found if reason is not None]
+    return Triage([flag for flag, _ in found], reasons, gap)
 
 
 #: The triage of a question with nothing to look at (or no verdict to look at).

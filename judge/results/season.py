@@ -146,25 +146,45 @@ def _test(
     )
 
 
-def season_comparison(
+class _Cell(NamedTuple):
+    """One (type, metric) of a section with its tests, and where it goes in the comparison."""
+
+    position: int  # the type's place in the per-type order (unknown types last)
+    metric_index: int  # the metric's place in tonight's values
+    type_name: str
+    metric: str
+    tests: list[_Test]  # one per number of recent nights that could be tested
+
+
+def _cell_tests(cell: npt.NDArray[np.float64], ids: list[str], points: bool) -> list[_Test]:
+    """The tests of one cell (rows: the earlier runs, oldest first, then tonight) for the last
+    1, 2, ... RECENT nights, as long as MIN_REFERENCE runs come before them."""
+    tests = []
+    for m in range(1, RECENT + 1):
+        split = cell.shape[0] - m  # rows before it: the reference; from it: recent
+        if split < MIN_REFERENCE:
+            break
+        test = _test(ids, cell[max(0, split - WINDOW) : split], cell[split:], points)
+        if test is not None:
+            tests.append(test)
+    return tests
+
+
+def _cells(
     section: Section,
     earlier: Sequence[QuestionValues],
     current: QuestionValues,
-    rule: GateRule,
-    type_order: Sequence[str] = (),
-) -> SectionComparison | None:
-    """``section`` tonight against the season of ``earlier`` runs (compatible with tonight,
-    oldest first, consecutive runs of the same content already counted once); None when there
-    are fewer than MIN_REFERENCE of them."""
+    type_order: Sequence[str],
+) -> list[_Cell]:
+    """Every (type, metric) of ``section`` tonight that has a test, metric by metric and type by
+    type in the order tonight's values meet them."""
     import numpy as np
 
-    if len(earlier) < MIN_REFERENCE:
-        return None
     tonight = current.values.get(section, {})
     types = dict(current.types)
     order = grouped_type_order(types, type_order)
     position = {t: i for i, t in enumerate(order)}
-    cells: list[tuple[int, int, str, str, list[_Test]]] = []
+    cells: list[_Cell] = []
     for metric_index, (metric, values) in enumerate(tonight.items()):
         ids = list(values)
         runs = [run.values.get(section, {}).get(metric, {}) for run in earlier]
@@ -177,47 +197,57 @@ def season_comparison(
         for column, qid in enumerate(ids):
             groups.setdefault(types.get(qid, "?"), []).append(column)
         for type_name, columns in groups.items():
-            cell = matrix[:, columns]
             cell_ids = [ids[c] for c in columns]
-            tests = []
-            for m in range(1, RECENT + 1):
-                split = cell.shape[0] - m  # rows before it: the reference; from it: recent
-                if split < MIN_REFERENCE:
-                    break
-                test = _test(
-                    cell_ids,
-                    cell[max(0, split - WINDOW) : split],
-                    cell[split:],
-                    metric in SCORE_METRICS,
-                )
-                if test is not None:
-                    tests.append(test)
+            tests = _cell_tests(matrix[:, columns], cell_ids, metric in SCORE_METRICS)
             if tests:
-                cells.append(
-                    (position.get(type_name, len(order)), metric_index, type_name, metric, tests)
-                )
-    flat = [(ci, t) for ci, cell in enumerate(cells) for t in cell[4]]
-    falls = holm([t.p_fall for _, t in flat], rule.season_level)
-    rises = holm([t.p_rise for _, t in flat], rule.season_level)
-    fell = {id(t) for (_, t), rejected in zip(flat, falls, strict=True) if rejected}
-    rose = {id(t) for (_, t), rejected in zip(flat, rises, strict=True) if rejected}
+                where = position.get(type_name, len(order))
+                cells.append(_Cell(where, metric_index, type_name, metric, tests))
+    return cells
+
+
+def _shown(
+    tests: list[_Test], fell: set[int], rose: set[int], margin: float
+) -> tuple[Direction, _Test]:
+    """A cell's direction and the test that shows it: the most significant rejected fall beyond
+    the margin, else such a rise, else the cell's most significant test (``listed`` when it is
+    beyond the margin at LIST_LEVEL, otherwise ``noise``). ``fell`` and ``rose`` hold the ids of
+    the tests Holm's rule rejected."""
+    called = [t for t in tests if id(t) in fell and t.new - t.old < -margin - EPS]
+    improved = [t for t in tests if id(t) in rose and t.new - t.old > margin + EPS]
+    if called:
+        return "regressed", min(called, key=lambda t: (t.p_fall, t.nights))
+    if improved:
+        return "improved", min(improved, key=lambda t: (t.p_rise, t.nights))
+    shown = min(tests, key=lambda t: (min(t.p_fall, t.p_rise), t.nights))
+    p = shown.p_fall if shown.new < shown.old else shown.p_rise
+    beyond = abs(shown.new - shown.old) > margin + EPS
+    return ("listed" if beyond and p <= LIST_LEVEL + EPS else "noise"), shown
+
+
+def season_comparison(
+    section: Section,
+    earlier: Sequence[QuestionValues],
+    current: QuestionValues,
+    rule: GateRule,
+    type_order: Sequence[str] = (),
+) -> SectionComparison | None:
+    """``section`` tonight against the season of ``earlier`` runs (compatible with tonight,
+    oldest first, consecutive runs of the same content already counted once); None when there
+    are fewer than MIN_REFERENCE of them."""
+    if len(earlier) < MIN_REFERENCE:
+        return None
+    cells = _cells(section, earlier, current, type_order)
+    flat = [t for cell in cells for t in cell.tests]
+    falls = holm([t.p_fall for t in flat], rule.season_level)
+    rises = holm([t.p_rise for t in flat], rule.season_level)
+    fell = {id(t) for t, rejected in zip(flat, falls, strict=True) if rejected}
+    rose = {id(t) for t, rejected in zip(flat, rises, strict=True) if rejected}
     changes: list[tuple[int, int, Change]] = []
-    for pos, metric_index, type_name, metric, tests in cells:
-        margin = rule.margin(metric)
-        called = [t for t in tests if id(t) in fell and t.new - t.old < -margin - EPS]
-        improved = [t for t in tests if id(t) in rose and t.new - t.old > margin + EPS]
-        direction: Direction
-        if called:
-            direction, shown = "regressed", min(called, key=lambda t: (t.p_fall, t.nights))
-        elif improved:
-            direction, shown = "improved", min(improved, key=lambda t: (t.p_rise, t.nights))
-        else:
-            shown = min(tests, key=lambda t: (min(t.p_fall, t.p_rise), t.nights))
-            p = shown.p_fall if shown.new < shown.old else shown.p_rise
-            beyond = abs(shown.new - shown.old) > margin + EPS
-            direction = "listed" if beyond and p <= LIST_LEVEL + EPS else "noise"
-        change = _change(section, type_name, metric, shown, margin, direction)
-        changes.append((pos, metric_index, change))
+    for cell in cells:
+        margin = rule.margin(cell.metric)
+        direction, shown = _shown(cell.tests, fell, rose, margin)
+        change = _change(section, cell.type_name, cell.metric, shown, margin, direction)
+        changes.append((cell.position, cell.metric_index, change))
     changes.sort(key=lambda item: (item[0], item[1]))
     note = f"each question's median over {min(len(earlier), WINDOW)} earlier compatible runs"
     return SectionComparison(section, SEASON, [c for _, _, c in changes], note)

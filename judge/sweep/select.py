@@ -200,6 +200,63 @@ def _checked(
     return arrays
 
 
+class _LeaveOneOut(NamedTuple):
+    """The selection procedure measured on questions it did not see: one fold per question."""
+
+    picks: IntArray  # each fold's pick (a setting's index), question order
+    d: FloatArray  # d_j: the fold's pick minus the default on the question the fold left out
+    gain: float  # mean(d)
+    se: float  # SD(d, ddof=1) / sqrt(n)
+    counts: IntArray  # per setting, grid order: how many folds picked it
+
+
+def _leave_one_out(scores: FloatArray, totals: FloatArray, d_index: int) -> _LeaveOneOut:
+    """Every leave-one-question-out fold of ``scores`` (settings x questions; ``totals`` their
+    sums per setting): the fold's pick and its gain over the default on the left-out question."""
+    settings, n = scores.shape
+    # Leave-one-out without N re-computations: each fold's mean is (total - left out) / (n - 1).
+    fold_means = (totals[:, None] - scores) / (n - 1)
+    picks = _pick(fold_means, d_index)
+    columns = np.arange(n)
+    d = scores[picks, columns] - scores[d_index]
+    gain = float(d.mean())
+    se = float(d.std(ddof=1) / math.sqrt(n))
+    return _LeaveOneOut(picks, d, gain, se, np.bincount(picks, minlength=settings))
+
+
+class _Changes(NamedTuple):
+    """The winner against the default: on the primary metric question by question, on each
+    secondary metric in the mean."""
+
+    better: int  # questions where the winner's primary is above the default's
+    losses: tuple[QuestionDelta, ...]  # the questions where it is below, most lost first
+    secondary: dict[str, float]  # secondary metric → mean over questions of (winner - default)
+
+
+def _changes(
+    question_ids: Sequence[str],
+    arrays: Mapping[str, FloatArray],
+    primary: str,
+    secondary: Sequence[str],
+    w_index: int,
+    d_index: int,
+) -> _Changes:
+    """The winner's rows of ``arrays`` against the default's (ties within TIE are equal)."""
+    scores = arrays[primary]
+    change = scores[w_index] - scores[d_index]
+    better = int((change > TIE).sum())
+    worse_mask = change < -TIE
+    order = np.argsort(change, kind="stable")
+    losses = tuple(
+        QuestionDelta(question_ids[int(j)], float(change[j])) for j in order if worse_mask[j]
+    )
+    secondary_changes = {
+        metric: float((arrays[metric][w_index] - arrays[metric][d_index]).mean())
+        for metric in secondary
+    }
+    return _Changes(better, losses, secondary_changes)
+
+
 def select(
     question_ids: Sequence[str],
     values: Mapping[str, Mapping[str, Sequence[float]]],
@@ -220,41 +277,19 @@ def select(
     d_index = settings.index(default)
     scores = arrays[primary]
     n = scores.shape[1]
-
     totals = scores.sum(axis=1)
     means = totals / n
     w_index = int(_pick(means[:, None], d_index)[0])
     winner = settings[w_index]
-
-    # Leave-one-out without N re-computations: each fold's mean is (total - left out) / (n - 1).
-    fold_means = (totals[:, None] - scores) / (n - 1)
-    picks = _pick(fold_means, d_index)
-    columns = np.arange(n)
-    d = scores[picks, columns] - scores[d_index]
-    gain = float(d.mean())
-    se = float(d.std(ddof=1) / math.sqrt(n))
-    counts = np.bincount(picks, minlength=len(settings))
-    stability_count = int(counts[w_index])
-    stability = stability_count / n
-
-    secondary_changes = {
-        metric: float((arrays[metric][w_index] - arrays[metric][d_index]).mean())
-        for metric in secondary
-    }
-    change = scores[w_index] - scores[d_index]
-    better = int((change > TIE).sum())
-    worse_mask = change < -TIE
-    order = np.argsort(change, kind="stable")
-    losses = tuple(
-        QuestionDelta(question_ids[int(j)], float(change[j])) for j in order if worse_mask[j]
-    )
-
+    folds = _leave_one_out(scores, totals, d_index)
+    stability_count = int(folds.counts[w_index])
+    changes = _changes(question_ids, arrays, primary, secondary, w_index, d_index)
     guards = (
         _differs(winner, default, primary, means, settings, d_index, w_index),
-        _gain(gain, rule),
-        _significant(gain, se, rule),
+        _gain(folds.gain, rule),
+        _significant(folds.gain, folds.se, rule),
         _stable(winner, stability_count, n, rule),
-        _secondary(secondary_changes, rule),
+        _secondary(changes.secondary, rule),
     )
     failed = next((g.name for g in guards if not g.passed), None)
     return Selection(
@@ -267,19 +302,19 @@ def select(
         guards=guards,
         decided_by=failed,
         n=n,
-        held_out_gain=gain,
-        held_out_se=se,
-        stability=stability,
+        held_out_gain=folds.gain,
+        held_out_se=folds.se,
+        stability=stability_count / n,
         stability_count=stability_count,
-        fold_picks={s: int(c) for s, c in zip(settings, counts, strict=True)},
-        fold_winners=tuple(settings[int(p)] for p in picks),
-        held_out_changes=tuple(float(x) for x in d),
+        fold_picks={s: int(c) for s, c in zip(settings, folds.counts, strict=True)},
+        fold_winners=tuple(settings[int(p)] for p in folds.picks),
+        held_out_changes=tuple(float(x) for x in folds.d),
         means={s: float(m) for s, m in zip(settings, means, strict=True)},
-        secondary_changes=secondary_changes,
-        better=better,
-        worse=len(losses),
-        equal=n - better - len(losses),
-        losses=losses,
+        secondary_changes=changes.secondary,
+        better=changes.better,
+        worse=len(changes.losses),
+        equal=n - changes.better - len(changes.losses),
+        losses=changes.losses,
     )
 
 
