@@ -16,13 +16,16 @@ What it holds, in the order of ``report.json``:
 - ``tables``: the per-type tables as rows (judge, retrieval, and per split);
 - ``rule``, ``comparisons`` (with the last compatible run), ``baseline`` (with the pinned
   baseline), ``gate`` (the checks the nightly and CI read), ``prompt_edit``;
-- ``agreement``: the audit summary and the corrected estimates, as data.
+- ``chunks``: the chunk grades summarised;
+- ``audit``: the agreement with the human labels and the corrected estimates, typed
+  (``judge.audit.types.AuditResult.figures``).
 
 Derived for machines and left out when read back (they follow from the rest):
 ``adapter_failed``, ``needs_review``, ``regressions``.
 
-Older folders (format 1 wrote ``report.json`` without the questions) are refused in one line
-that says what to do.
+A folder of format 2 reads as format 3 without its untyped agreement
+(``judge.results.manifest.upgrade_format_2``); older folders (format 1 wrote ``report.json``
+without the questions) are refused in one line that says what to do.
 """
 
 from __future__ import annotations
@@ -33,9 +36,7 @@ from typing import Annotated, Any, NamedTuple
 from pydantic import (
     BaseModel,
     ConfigDict,
-    Field,
     PlainSerializer,
-    SkipValidation,
     field_validator,
     model_validator,
 )
@@ -65,7 +66,7 @@ from judge.results.diagnosis import Diagnosis, TypeDiagnosis, summarise
 from judge.results.gate import Gate
 from judge.results.history import HistoryEntry
 from judge.results.item_record import ItemRecord
-from judge.results.manifest import FORMAT_VERSION, Manifest
+from judge.results.manifest import FORMAT_VERSION, Manifest, upgrade_format_2
 from judge.results.review import NO_TRIAGE, Triage
 from judge.results.tables import TypeTable
 from judge.results.tokens import TokenCount, TokenTotals, count_of, token_totals
@@ -77,6 +78,7 @@ REPORT_FILE = StateFile(
     what="report.json",
     remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
     current=FORMAT_VERSION,
+    upgrade=upgrade_format_2,
     error=ConfigError,
 )
 
@@ -87,6 +89,7 @@ VALUES_FILE = StateFile(
     what="values.json",
     remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
     current=FORMAT_VERSION,
+    upgrade=upgrade_format_2,
     error=ConfigError,
 )
 
@@ -270,12 +273,10 @@ class Record(BaseModel):
     prompt_edit: Annotated[PromptEdit | None, _Plain] = None
     chunks: ChunkSummary | None = None
     """The judge's chunk grades summarised (None: chunk grading off)."""
-    agreement: dict[str, Any] | None = None
+    audit: Annotated[AuditResult | None, _Plain] = None
     """Agreement with the human labels and the corrected estimates, when there are labels for
-    these answers (``judge.audit.agreement.as_json``)."""
-    # In memory only: what the live run computed the agreement from (the record on disk has
-    # its data in ``agreement``).
-    audit: SkipValidation[AuditResult | None] = Field(default=None, exclude=True)
+    these answers: the audit's figures (``AuditResult.figures``), which report.md and the
+    console show (``judge audit`` lists the disagreements, from the labels file)."""
 
     @model_validator(mode="before")
     @classmethod
@@ -352,12 +353,11 @@ class Record(BaseModel):
         (``judge.results.diagnosis.summarise``), from the rows' ``diagnosis``: derived, never
         stored (report.json holds the rows)."""
         config = self.manifest.config
-        data, retrieval = config.get("data", {}), config.get("retrieval", {})
         return summarise(
             ((row.type, row.diagnosis) for row in self.questions),
-            types=data.get("question_types", ()),
-            out_of_scope_types=data.get("out_of_scope_types", ()),
-            context_k=retrieval.get("context_k", 0),
+            types=config.data.question_types,
+            out_of_scope_types=config.data.out_of_scope_types,
+            context_k=config.retrieval.context_k,
         )
 
     @property
@@ -368,7 +368,7 @@ class Record(BaseModel):
         return token_totals(
             self.verdicts,
             {row.question_id: row.type for row in self.questions},
-            self.manifest.config.get("data", {}).get("question_types", ()),
+            self.manifest.config.data.question_types,
         )
 
     @property

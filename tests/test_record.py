@@ -57,7 +57,9 @@ def test_a_record_its_reader_would_refuse_is_not_written(
     tiny: Tiny, value: object, problem: str
 ) -> None:
     record = evaluate(tiny(), backend="lexical").report
-    manifest = record.manifest.model_copy(update={"config": {"x": value}})
+    meta = record.manifest.run.meta.model_copy(update={"chunking": {"x": value}})
+    run = record.manifest.run.model_copy(update={"meta": meta})
+    manifest = record.manifest.model_copy(update={"run": run})
     broken = record.model_copy(update={"manifest": manifest})
     with pytest.raises(InputError, match=problem) as caught:
         record_json(broken)
@@ -87,14 +89,15 @@ def test_a_record_over_the_size_limit_is_not_written(
 
 
 def test_nesting_its_reader_would_refuse_is_not_written_either(tiny: Tiny) -> None:
-    """JSON nested deeper than it can be written (here in the recorded configuration): one
-    located line, no traceback."""
+    """JSON nested deeper than it can be written (here in the judge fingerprint's parts, JSON
+    of a shape the record does not fix): one located line, no traceback."""
     record = evaluate(tiny(), backend="lexical").report
     deep: object = 1
     for _ in range(600):  # deeper than pydantic's serializer goes (the reader would go on)
         deep = [deep]
+    prints = record.manifest.fingerprints.model_copy(update={"judge_parts": {"x": deep}})
     broken = record.model_copy(
-        update={"manifest": record.manifest.model_copy(update={"config": {"x": deep}})}
+        update={"manifest": record.manifest.model_copy(update={"fingerprints": prints})}
     )
     with pytest.raises(InputError, match="nested too deeply"):
         record_json(broken)

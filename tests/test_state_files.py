@@ -376,10 +376,11 @@ def test_a_manifest_the_reader_would_refuse_is_not_rendered(tiny: Tiny) -> None:
     from judge.pipeline import evaluate
 
     manifest = evaluate(tiny(), backend="lexical").report.manifest
-    broken = manifest.model_copy(update={"config": {"x": 10**5000}})
+    meta = manifest.run.meta.model_copy(update={"chunking": {"x": 10**5000}})
+    broken = manifest.model_copy(update={"run": manifest.run.model_copy(update={"meta": meta})})
     with pytest.raises(InputError, match=r"^manifest.json: the report folder manifest is not"):
         broken.to_json()
-    assert json.loads(manifest.to_json())["format_version"] == 2
+    assert json.loads(manifest.to_json())["format_version"] == 3
 
 
 def test_record_lines_over_a_limit_are_found_before_they_are_written() -> None:

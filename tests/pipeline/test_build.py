@@ -96,7 +96,7 @@ def test_prompt_edit_lists_flipped_verdicts_and_agreement(tiny: Tiny, tmp_path: 
     assert edit.previous_folder == first.folder.name
     assert [flip.describe() for flip in edit.flips] == ["q2: F2 R2 (ok) → F1 R2 (ok)"]
     assert (edit.labelled, edit.agreement_before, edit.agreement_after) == (1, 0.0, 1.0)
-    out = "\n".join(console_summary(result.report, config, result.folder.path))
+    out = "\n".join(console_summary(result.report, result.folder.path))
     assert "verdicts changed" in out and "  q2: F2 R2 (ok) → F1 R2 (ok)" in out
     assert "agreement with 1 human labels (both scores): 0.0% → 100.0%" in out
     assert (config.reports.dir / "latest").read_text(encoding="utf-8").strip() == (

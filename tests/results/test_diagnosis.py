@@ -220,7 +220,7 @@ def test_the_sample_diagnosis_table_matches_a_hand_count(
 def test_the_diagnosis_is_in_report_json_and_the_console(
     sample_run: tuple[Record, Config, Path],
 ) -> None:
-    record, config, folder = sample_run
+    record, _config, folder = sample_run
     data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     assert [q["diagnosis"] for q in data["questions"]] == [r.diagnosis for r in record.questions]
     # The per-type summary is derived, not stored: the record read back gives the same.
@@ -230,7 +230,7 @@ def test_the_diagnosis_is_in_report_json_and_the_console(
     assert diagnosis_line(
         summarise([("factual", "ok"), ("negative", "not judged")], [], (), 5)
     ) == ("where it went wrong: factual nothing to fix; negative 1 not judged, nothing to fix")
-    console = console_summary(record, config, folder)
+    console = console_summary(record, folder)
     (line,) = [line for line in console if "where it went wrong" in line]
     assert line.strip() == (
         "where it went wrong: factual 2 retrieval miss, 8 generation: fix generation; "
