@@ -80,7 +80,7 @@ def console_summary(report: Record, folder: Path) -> list[str]:
     lines += _audit_lines(report)
     lines += _review_lines(report)
     lines.append(f"\nsaved {_word(folder)}")
-    return [*lines, *bar_lines(report)]
+    return [*lines, *_bar_lines(report)]
 
 
 def _failed_lines(report: Record) -> list[str]:
@@ -172,7 +172,7 @@ def _review_lines(report: Record) -> list[str]:
     return lines
 
 
-def bar_lines(report: Record) -> list[str]:
+def _bar_lines(report: Record) -> list[str]:
     """The bars the run checked (``judge run --bars``, the nightly with a ``[bars]`` table), from
     the gate's bar checks: how many were met, then each crossed bar's line; none when the run
     checked no bars."""

@@ -16,13 +16,10 @@ from judge.judging.evidence import answer_sentences, context_sentences
 from judge.judging.types import EvidenceMatch, SentenceCheck, Verdict
 from judge.judging.verdict import Reply, make_verdict
 from judge.pipeline import Evaluation, evaluate
+from judge.report.answers_text import needs_review_lines
+from judge.report.evidence_text import cut_at_spans, evidence_origin
 from judge.report.files import render_files
-from judge.report.markdown import (
-    cut_at_spans,
-    evidence_origin,
-    needs_review_lines,
-    render_report_md,
-)
+from judge.report.markdown import render_report_md
 from judge.report.review_page import page_data
 from judge.report.summary import console_summary
 from judge.results.review import triage

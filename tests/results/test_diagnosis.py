@@ -17,7 +17,7 @@ from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.types import ContextChunk, EvidenceMatch, Verdict
 from judge.pipeline import evaluate
 from judge.record import Record
-from judge.report import markdown
+from judge.report import answers_text
 from judge.report.summary import console_summary, diagnosis_line
 from judge.results.diagnosis import DIAGNOSES, Diagnosis, diagnose, summarise
 from judge.results.item_record import ItemRecord
@@ -256,8 +256,8 @@ def test_bad_answers_first_worst_first_with_written_scores(
     assert "quote (verified: exact)" in rows[0]
     assert "有料のきせかえテーマは全部で20種類あります。" in rows[0]  # the answer's excerpt
     # Capped: the rest are counted and said where to find.
-    monkeypatch.setattr(markdown, "BAD_ANSWERS_SHOWN", 5)
-    capped = markdown.bad_answer_lines(record.questions)
+    monkeypatch.setattr(answers_text, "BAD_ANSWERS_SHOWN", 5)
+    capped = answers_text.bad_answer_lines(record.questions)
     assert len([line for line in capped if re.match(r"\| q\d\d ", line)]) == 5
     assert any("15 more below full marks are left out" in line for line in capped)
 
