@@ -13,7 +13,9 @@ from judge.config import Config
 from judge.errors import InputError
 from judge.folders import ReportsDir, read_record
 from judge.pipeline import evaluate
+from judge.judging.types import Verdict
 from judge.record import DERIVED, QuestionRow, record_json
+from judge.results.item_record import ItemRecord
 from tests.conftest import QUESTIONS, run_lexical
 
 Tiny = Callable[..., Config]
@@ -103,22 +105,22 @@ def test_nesting_its_reader_would_refuse_is_not_written_either(tiny: Tiny) -> No
         record_json(broken)
 
 
-def test_each_question_row_is_one_line_of_report_json(tiny: Tiny) -> None:
+def test_report_json_is_the_serializers_dump_of_the_record(tiny: Tiny) -> None:
+    """report.json is pydantic's own indented dump of the record, derived keys included (no
+    text assembled by hand), and reads back into the same record."""
     result = evaluate(tiny(), backend="lexical")
-    lines = (result.folder.path / "report.json").read_text(encoding="utf-8").split("\n")
-    start = lines.index('  "questions": [')
-    rows = lines[start + 1 : start + 1 + len(result.report.questions)]
-    assert lines[start + 1 + len(rows)] == "  ],"
-    assert [json.loads(row.removesuffix(","))["question_id"] for row in rows] == [
-        q.question_id for q in result.report.questions
-    ]
+    text = (result.folder.path / "report.json").read_text(encoding="utf-8")
+    assert text == result.report.model_dump_json(indent=2, by_alias=True) + "\n"
+    assert text.startswith('{\n  "format_version": 3,\n  "manifest": {\n')
+    rows = json.loads(text)["questions"]
+    assert [row["question_id"] for row in rows] == [q.question_id for q in result.report.questions]
     assert read_record(result.folder.path) == result.report
 
 
 def test_a_row_holds_its_item_and_verdict_as_the_jsonl_files_do(tiny: Tiny) -> None:
-    """Each item and verdict is encoded once, for report.json's row and for items.jsonl and
-    verdicts.jsonl: the row keeps the model's field order, and a question text holding what
-    the row's JSON looks like around its item does not move them."""
+    """report.json's row holds the item and verdict that items.jsonl and verdicts.jsonl hold
+    (those without the unset optional fields): the row keeps the model's field order, and a
+    question text holding what the row's JSON looks like around its item changes nothing."""
     first = {**QUESTIONS[0], "question": QUESTIONS[0]["question"] + ' ,"failure": null, \\'}
     result = evaluate(tiny(questions=[first, *QUESTIONS[1:]]), backend="lexical")
     path = result.folder.path
@@ -126,10 +128,16 @@ def test_a_row_holds_its_item_and_verdict_as_the_jsonl_files_do(tiny: Tiny) -> N
     rows = data["questions"]
     assert [list(row) for row in rows] == [list(QuestionRow.model_fields)] * len(rows)
     assert rows[0]["question"] == first["question"]
-    items = [json.loads(line) for line in (path / "items.jsonl").read_text("utf-8").splitlines()]
+    items = (path / "items.jsonl").read_text("utf-8").splitlines()
     verdicts = (path / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()
-    assert items == [row["item"] for row in rows if row["item"] and row["verdict"]]
-    assert [json.loads(v) for v in verdicts] == [row["verdict"] for row in rows if row["verdict"]]
+    # The JSONL lines leave out the unset optional fields, which read back as the same values.
+    assert [ItemRecord.model_validate_json(line) for line in items] == [
+        ItemRecord.model_validate(row["item"]) for row in rows if row["item"] and row["verdict"]
+    ]
+    assert [Verdict.model_validate_json(line) for line in verdicts] == [
+        Verdict.model_validate(row["verdict"]) for row in rows if row["verdict"]
+    ]
+    assert all('":null' not in line for line in [*items, *verdicts])
     assert read_record(path) == result.report
 
 

@@ -27,12 +27,12 @@ def render_files(report: Record, *, with_record: bool = True) -> dict[str, str |
     """File name → text, for every file of the folder (``with_record`` False: all but
     ``report.json``, for a folder whose record is the source they are rendered from). The
     record and the two JSONL files are the UTF-8 bytes their encoder made; the rest text."""
-    # Each row's item and verdict encoded once, for report.json and the two JSONL files.
+    # Each row's item and verdict encoded once, for the two JSONL files.
     lines = row_lines(report)
     files: dict[str, str | bytes] = {
         "manifest.json": report.manifest.to_json(),
         "report.md": render_report_md(report),
-        **({REPORT_FILE.what: record_json(report, lines)} if with_record else {}),
+        **({REPORT_FILE.what: record_json(report)} if with_record else {}),
         "values.json": values_json(report),
         "verdicts.csv": verdicts_csv(report),
         "verdicts.jsonl": jsonl_text(report.verdicts) if lines is None else lines.verdicts_jsonl(),
