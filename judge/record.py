@@ -462,43 +462,6 @@ def _comparison_from_json(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class RowLines(NamedTuple):
-    """Each question row's item and verdict encoded once, as one line of UTF-8 JSON each (None:
-    the row has none), without their unset optional fields: the lines of ``items.jsonl`` and
-    ``verdicts.jsonl``. Bytes, as pydantic's serializer makes them and the files are written:
-    neither decoded nor encoded again."""
-
-    items: list[bytes | None]
-    verdicts: list[bytes | None]
-
-    def items_jsonl(self) -> bytes:
-        """``items.jsonl``: the item of every judged question (``Record.items``)."""
-        return b"".join(
-            [
-                item + b"\n"
-                for item, verdict in zip(self.items, self.verdicts, strict=True)
-                if item is not None and verdict is not None
-            ]
-        )
-
-    def verdicts_jsonl(self) -> bytes:
-        """``verdicts.jsonl``: every verdict (``Record.verdicts``)."""
-        return b"".join([verdict + b"\n" for verdict in self.verdicts if verdict is not None])
-
-
-def row_lines(record: Record) -> RowLines | None:
-    """The rows' items and verdicts as JSON lines, each encoded once (None when one cannot be
-    encoded, e.g. half a UTF-16 character: ``judge.jsonl.jsonl_text`` then says which)."""
-    rows = record.questions
-    try:
-        return RowLines(
-            [None if r.item is None else _json(r.item, exclude_none=True) for r in rows],
-            [None if r.verdict is None else _json(r.verdict, exclude_none=True) for r in rows],
-        )
-    except PydanticSerializationError:
-        return None
-
-
 def _json(model: BaseModel, **options: Any) -> bytes:
     """``model_dump_json`` as the UTF-8 bytes pydantic makes (not decoded to a string)."""
     return model.__pydantic_serializer__.to_json(model, **options)
