@@ -22,7 +22,6 @@ from judge import signals
 from judge.errors import (
     EXIT_BAD_INPUT,
     EXIT_REGRESSION,
-    ConfigError,
     HarnessError,
     InputError,
     Interrupted,
@@ -251,6 +250,7 @@ def _announce_cached(
 def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     from judge.console import adapter_progress, judge_progress
     from judge.pipeline import Hooks, JudgeChoice, evaluate
+    from judge.pipeline.bars import bars_asked
     from judge.pipeline.run import ready_outputs, write_outputs
     from judge.report.ci import junit_xml, summary_json
     from judge.report.summary import console_summary
@@ -267,12 +267,9 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     emit: Callable[[str], None] = out.append if nightly else _say
     # --bars, or the nightly of a configuration with a [bars] table; refused before anything
     # is judged when there are no bars to check.
-    with_bars = args.bars or (nightly and bool(config.bars))
-    if with_bars and not config.bars:
-        raise ConfigError(
-            f"{config.source or args.config}: no [bars] table; write one with 'judge bars "
-            "suggest --write', or leave out --bars"
-        )
+    with_bars = bars_asked(
+        config, args.bars or (nightly and bool(config.bars)), otherwise="leave out --bars"
+    )
     junit = Path(args.junit) if args.junit else None
     summary_path = Path(args.json) if args.json else None
     ready_outputs([junit, summary_path])  # a wrong path fails now, not after the judging
@@ -294,26 +291,13 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
                 chosen,
                 _announce_cached(on_judging, emit),
             ),
+            bars=with_bars,
         )
-    for line in console_summary(result.report, config, result.folder.path):
+    for line in console_summary(result.report, result.folder.path):
         emit(line)
     report = result.report
-    gate = result.gate
-    code = gate.exit_code(args.fail_on_regression, args.require_baseline)
-    verdict = gate.verdict
-    if with_bars:
-        from judge.pipeline.bars import check_run_bars
-
-        bars = check_run_bars(config, report)
-        report = bars.report
-        met = len(bars.results) - len(bars.crossed)
-        emit(f"\nbars: {met} of {len(bars.results)} met")
-        for bar in bars.crossed:
-            emit(bar.line())
-        if bars.crossed:
-            code = code or EXIT_REGRESSION
-            more = f" (and {len(bars.crossed) - 1} more)" if len(bars.crossed) > 1 else ""
-            verdict = f"FAILED: {bars.crossed[0].line()}{more}; {verdict}"
+    code = report.gate.exit_code(args.fail_on_regression, args.require_baseline)
+    verdict = report.gate.verdict
     if nightly:
         _say(f"nightly: {verdict}")
         _say("\n".join(out))

@@ -2,8 +2,9 @@
 configuration's ``[bars]`` table into its own test case, the article's CI habit.
 
 One evaluation (``judge.pipeline.evaluate``, the one ``judge run`` makes, report folder
-included) is run when the first bar is tested, and each bar passes or fails on its per-type
-tables with the bar's own line as the failure message (``judge.results.bars``). The judge is
+included, every bar checked in its record's gate) is run when the first bar is tested, and
+each bar passes or fails as its gate check did, with the bar's own line as the failure message
+(``judge.results.bars``). The judge is
 the configuration's, or ``--judge-backend`` (``lexical`` keeps a test model-free).
 
 Paths never depend on the directory pytest happens to run in by accident: ``--judge-config`` is
@@ -25,7 +26,7 @@ import pytest
 if TYPE_CHECKING:
     from judge.config import Config
     from judge.pipeline.evaluate import Evaluation
-    from judge.results.bars import BarResult
+    from judge.results.gate import GateCheck
 
 #: Where the session keeps its one evaluation (or the error that stopped it).
 _EVALUATION = pytest.StashKey[Any]()
@@ -69,15 +70,16 @@ def pytest_collection_modifyitems(
         return
     from judge.config import load_config
     from judge.errors import HarnessError
+    from judge.pipeline.bars import bars_asked
 
     try:
         judge_config = load_config(path)
     except HarnessError as exc:
         raise pytest.UsageError(f"--judge-config: {exc}") from None
-    if not judge_config.bars:
-        raise pytest.UsageError(
-            f"{path}: no [bars] table; write one with 'judge bars suggest --write --config {path}'"
-        )
+    try:
+        bars_asked(judge_config, True)
+    except HarnessError as exc:
+        raise pytest.UsageError(str(exc)) from None
     config.stash[_CONFIG] = judge_config
     collector = BarsCollector.from_parent(session, name=path.name, path=path)
     for metric, floors in judge_config.bars.items():
@@ -106,7 +108,7 @@ def _evaluation(config: pytest.Config) -> Evaluation:
 
         try:
             backend = config.getoption("judge_backend") or None
-            config.stash[_EVALUATION] = evaluate(config.stash[_CONFIG], backend=backend)
+            config.stash[_EVALUATION] = evaluate(config.stash[_CONFIG], backend=backend, bars=True)
         except HarnessError as exc:
             config.stash[_EVALUATION] = exc
     outcome = config.stash[_EVALUATION]
@@ -122,19 +124,18 @@ class BarItem(pytest.Item):
         super().__init__(**kwargs)
         self.bar = bar
 
-    def result(self) -> BarResult:
-        from judge.results.bars import check_bars
-
-        report = _evaluation(self.config).report
+    def result(self) -> GateCheck:
+        """The bar's check in the run record's gate (the evaluation checked every bar)."""
         metric, qtype = self.bar
-        floor = self.config.stash[_CONFIG].bars[metric][qtype]
-        return check_bars({metric: {qtype: floor}}, report.judge, report.retrieval)[0]
+        name = f"bar: {qtype} {metric}"
+        checks = _evaluation(self.config).report.gate.bar_checks
+        return next(check for check in checks if check.name == name)
 
     def runtest(self) -> None:
         result = self.result()
-        self.user_properties.append(("bar", result.line()))
+        self.user_properties.append(("bar", result.message))
         if not result.passed:
-            raise BarCrossed(result.line())
+            raise BarCrossed(result.message)
 
     def repr_failure(
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None

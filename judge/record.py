@@ -1,9 +1,9 @@
 """The run record: one typed, versioned account of one judged run (like inspect_ai's EvalLog).
 
 ``judge.pipeline.evaluate`` builds it (``judge.pipeline.build``), ``report.json`` is its dump
-(``record_json``), and ``judge.folders.read_record`` reads a folder's ``report.json`` back
-into the same object. Every view (report.md, review.html, verdicts.csv, the console summary, JUnit, the JSON
-summary) is a function of it, so the same words count the same things everywhere: the review
+by pydantic's serializer (``record_json``), and ``judge.folders.read_record`` reads a folder's
+``report.json`` back into the same object. Every view (report.md, review.html, verdicts.csv,
+the console summary, JUnit, the JSON summary) is a function of it alone, so the same words count the same things everywhere: the review
 reasons of a question (``QuestionRow.triage``) are computed once, here, and every view counts
 those.
 
@@ -12,30 +12,32 @@ What it holds, in the order of ``report.json``:
 - ``format_version`` (first, as in every file the harness writes), ``manifest``, ``entry`` (the
   run's history line);
 - ``questions``: one row per golden question, in golden-set order: what the judge saw, the
-  verdict, the adapter's failure, why it needs review;
+  verdict, the adapter's failure, why it needs review, its chunk grades and correctness;
 - ``tables``: the per-type tables as rows (judge, retrieval, and per split);
 - ``rule``, ``comparisons`` (with the last compatible run), ``baseline`` (with the pinned
-  baseline), ``gate`` (the checks the nightly and CI read), ``prompt_edit``;
-- ``agreement``: the audit summary and the corrected estimates, as data.
+  baseline), ``season``, ``gate`` (the checks the nightly and CI read, the bars the run
+  checked among them), ``prompt_edit``;
+- ``chunks``: the chunk grades summarised;
+- ``audit``: the agreement with the human labels and the corrected estimates, typed
+  (``judge.audit.types.AuditResult.figures``).
 
-Derived for machines and left out when read back (they follow from the rest):
-``adapter_failed``, ``needs_review``, ``regressions``.
+Derived for machines (computed fields, written after the rest) and left out when read back
+(they follow from the rest): ``adapter_failed``, ``needs_review``, ``regressions``.
 
-Older folders (format 1 wrote ``report.json`` without the questions) are refused in one line
-that says what to do.
+A folder of format 2 reads as format 3 without its untyped agreement
+(``judge.results.manifest.upgrade_format_2``); older folders (format 1 wrote ``report.json``
+without the questions) are refused in one line that says what to do.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, NamedTuple
 
 from pydantic import (
     BaseModel,
     ConfigDict,
-    Field,
     PlainSerializer,
-    SkipValidation,
+    computed_field,
     field_validator,
     model_validator,
 )
@@ -65,7 +67,7 @@ from judge.results.flips import Flip
 from judge.results.gate import Gate
 from judge.results.history import HistoryEntry
 from judge.results.item_record import ItemRecord
-from judge.results.manifest import FORMAT_VERSION, Manifest
+from judge.results.manifest import FORMAT_VERSION, Manifest, upgrade_format_2
 from judge.results.review import NO_TRIAGE, Triage
 from judge.results.tables import TypeTable
 from judge.results.tokens import TokenCount, TokenTotals, count_of, token_totals
@@ -77,6 +79,7 @@ REPORT_FILE = StateFile(
     what="report.json",
     remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
     current=FORMAT_VERSION,
+    upgrade=upgrade_format_2,
     error=ConfigError,
 )
 
@@ -87,6 +90,7 @@ VALUES_FILE = StateFile(
     what="values.json",
     remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
     current=FORMAT_VERSION,
+    upgrade=upgrade_format_2,
     error=ConfigError,
 )
 
@@ -270,12 +274,30 @@ class Record(BaseModel):
     prompt_edit: Annotated[PromptEdit | None, _Plain] = None
     chunks: ChunkSummary | None = None
     """The judge's chunk grades summarised (None: chunk grading off)."""
-    agreement: dict[str, Any] | None = None
+    audit: Annotated[AuditResult | None, _Plain] = None
     """Agreement with the human labels and the corrected estimates, when there are labels for
-    these answers (``judge.audit.agreement.as_json``)."""
-    # In memory only: what the live run computed the agreement from (the record on disk has
-    # its data in ``agreement``).
-    audit: SkipValidation[AuditResult | None] = Field(default=None, exclude=True)
+    these answers: the audit's figures (``AuditResult.figures``), which report.md and the
+    console show (``judge audit`` lists the disagreements, from the labels file)."""
+
+    # --- derived, for machines: written after the record's own keys, dropped when read ------
+
+    @computed_field(alias="adapter_failed")  # type: ignore[prop-decorator]
+    @property
+    def derived_adapter_failed(self) -> dict[str, str]:
+        """``adapter_failed`` in report.json: question id → the adapter's error."""
+        return {f.question_id: f.error for f in self.adapter_failed}
+
+    @computed_field(alias="needs_review")  # type: ignore[prop-decorator]
+    @property
+    def derived_needs_review(self) -> dict[str, list[str]]:
+        """``needs_review`` in report.json: question id → why a person should look at it."""
+        return {row.question_id: list(row.triage.reasons) for row in self.needs_review}
+
+    @computed_field(alias="regressions")  # type: ignore[prop-decorator]
+    @property
+    def derived_regressions(self) -> int:
+        """``regressions`` in report.json: how many changes the gate counts as regressions."""
+        return len(self.regressions)
 
     @model_validator(mode="before")
     @classmethod
@@ -352,12 +374,11 @@ class Record(BaseModel):
         (``judge.results.diagnosis.summarise``), from the rows' ``diagnosis``: derived, never
         stored (report.json holds the rows)."""
         config = self.manifest.config
-        data, retrieval = config.get("data", {}), config.get("retrieval", {})
         return summarise(
             ((row.type, row.diagnosis) for row in self.questions),
-            types=data.get("question_types", ()),
-            out_of_scope_types=data.get("out_of_scope_types", ()),
-            context_k=retrieval.get("context_k", 0),
+            types=config.data.question_types,
+            out_of_scope_types=config.data.out_of_scope_types,
+            context_k=config.retrieval.context_k,
         )
 
     @property
@@ -368,7 +389,7 @@ class Record(BaseModel):
         return token_totals(
             self.verdicts,
             {row.question_id: row.type for row in self.questions},
-            self.manifest.config.get("data", {}).get("question_types", ()),
+            self.manifest.config.data.question_types,
         )
 
     @property
@@ -441,123 +462,29 @@ def _comparison_from_json(data: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-class RowLines(NamedTuple):
-    """Each question row's item and verdict encoded once, as one line of UTF-8 JSON each (None:
-    the row has none), without their unset optional fields: the lines of ``items.jsonl`` and
-    ``verdicts.jsonl``, which ``report.json``'s rows hold too (``record_json``). Bytes, as
-    pydantic's serializer makes them and the files are written: the 45 MB of them in a
-    10,000-question folder are neither decoded nor encoded again."""
-
-    items: list[bytes | None]
-    verdicts: list[bytes | None]
-
-    def items_jsonl(self) -> bytes:
-        """``items.jsonl``: the item of every judged question (``Record.items``)."""
-        return b"".join(
-            [
-                item + b"\n"
-                for item, verdict in zip(self.items, self.verdicts, strict=True)
-                if item is not None and verdict is not None
-            ]
-        )
-
-    def verdicts_jsonl(self) -> bytes:
-        """``verdicts.jsonl``: every verdict (``Record.verdicts``)."""
-        return b"".join([verdict + b"\n" for verdict in self.verdicts if verdict is not None])
-
-
-def row_lines(record: Record) -> RowLines | None:
-    """The rows' items and verdicts as JSON lines, each encoded once (None when one cannot be
-    encoded, e.g. half a UTF-16 character: ``record_json`` and ``judge.io.jsonl.jsonl_text`` then
-    each say which, their own way)."""
-    rows = record.questions
-    try:
-        return RowLines(
-            [None if r.item is None else _json(r.item, exclude_none=True) for r in rows],
-            [None if r.verdict is None else _json(r.verdict, exclude_none=True) for r in rows],
-        )
-    except PydanticSerializationError:
-        return None
-
-
 def _json(model: BaseModel, **options: Any) -> bytes:
     """``model_dump_json`` as the UTF-8 bytes pydantic makes (not decoded to a string)."""
     return model.__pydantic_serializer__.to_json(model, **options)
 
 
-def record_json(record: Record, lines: RowLines | None = None) -> bytes:
-    """``report.json`` (UTF-8): the record, then what follows from it, for machines; refused,
-    like every state file, when its own reader would refuse it.
-
-    The record is indented, but each question row is one line: compact (a 10,000-question
-    file is a quarter smaller), and a row is read, diffed and grepped as one line. Encoded by
-    pydantic's own serializer, not ``json.dumps`` (whose indenting encoder is pure Python).
-    A row's item and verdict are the lines of ``items.jsonl`` and ``verdicts.jsonl``
-    (``lines``, from ``row_lines``: each encoded once for the three files), without their
-    unset optional fields, which read back as the same values.
+def record_json(record: Record) -> bytes:
+    """``report.json`` (UTF-8): the record as pydantic's serializer writes it, indented, with
+    what follows from it for machines (``Record.derived_*``, after the record's own keys);
+    refused, like every state file, when its own reader would refuse it.
 
     The one writer's rules (``checked_document_text``) check everything but the rows by reading
-    it back: that is where JSON of a shape the record does not fix can be (the recorded
-    configuration, the fingerprints' parts) and so an integer the reader would refuse. A row holds
-    only typed fields of fixed depth (``tests/test_record.py`` keeps it so), each value read
-    under the same limits, so reading 10,000 rows back would prove nothing more; the whole
-    file is still measured against the size limit, and half a UTF-16 character anywhere fails
-    the encoding.
+    it back: that is where JSON of a shape the record does not fix can be (the fingerprints'
+    parts, the run's metadata) and so an integer the reader would refuse. A row holds only
+    typed fields of fixed depth (``tests/test_record.py`` keeps it so), each value read under
+    the same limits, so reading 10,000 rows back would prove nothing more; the whole file is
+    still measured against the size limit, and half a UTF-16 character anywhere fails the
+    encoding (then ``json_document_text`` says which, in one line).
     """
-    derived = {
-        "adapter_failed": {f.question_id: f.error for f in record.adapter_failed},
-        "needs_review": {row.question_id: row.triage.reasons for row in record.needs_review},
-        "regressions": len(record.regressions),
-    }
     where = record.manifest.folder
     try:
-        head = record.model_dump_json(indent=2, by_alias=True, exclude={"questions"})
-        lines = lines or row_lines(record)
-        if lines is None:
-            raise PydanticSerializationError("a row's item or verdict cannot be encoded")
-        rows = [
-            _row_json(row, item, verdict)
-            for row, item, verdict in zip(
-                record.questions, lines.items, lines.verdicts, strict=True
-            )
-        ]
+        data = _json(record, indent=2, by_alias=True) + b"\n"
+        head = _json(record, by_alias=True, exclude={"questions"}).decode("utf-8")
     except PydanticSerializationError:  # half a UTF-16 character, too deep: the writer says which
-        text = json_document_text(record, REPORT_FILE, where, by_alias=True, extra=derived)
-        return text.encode("utf-8")
-    tail = json.dumps(derived, ensure_ascii=False, indent=2)
-    # Both are indented objects: "{\n  ...\n}". The derived keys go after the record's own.
-    head = f"{head[:-2]},{tail[1:]}\n"
+        return json_document_text(record, REPORT_FILE, where, by_alias=True).encode("utf-8")
     checked_document_text(head, REPORT_FILE, where)
-    # The rows go where the model has them, before the key that follows them.
-    at = head.index(f'\n  "{_FIELD_AFTER_QUESTIONS}": ')
-    data = b"".join(
-        [
-            head[:at].encode("utf-8"),
-            b'\n  "questions": [\n',
-            b",\n".join([b"    " + row for row in rows]),
-            b"\n  ],",
-            head[at:].encode("utf-8"),
-        ]
-    )
     return checked_size(data, REPORT_FILE, where)
-
-
-def _row_json(row: QuestionRow, item: bytes | None, verdict: bytes | None) -> bytes:
-    """A row as one JSON object, its item and verdict put in where the model has them (before
-    the field that follows them). The first ``,"<that field>":`` is the key's: a quote inside a
-    JSON string is escaped, so the text of a question cannot hold one."""
-    rest = _json(row, by_alias=True, exclude=_ENCODED_APART)
-    at = rest.index(_KEY_AFTER_VERDICT)
-    return b"".join(
-        [rest[:at], b',"item":', item or b"null", b',"verdict":', verdict or b"null", rest[at:]]
-    )
-
-
-_ROW_FIELDS = list(QuestionRow.model_fields)
-_ENCODED_APART = {"item", "verdict"}
-#: The key of the row field after ``verdict`` (``item`` comes just before it), as pydantic
-#: writes it: where the two go back (tests/test_record.py holds the row's field order).
-_KEY_AFTER_VERDICT = f',"{_ROW_FIELDS[_ROW_FIELDS.index("verdict") + 1]}":'.encode()
-
-#: The record's field after ``questions``: where ``record_json`` puts the rows back.
-_FIELD_AFTER_QUESTIONS = list(Record.model_fields)[list(Record.model_fields).index("questions") + 1]

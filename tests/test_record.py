@@ -12,8 +12,10 @@ import pytest
 from judge.config import Config
 from judge.errors import InputError
 from judge.folders import ReportsDir, read_record
+from judge.judging.types import Verdict
 from judge.pipeline import evaluate
 from judge.record import DERIVED, QuestionRow, record_json
+from judge.results.item_record import ItemRecord
 from tests.conftest import QUESTIONS, run_lexical
 
 Tiny = Callable[..., Config]
@@ -57,7 +59,9 @@ def test_a_record_its_reader_would_refuse_is_not_written(
     tiny: Tiny, value: object, problem: str
 ) -> None:
     record = evaluate(tiny(), backend="lexical").report
-    manifest = record.manifest.model_copy(update={"config": {"x": value}})
+    meta = record.manifest.run.meta.model_copy(update={"chunking": {"x": value}})
+    run = record.manifest.run.model_copy(update={"meta": meta})
+    manifest = record.manifest.model_copy(update={"run": run})
     broken = record.model_copy(update={"manifest": manifest})
     with pytest.raises(InputError, match=problem) as caught:
         record_json(broken)
@@ -87,35 +91,36 @@ def test_a_record_over_the_size_limit_is_not_written(
 
 
 def test_nesting_its_reader_would_refuse_is_not_written_either(tiny: Tiny) -> None:
-    """JSON nested deeper than it can be written (here in the recorded configuration): one
-    located line, no traceback."""
+    """JSON nested deeper than it can be written (here in the judge fingerprint's parts, JSON
+    of a shape the record does not fix): one located line, no traceback."""
     record = evaluate(tiny(), backend="lexical").report
     deep: object = 1
     for _ in range(600):  # deeper than pydantic's serializer goes (the reader would go on)
         deep = [deep]
+    prints = record.manifest.fingerprints.model_copy(update={"judge_parts": {"x": deep}})
     broken = record.model_copy(
-        update={"manifest": record.manifest.model_copy(update={"config": {"x": deep}})}
+        update={"manifest": record.manifest.model_copy(update={"fingerprints": prints})}
     )
     with pytest.raises(InputError, match="nested too deeply"):
         record_json(broken)
 
 
-def test_each_question_row_is_one_line_of_report_json(tiny: Tiny) -> None:
+def test_report_json_is_the_serializers_dump_of_the_record(tiny: Tiny) -> None:
+    """report.json is pydantic's own indented dump of the record, derived keys included (no
+    text assembled by hand), and reads back into the same record."""
     result = evaluate(tiny(), backend="lexical")
-    lines = (result.folder.path / "report.json").read_text(encoding="utf-8").split("\n")
-    start = lines.index('  "questions": [')
-    rows = lines[start + 1 : start + 1 + len(result.report.questions)]
-    assert lines[start + 1 + len(rows)] == "  ],"
-    assert [json.loads(row.removesuffix(","))["question_id"] for row in rows] == [
-        q.question_id for q in result.report.questions
-    ]
+    text = (result.folder.path / "report.json").read_text(encoding="utf-8")
+    assert text == result.report.model_dump_json(indent=2, by_alias=True) + "\n"
+    assert text.startswith('{\n  "format_version": 3,\n  "manifest": {\n')
+    rows = json.loads(text)["questions"]
+    assert [row["question_id"] for row in rows] == [q.question_id for q in result.report.questions]
     assert read_record(result.folder.path) == result.report
 
 
 def test_a_row_holds_its_item_and_verdict_as_the_jsonl_files_do(tiny: Tiny) -> None:
-    """Each item and verdict is encoded once, for report.json's row and for items.jsonl and
-    verdicts.jsonl: the row keeps the model's field order, and a question text holding what
-    the row's JSON looks like around its item does not move them."""
+    """report.json's row holds the item and verdict that items.jsonl and verdicts.jsonl hold
+    (those without the unset optional fields): the row keeps the model's field order, and a
+    question text holding what the row's JSON looks like around its item changes nothing."""
     first = {**QUESTIONS[0], "question": QUESTIONS[0]["question"] + ' ,"failure": null, \\'}
     result = evaluate(tiny(questions=[first, *QUESTIONS[1:]]), backend="lexical")
     path = result.folder.path
@@ -123,10 +128,16 @@ def test_a_row_holds_its_item_and_verdict_as_the_jsonl_files_do(tiny: Tiny) -> N
     rows = data["questions"]
     assert [list(row) for row in rows] == [list(QuestionRow.model_fields)] * len(rows)
     assert rows[0]["question"] == first["question"]
-    items = [json.loads(line) for line in (path / "items.jsonl").read_text("utf-8").splitlines()]
+    items = (path / "items.jsonl").read_text("utf-8").splitlines()
     verdicts = (path / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()
-    assert items == [row["item"] for row in rows if row["item"] and row["verdict"]]
-    assert [json.loads(v) for v in verdicts] == [row["verdict"] for row in rows if row["verdict"]]
+    # The JSONL lines leave out the unset optional fields, which read back as the same values.
+    assert [ItemRecord.model_validate_json(line) for line in items] == [
+        ItemRecord.model_validate(row["item"]) for row in rows if row["item"] and row["verdict"]
+    ]
+    assert [Verdict.model_validate_json(line) for line in verdicts] == [
+        Verdict.model_validate(row["verdict"]) for row in rows if row["verdict"]
+    ]
+    assert all('":null' not in line for line in [*items, *verdicts])
     assert read_record(path) == result.report
 
 

@@ -182,7 +182,8 @@ def test_a_manifest_the_reader_would_refuse_is_not_rendered(tiny: Tiny) -> None:
     from judge.pipeline import evaluate
 
     manifest = evaluate(tiny(), backend="lexical").report.manifest
-    broken = manifest.model_copy(update={"config": {"x": 10**5000}})
+    meta = manifest.run.meta.model_copy(update={"chunking": {"x": 10**5000}})
+    broken = manifest.model_copy(update={"run": manifest.run.model_copy(update={"meta": meta})})
     with pytest.raises(InputError, match=r"^manifest.json: the report folder manifest is not"):
         broken.to_json()
-    assert json.loads(manifest.to_json())["format_version"] == 2
+    assert json.loads(manifest.to_json())["format_version"] == 3

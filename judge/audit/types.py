@@ -90,8 +90,8 @@ class ShownLabel(Protocol):
 
 
 #: Pydantic needs a schema for every field of a type a model holds, and a protocol has none: the
-#: record keeps the audit's result in memory (``Record.audit``: not validated, not written), so
-#: the label's schema is "any object", which is all that field ever needed of it.
+#: record keeps the audit's figures (``Record.audit``, ``AuditResult.figures``), never its
+#: disagreements, so the label's schema is "any object", which is all that field ever needs.
 _ANY_OBJECT = GetPydanticSchema(lambda _source, _handler: core_schema.any_schema())
 
 
@@ -310,3 +310,19 @@ class AuditResult(NamedTuple):
     """Per axis: the types' corrected estimates pooled, each weighted by its share of the
     judged items (``judge.audit.ppi.pooled_estimates``): computed here, once, so that no view
     computes a statistic."""
+
+    def figures(self) -> AuditResult:
+        """What the run record keeps (``judge.record.Record.audit``): every figure a view shows
+        (report.md, the console summary), without the disagreements (``judge audit`` lists them
+        with the labels they disagree with, read from the labels file) and without each cell's
+        ``fit`` (what ``pooled`` was computed from; a fit of one label has an infinite t, which
+        JSON cannot hold)."""
+        corrected: Corrected = {
+            axis: {name: cell._replace(fit=None) for name, cell in cells.items()}
+            for axis, cells in self.corrected.items()
+        }
+        return self._replace(
+            judge=self.judge._replace(disagreements=[]),
+            lexical=self.lexical._replace(disagreements=[]),
+            corrected=corrected,
+        )

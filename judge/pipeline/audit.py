@@ -40,7 +40,7 @@ def run_audit(folder: ReportFolder, labels: list[HumanLabel]) -> AuditResult:
     """The audit of a saved report folder, from its record (its correctness verdicts too, when
     the run judged correctness: the audit then scores that axis against the labels that
     carry it)."""
-    types = tuple(folder.manifest.config.get("data", {}).get("question_types", ()))
+    types = folder.manifest.config.data.question_types
     correctness = judged_correctness(folder)
     return audit_items(folder.name, folder.items(), folder.verdicts(), labels, types, correctness)
 

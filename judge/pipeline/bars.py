@@ -13,18 +13,13 @@ from judge.config import Config, bar_problems
 from judge.errors import ConfigError, InputError
 from judge.folders import ReportsDir
 from judge.io.write import write_atomic
-from judge.record import Record
 from judge.results.bars import (
     SUGGEST_MARGIN_SCORE,
     SUGGEST_MARGIN_SHARE,
-    BarResult,
     Suggested,
     bars_toml,
-    check_bars,
-    crossed,
     suggest_bars,
 )
-from judge.results.gate import bar_checks
 
 
 def default_bar_metrics(config: Config) -> list[str]:
@@ -154,24 +149,17 @@ def bars_of_toml(table: str, path: Path) -> dict[str, Any]:
     return bars if isinstance(bars, dict) else {}
 
 
-class BarsOutcome(NamedTuple):
-    """A run's bars checked."""
-
-    results: list[BarResult]
-    crossed: list[BarResult]
-    report: Record
-    """The run's record with one gate check per bar added (for JUnit and the JSON summary)."""
-
-
-def check_run_bars(config: Config, report: Record) -> BarsOutcome:
-    """The configuration's bars against a run's per-type tables; the record comes back with
-    their checks in its gate (``judge.results.gate.bar_checks``)."""
-    if not config.bars:
+def bars_asked(config: Config, asked: bool, *, otherwise: str = "") -> bool:
+    """Whether a run checks the configuration's bars (``asked``: ``judge run --bars``, the
+    nightly of a configuration with a ``[bars]`` table, the pytest plugin): the one refusal,
+    before anything is judged, when bars are asked for and there are none. ``otherwise``: what
+    else the caller can do ("leave out --bars"). The checks go into the record's gate
+    (``judge.pipeline.build.build_report``)."""
+    if asked and not config.bars:
         where = config.source or "the configuration"
+        tail = f", or {otherwise}" if otherwise else ""
         raise ConfigError(
-            f"{where}: no [bars] table; write one with 'judge bars suggest --write' (or drop "
-            "--bars)"
+            f"{where}: no [bars] table; write one with 'judge bars suggest --write' "
+            f"(--config {where}){tail}"
         )
-    results = check_bars(config.bars, report.judge, report.retrieval)
-    gate = report.gate._replace(checks=[*report.gate.checks, *bar_checks(results)])
-    return BarsOutcome(results, crossed(results), report.model_copy(update={"gate": gate}))
+    return asked

@@ -22,7 +22,6 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from judge.audit.agreement import agreement, audit_items, judge_scores
-from judge.audit.agreement import as_json as audit_json
 from judge.audit.chunk_agreement import chunk_agreement, corrected_recall
 from judge.config import Config
 from judge.hashing import HASH_SCHEME, tagged_hash, text_sha256
@@ -35,6 +34,7 @@ from judge.judging.grading import Fingerprint
 from judge.judging.items import context_for
 from judge.judging.types import STATUSES, ContextChunk, Verdict
 from judge.record import ChunkSummary, PromptEdit, QuestionRow, Record, Tables
+from judge.results.bars import check_bars
 from judge.results.baseline import Baseline, compare_with_baseline
 from judge.results.chunk_grades import (
     RELEVANT_GRADE,
@@ -52,7 +52,7 @@ from judge.results.compare import (
 )
 from judge.results.diagnosis import diagnose
 from judge.results.flips import changed_verdicts
-from judge.results.gate import gate
+from judge.results.gate import bar_checks, gate
 from judge.results.history import (
     HistoryEntry,
     compare_with_history,
@@ -245,7 +245,7 @@ def _manifest(
             correctness_parts=_parts(judged.correctness_fingerprint),
         ),
         run=RunInfo(source=measured.run_source, meta=measured.run.meta),
-        config=config.model_dump(mode="json"),
+        config=config.model_copy(update={"source": None}),
         git=_git(config.source.parent if config.source else Path.cwd()),
         versions=_versions(),
         status_counts=counts,
@@ -309,9 +309,12 @@ def build_report(
     folder_name: str,
     earlier: Earlier,
     finished_at: datetime | None = None,
+    *,
+    bars: bool = False,
 ) -> Record:
     """Assemble the record of one judged run; it reads and writes nothing (what the run is
-    compared with comes in ``earlier``)."""
+    compared with comes in ``earlier``). ``bars``: check the configuration's bars, one gate
+    check each (``judge.pipeline.bars.bars_asked`` says whether)."""
     golden = measured.golden
     verdicts = [judged.verdicts[q.id] for q in golden.questions if q.id in judged.verdicts]
     counts: dict[str, int] = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
@@ -389,6 +392,9 @@ def build_report(
         judged=len(verdicts),
         notes=[n for n in (note, steady) if n],
     )
+    if bars:
+        results = check_bars(config.bars, table, measured.retrieval)
+        checked = checked._replace(checks=[*checked.checks, *bar_checks(results)])
     return Record(
         manifest=manifest,
         entry=entry,
@@ -401,8 +407,7 @@ def build_report(
         season=season,
         gate=checked,
         prompt_edit=prompt_edit,
-        agreement=None if audit is None else audit_json(audit),
-        audit=audit,
+        audit=None if audit is None else audit.figures(),
     )
 
 

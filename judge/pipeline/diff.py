@@ -28,7 +28,7 @@ def diff_records(old: Record, new: Record, rule: GateRule) -> RunDiff:
     """``new`` against ``old`` with the gate's rule, in the type order of ``new``'s
     configuration."""
     values_old, values_new = old.values(), new.values()
-    types = tuple(new.manifest.config.get("data", {}).get("question_types", ()))
+    types = new.manifest.config.data.question_types
     fa = old.manifest.fingerprints.model_dump()
     fb = new.manifest.fingerprints.model_dump()
     comparisons = decide(

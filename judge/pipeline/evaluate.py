@@ -35,6 +35,7 @@ from judge.judging.graded import ChunkGrade, CorrectnessVerdict
 from judge.judging.grading import Fingerprint, JudgeProgress, cached_verdicts
 from judge.judging.items import build_items
 from judge.judging.prompts import load_prompt
+from judge.pipeline.bars import bars_asked
 from judge.pipeline.build import Earlier, Judged, build_report, package_version
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
 from judge.pipeline.session import (
@@ -51,7 +52,7 @@ from judge.report.files import render_files
 from judge.results.baseline import read_baseline
 from judge.results.compare import QuestionValues
 from judge.results.gate import Gate
-from judge.results.manifest import Manifest
+from judge.results.manifest import FORMAT_VERSION, Manifest
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -164,6 +165,7 @@ def evaluate(
     hooks: Hooks = Hooks(),  # noqa: B008 (an immutable tuple of no-op callbacks)
     progress: bool | None = None,
     on_progress: Callable[[JudgeProgress], None] | None = None,
+    bars: bool = False,
 ) -> Evaluation:
     """Judge every answer of a run and write a report folder; return it with its gate.
 
@@ -177,8 +179,11 @@ def evaluate(
     ``hooks`` already has an ``on_adapter`` or ``on_judging`` of its own; False never.
     ``on_progress``: called with each ``JudgeProgress`` (done, total, cached, not_ok), with or
     without the bars (``hooks.on_judging`` too, if given, is called first).
+    ``bars``: check the configuration's per-type bars, one gate check each in the record
+    (refused before anything is asked when it has none: ``judge.pipeline.bars.bars_asked``).
     """
     started_at = datetime.now(UTC)
+    bars_asked(config, bars)
     if isinstance(backend, str):  # recorded in the manifest as the configuration it ran with
         config = config.with_overrides(judge={"backend": backend})
         backend = None
@@ -194,6 +199,7 @@ def evaluate(
                 run_path=run_path,
                 fresh_answers=fresh_answers,
                 rejudge_failed=rejudge_failed,
+                bars=bars,
             )
     except KeyboardInterrupt:  # before or after judging (judging stops by itself, below)
         raise Interrupted("stopped before anything was judged or written") from None
@@ -208,6 +214,7 @@ def _evaluate(
     run_path: Path | None,
     fresh_answers: bool,
     rejudge_failed: bool,
+    bars: bool,
 ) -> Evaluation:
     reports = ReportsDir(config.reports.dir)
     with reports.lock():  # before the adapter is asked: a second run must not pay for answers
@@ -248,7 +255,7 @@ def _evaluate(
         )
         name = reports.new_folder_name(outcome.fingerprint.value, started_at, earlier.history)
         report = build_report(
-            config, measured, judged, inputs.labels.current, started_at, name, earlier
+            config, measured, judged, inputs.labels.current, started_at, name, earlier, bars=bars
         )
         # The folder keeps the run that was judged beside what was rendered from it.
         files = {**render_files(report), "run.jsonl": jsonl_text(run_lines(inputs.run))}
@@ -386,6 +393,9 @@ def _why_record_does_not_hold(
     items, the triage and the agreement). The labels file's own warning (missing, labels of
     retired questions) is said when the record holds; a rebuild reads the file again and says
     it then."""
+    written = record.manifest.format_version
+    if written < FORMAT_VERSION:
+        return f"its report.json is of format {written} (this judge writes {FORMAT_VERSION})"
     written_by, this = record.manifest.versions.get("judge"), package_version("judge")
     if written_by != this:
         return f"it was written by judge {written_by}, this is judge {this}"
@@ -500,9 +510,20 @@ def _rederive(
         folder.name,
         earlier_runs(config, reports),
         finished_at=datetime.fromisoformat(manifest.finished_at),
+        bars=_checked_bars(folder),
     )
     folder.write_files(render_files(report))
     return folder
+
+
+def _checked_bars(folder: ReportFolder) -> bool:
+    """Whether the folder's run checked its bars (its record's gate has bar checks): a rebuild
+    checks them again, with the recorded configuration's bars; a record that cannot be read
+    says nothing of them."""
+    try:
+        return bool(folder.record().gate.bar_checks)
+    except (ConfigError, InputError, OSError):
+        return False
 
 
 SavedRow = tuple[tuple[ChunkGrade, ...] | None, CorrectnessVerdict | None]

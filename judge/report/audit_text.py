@@ -407,3 +407,72 @@ def _disagreement_lines(
     elif where:
         lines.append(f"(also in {_word(full_list_path)})")
     return lines
+
+
+def _majority_share(stats: AxisStats | None) -> str:
+    """The majority-class figure: exact agreement of always answering the most common human
+    score, with that score ("73 % (always 2)"): the bar an exact-agreement figure must clear."""
+    if stats is None or stats.majority_exact is None:
+        return "—"
+    return f"{fmt_share(stats.majority_exact)} (always {stats.majority_class})"
+
+
+def audit_lines(audit: AuditResult) -> list[str]:
+    """The headline agreement figures, judge next to the lexical baseline, each axis's exact
+    agreement beside its majority-class line ("always 2"): a judge below it is worse than a
+    constant."""
+    pct, num = fmt_share, fmt_number
+    lines = [
+        f"{audit.judge.labelled} labels from {', '.join(md(name) for name in audit.labellers)}; "
+        f"the judge gave an ok verdict on {audit.judge.n} ({pct(audit.judge.coverage)}), and "
+        f"both rows are scored on those {audit.judge.n}. `judge audit` gives the intervals, "
+        "confusion matrices and the disagreements. The majority columns are what always "
+        "answering the most common human score would get: an exact figure below its majority "
+        "is worse than that constant.",
+        "",
+        "| judge | both exact | both exact, all labels (non-ok wrong) | faithfulness exact "
+        "| faithfulness majority | faithfulness κ | faithfulness bal. acc. | relevance exact "
+        "| relevance majority | relevance κ | relevance bal. acc. |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    below: list[str] = []
+    for row in (audit.judge, audit.lexical):
+        f = row.per_axis["faithfulness"].get("all")
+        r = row.per_axis["relevance"].get("all")
+        lines.append(
+            f"| {md(row.judge)} | {pct(row.both_exact)} | {pct(row.both_exact_all)} "
+            f"| {pct(f.exact if f else None)} | {_majority_share(f)} | {num(f.kappa if f else None)} "
+            f"| {pct(f.balanced_accuracy if f else None)} | {pct(r.exact if r else None)} "
+            f"| {_majority_share(r)} | {num(r.kappa if r else None)} "
+            f"| {pct(r.balanced_accuracy if r else None)} |"
+        )
+        below += _below_majority(row.judge, (("faithfulness", f), ("relevance", r)))
+    correctness = audit.judge.per_axis.get("correctness", {}).get("all")
+    if correctness is not None:
+        lines += [
+            "",
+            f"Correctness (against the reference answer), over the {correctness.n} labels that "
+            f"carry it and whose answer the judge gave an ok correctness verdict: exact "
+            f"{pct(correctness.exact)} (majority {_majority_share(correctness)}), κ "
+            f"{num(correctness.kappa)}, bal. acc. {pct(correctness.balanced_accuracy)}.",
+        ]
+        below += _below_majority(audit.judge.judge, (("correctness", correctness),))
+    if below:
+        lines += ["", f"**Below the majority class**: {'; '.join(below)}."]
+    if audit.judge.n < FEW_ITEMS:
+        lines += ["", f"With {audit.judge.n} labels the intervals are wide: a few points is noise."]
+    return lines
+
+
+def _below_majority(judge: str, stats: tuple[tuple[str, AxisStats | None], ...]) -> list[str]:
+    """The axes whose exact agreement is below always answering the majority class, each as a
+    clause of report.md's "Below the majority class" line."""
+    return [
+        f"{md(judge)}'s {axis} agreement ({fmt_share(s.exact)}) is below always answering "
+        f"{s.majority_class} ({fmt_share(s.majority_exact)})"
+        for axis, s in stats
+        if s is not None
+        and s.exact is not None
+        and s.majority_exact is not None
+        and s.exact < s.majority_exact
+    ]

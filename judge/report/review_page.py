@@ -48,14 +48,13 @@ import pydantic_core
 from judge.audit.types import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
 from judge.hashing import text_sha256
 from judge.judging.types import Verdict
-from judge.report.markdown import (
+from judge.report.evidence_text import (
     SENTENCE_WORDS,
     answer_pieces,
     cited_pieces,
     evidence_origin,
-    prompt_label,
-    prompt_path,
 )
+from judge.report.markdown import prompt_label, prompt_path
 from judge.results.diagnosis import DIAGNOSES
 from judge.results.item_record import ItemRecord
 from judge.results.review import TRIAGE_FLAGS

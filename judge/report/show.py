@@ -8,7 +8,7 @@ from judge.errors import ConfigError
 from judge.formatting import terminal_text
 from judge.judging.types import ContextChunk, SentenceCheck, Verdict
 from judge.record import QuestionRow, Record, RunDiff
-from judge.report.markdown import (
+from judge.report.evidence_text import (
     SENTENCE_WORDS,
     answer_pieces,
     cited_pieces,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from judge.config import Config
 from judge.formatting import fmt_share, terminal_text
 from judge.record import Record
 from judge.report.chunks_text import chunk_console_line
@@ -51,14 +50,16 @@ def cached_line(cached: int, total: int) -> str:
     return f"{cached} of {total} already in the cache; judging the other {total - cached}"
 
 
-def console_summary(report: Record, config: Config, folder: Path) -> list[str]:
-    """The console summary of a judged run: tables, answers that could not be produced,
-    comparisons, flips, what needs review."""
+def console_summary(report: Record, folder: Path) -> list[str]:
+    """The console summary of a judged run, from its record alone: tables, answers that could
+    not be produced, comparisons, flips, the agreement with human labels, what needs review,
+    where it was saved (``folder``), then the bars when the run checked them."""
     outcome_hits = sum(v.cached for v in report.verdicts)
+    context_k = report.manifest.config.retrieval.context_k
     lines = [
         f"\njudged {len(report.verdicts)} answers in {report.manifest.judge_seconds:.1f} s "
         f"({outcome_hits} from the cache)",
-        f"\nretrieval per type (context_k = {config.retrieval.context_k})",
+        f"\nretrieval per type (context_k = {context_k})",
         render_text(report.retrieval),
         f"\njudge per type ({_word(report.manifest.judge.describe())})",
         *[f"warning: {_word(w)}" for w in judge_warnings(report)],
@@ -72,16 +73,31 @@ def console_summary(report: Record, config: Config, folder: Path) -> list[str]:
     graded = chunk_console_line(report)
     if graded is not None:
         lines.append(f"\n{_word(graded)}")
-    if report.adapter_failed:
-        lines.append(
-            f"\nthe adapter failed for {len(report.adapter_failed)} question(s) (no answer, so no "
-            "verdict; counted in adapter_failed):"
-        )
-        lines += [
+    lines += _failed_lines(report)
+    lines.append("")
+    lines += _comparison_lines(report)
+    lines += _prompt_edit_lines(report)
+    lines += _audit_lines(report)
+    lines += _review_lines(report)
+    lines.append(f"\nsaved {_word(folder)}")
+    return [*lines, *_bar_lines(report)]
+
+
+def _failed_lines(report: Record) -> list[str]:
+    if not report.adapter_failed:
+        return []
+    return [
+        f"\nthe adapter failed for {len(report.adapter_failed)} question(s) (no answer, so no "
+        "verdict; counted in adapter_failed):",
+        *[
             f"  {_word(f.question_id)} ({_word(f.type)}): {_word(f.error)}"
             for f in report.adapter_failed
-        ]
-    lines.append("")
+        ],
+    ]
+
+
+def _comparison_lines(report: Record) -> list[str]:
+    lines = []
     comparisons = [*report.comparisons, *report.baseline, *report.season]
     if any(comp.baseline is not None for comp in comparisons):
         lines.append(f"compared question by question ({report.rule.describe()}):")
@@ -95,48 +111,76 @@ def console_summary(report: Record, config: Config, folder: Path) -> list[str]:
             + (f" ({_word(comp.note)})" if comp.note else "")
         )
         lines += [f"  {_word(c.describe())}" for c in comp.moved]
-    edit = report.prompt_edit
-    if edit is not None:
-        lines.append(
-            f"\nprompt edit since {_word(edit.previous_folder)}: {len(edit.flips)} verdicts changed"
-        )
-        lines += [f"  {_word(flip.describe())}" for flip in edit.flips]
-        if edit.labelled:
-            before, after = fmt_share(edit.agreement_before), fmt_share(edit.agreement_after)
-            lines.append(
-                f"  agreement with {edit.labelled} human labels (both scores): {before} → {after}"
-            )
-    if report.audit is not None:
-        audit = report.audit
-        lines.append(
-            f"\nagreement with {audit.judge.n} human labels (both scores exact): judge "
-            f"{fmt_share(audit.judge.both_exact)}, lexical baseline {fmt_share(audit.lexical.both_exact)}"
-            f" on the same {audit.judge.n}; the judge gave an ok verdict on {audit.judge.n} of "
-            f"{audit.judge.labelled} labelled ({fmt_share(audit.judge.coverage)}); over all "
-            f"{audit.judge.labelled}, non-ok counted as wrong: judge "
-            f"{fmt_share(audit.judge.both_exact_all)} ('judge audit' for the details)"
-        )
-        correctness = audit.judge.per_axis.get("correctness", {}).get("all")
-        if correctness is not None:
-            lines.append(
-                f"  correctness against {correctness.n} labels that carry it: exact "
-                f"{fmt_share(correctness.exact)} (always {correctness.majority_class}: "
-                f"{fmt_share(correctness.majority_exact)})"
-            )
-    review = report.needs_review
-    if review:
-        # Verdicts that failed are failures of the run: every one is named, with its error.
-        # Flagged quotes can be many (a weak judge flags most): the first few, then a count.
-        failed = [row for row in review if row.status != "ok"]
-        flagged = [row for row in review if row.status == "ok"]
-        shown = failed + flagged[:REVIEW_LINES]
-        lines.append(
-            f"\n{len(review)} verdicts need a look (review.html shows each quote in its chunk):"
-        )
-        lines += [
-            f"  {_word(row.question_id)}: {_word('; '.join(row.triage.reasons))}" for row in shown
-        ]
-        if len(shown) < len(review):
-            lines.append(f"  … {len(review) - len(shown)} more (report.md and review.html)")
-    lines.append(f"\nsaved {_word(folder)}")
     return lines
+
+
+def _prompt_edit_lines(report: Record) -> list[str]:
+    edit = report.prompt_edit
+    if edit is None:
+        return []
+    lines = [
+        f"\nprompt edit since {_word(edit.previous_folder)}: {len(edit.flips)} verdicts changed",
+        *[f"  {_word(flip.describe())}" for flip in edit.flips],
+    ]
+    if edit.labelled:
+        before, after = fmt_share(edit.agreement_before), fmt_share(edit.agreement_after)
+        lines.append(
+            f"  agreement with {edit.labelled} human labels (both scores): {before} → {after}"
+        )
+    return lines
+
+
+def _audit_lines(report: Record) -> list[str]:
+    """The agreement with the human labels in two lines (the record's audit figures)."""
+    audit = report.audit
+    if audit is None:
+        return []
+    judge, lexical = audit.judge, audit.lexical
+    lines = [
+        f"\nagreement with {judge.n} human labels (both scores exact): judge "
+        f"{fmt_share(judge.both_exact)}, lexical baseline {fmt_share(lexical.both_exact)}"
+        f" on the same {judge.n}; the judge gave an ok verdict on {judge.n} of "
+        f"{judge.labelled} labelled ({fmt_share(judge.coverage)}); over all "
+        f"{judge.labelled}, non-ok counted as wrong: judge "
+        f"{fmt_share(judge.both_exact_all)} ('judge audit' for the details)"
+    ]
+    correctness = judge.per_axis.get("correctness", {}).get("all")
+    if correctness is not None:
+        lines.append(
+            f"  correctness against {correctness.n} labels that carry it: exact "
+            f"{fmt_share(correctness.exact)} (always {correctness.majority_class}: "
+            f"{fmt_share(correctness.majority_exact)})"
+        )
+    return lines
+
+
+def _review_lines(report: Record) -> list[str]:
+    review = report.needs_review
+    if not review:
+        return []
+    # Verdicts that failed are failures of the run: every one is named, with its error.
+    # Flagged quotes can be many (a weak judge flags most): the first few, then a count.
+    failed = [row for row in review if row.status != "ok"]
+    flagged = [row for row in review if row.status == "ok"]
+    shown = failed + flagged[:REVIEW_LINES]
+    lines = [f"\n{len(review)} verdicts need a look (review.html shows each quote in its chunk):"]
+    lines += [
+        f"  {_word(row.question_id)}: {_word('; '.join(row.triage.reasons))}" for row in shown
+    ]
+    if len(shown) < len(review):
+        lines.append(f"  … {len(review) - len(shown)} more (report.md and review.html)")
+    return lines
+
+
+def _bar_lines(report: Record) -> list[str]:
+    """The bars the run checked (``judge run --bars``, the nightly with a ``[bars]`` table), from
+    the gate's bar checks: how many were met, then each crossed bar's line; none when the run
+    checked no bars."""
+    bars = report.gate.bar_checks
+    if not bars:
+        return []
+    crossed = [check for check in bars if not check.passed]
+    return [
+        f"\nbars: {len(bars) - len(crossed)} of {len(bars)} met",
+        *[check.message for check in crossed],
+    ]

@@ -40,7 +40,8 @@ class GateCheck(NamedTuple):
     passed: bool
     message: str
     kind: str
-    """"regression" or "baseline": which flag makes a failure fail the command."""
+    """"regression" or "baseline": which flag makes a failure fail the command; "bar": a
+    per-type bar, which always does (the run checks bars only when asked)."""
     moves: tuple[Change, ...] = ()
     """The comparison's changes that are not noise (collapses, regressions, improvements,
     listed moves), with their numbers: what JUnit and the JSON summary carry per check."""
@@ -75,12 +76,26 @@ class Gate(NamedTuple):
     since the run compared with (``judge.results.history.compared_settings_note``)."""
 
     @property
+    def bar_checks(self) -> list[GateCheck]:
+        """The per-type bars the run checked (``bar_checks``; none unless it was asked to)."""
+        return [check for check in self.checks if check.kind == "bar"]
+
+    @property
+    def crossed_bars(self) -> list[GateCheck]:
+        return [check for check in self.bar_checks if not check.passed]
+
+    @property
     def verdict(self) -> str:
-        """One line: the first line of the nightly's output. Questions without an answer or a
-        verdict come first; when every question failed, the comparisons (of nothing) are left
-        out; the notes last."""
+        """One line: the first line of the nightly's output. A crossed bar comes first, then
+        questions without an answer or a verdict; when every question failed, the comparisons
+        (of nothing) are left out; the notes last."""
         notes = "".join(f"; {note}" for note in self.notes)
-        return self._verdict() + notes
+        verdict = self._verdict() + notes
+        crossed = self.crossed_bars
+        if crossed:
+            more = f" (and {len(crossed) - 1} more)" if len(crossed) > 1 else ""
+            return f"FAILED: {crossed[0].message}{more}; {verdict}"
+        return verdict
 
     def _verdict(self) -> str:
         compared = self._compared()
@@ -128,9 +143,12 @@ class Gate(NamedTuple):
         return "ok: no regression"
 
     def exit_code(self, fail_on_regression: bool, require_baseline: bool) -> int:
-        """1 when a check that the flags enforce failed (as the JUnit file reports it)."""
-        failed = (fail_on_regression and (self.regressions or self.failed or self.unjudged)) or (
-            require_baseline and self.missing
+        """1 when a check that the flags enforce failed (as the JUnit file reports it); a
+        crossed bar always fails."""
+        failed = (
+            (fail_on_regression and (self.regressions or self.failed or self.unjudged))
+            or (require_baseline and self.missing)
+            or self.crossed_bars
         )
         return EXIT_REGRESSION if failed else EXIT_OK
 

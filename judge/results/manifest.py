@@ -20,9 +20,13 @@ from judge.io.state import StateFile, json_document_text
 from judge.io.validation import describe_validation_error
 from judge.results.tokens import TokenTotals
 
-#: 2: ``report.json`` is the run record (``judge.record``), one row per question; folders of
-#: format 1 are refused with what to do (run again).
-FORMAT_VERSION = 2
+#: 3: the record holds the whole run, typed: the configuration (``Manifest.config``), the
+#: audit's figures (``judge.record.Record.audit``) and the bar checks in the gate.
+#: 2: ``report.json`` is the run record (``judge.record``), one row per question; still read
+#: (``upgrade_format_2``). Folders of format 1 are refused with what to do (run again).
+FORMAT_VERSION = 3
+#: The oldest format this judge reads.
+OLDEST_FORMAT = 2
 
 
 class _Part(BaseModel):
@@ -87,8 +91,10 @@ class Manifest(_Part):
     judge: JudgeInfo
     fingerprints: Fingerprints
     run: RunInfo
-    config: dict[str, Any]
-    """The configuration as it was (``Config.model_dump(mode="json")``)."""
+    config: Config
+    """The configuration the run ran with, typed (its file, ``Config.source``, is not part of
+    it). A recorded configuration that no longer validates is refused when the folder is
+    opened (``_refusal``)."""
     git: GitInfo
     versions: dict[str, str | None]
     status_counts: dict[str, int]
@@ -99,17 +105,12 @@ class Manifest(_Part):
 
     def retrieval_settings(self) -> RetrievalConfig:
         """The retrieval settings the run measured with."""
-        return RetrievalConfig.model_validate(self.config["retrieval"])
+        return self.config.retrieval
 
     def configuration(self, source: Path | None = None) -> Config:
-        """The configuration the run ran with (re-rendering measures and reports the same way)."""
-        try:
-            return Config.model_validate({**self.config, "source": source})
-        except ValidationError as exc:
-            problem = describe_validation_error(exc)[0]
-            raise ConfigError(
-                f"{self.folder}: its recorded configuration is no longer valid ({problem})"
-            ) from None
+        """The configuration the run ran with, read from ``source`` (re-rendering measures and
+        reports the same way)."""
+        return self.config.model_copy(update={"source": source})
 
     def to_json(self) -> str:
         """The text of ``manifest.json``; refused (``InputError``) when it could not be read
@@ -117,24 +118,49 @@ class Manifest(_Part):
         return json_document_text(self, MANIFEST_FILE, "manifest.json")
 
 
-def _version_refusal(path: Path, raw: dict[str, Any]) -> str | None:
-    """A folder of another format is refused in its own words: it names the folder."""
+def _refusal(path: Path, raw: dict[str, Any]) -> str | None:
+    """A folder of a format this judge does not read, or whose recorded configuration no
+    longer validates, is refused in its own words: it names the folder."""
     version = raw.get("format_version")
-    if version == FORMAT_VERSION and type(version) is int:
+    if type(version) is not int or not OLDEST_FORMAT <= version <= FORMAT_VERSION:
+        written = "no format version" if version is None else f"format {version!r}"
+        return (
+            f"{path.parent.name}: a report folder of {written}, and this judge reads format "
+            f"{FORMAT_VERSION} (and {OLDEST_FORMAT}); run 'judge run' to make a new one (or open "
+            "it with the judge version that wrote it)"
+        )
+    return configuration_refusal(path.parent.name, raw.get("config"))
+
+
+def configuration_refusal(folder: str, config: object) -> str | None:
+    """Why a folder's recorded configuration cannot be read, in one line naming the folder
+    (None: it validates, or it is not there and the model says so)."""
+    if not isinstance(config, dict):
         return None
-    written = "no format version" if version is None else f"format {version!r}"
-    return (
-        f"{path.parent.name}: a report folder of {written}, and this judge reads format "
-        f"{FORMAT_VERSION}; run 'judge run' to make a new one (or open it with the judge version "
-        "that wrote it)"
-    )
+    try:
+        Config.model_validate(config)
+    except ValidationError as exc:
+        problem = describe_validation_error(exc)[0]
+        return f"{folder}: its recorded configuration is no longer valid ({problem})"
+    return None
+
+
+def upgrade_format_2(version: int, value: dict[str, Any]) -> dict[str, Any]:
+    """A document of format 2 read as format 3: the same fields, the configuration (a dict
+    then) validated into the typed model by the reader. ``report.json``'s untyped agreement
+    (``agreement``) is not read: the record of format 2 has no audit figures, and ``judge
+    report`` rebuilds it from the run and the cache (``judge.pipeline.evaluate``)."""
+    if version != OLDEST_FORMAT:
+        raise ValueError(f"of the formats before it, this judge reads {OLDEST_FORMAT} only")
+    return {k: v for k, v in value.items() if k != "agreement"}
 
 
 MANIFEST_FILE = StateFile(
     what="report folder manifest",
     remedy="run 'judge run' to make a new folder",
     current=FORMAT_VERSION,
-    version_refusal=_version_refusal,
+    upgrade=upgrade_format_2,
+    version_refusal=_refusal,
     damaged="{path}: cannot be read ({located}); the folder is damaged",
     invalid="{path}: not a valid manifest ({problem}); the folder is damaged",
     error=ConfigError,

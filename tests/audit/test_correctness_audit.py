@@ -20,8 +20,7 @@ from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, load_labels
 from judge.judging.graded import CorrectnessVerdict
 from judge.judging.types import ContextChunk, Verdict
-from judge.report.audit_text import corrected_markdown_lines, render_audit
-from judge.report.markdown import audit_lines
+from judge.report.audit_text import audit_lines, corrected_markdown_lines, render_audit
 from judge.results.item_record import ItemRecord
 
 #: Japanese and English questions, two types.

@@ -395,11 +395,26 @@ def test_the_sample_report_carries_the_corrected_estimates(tmp_path: Path) -> No
     config = load_config(toml)
     folder = ReportsDir(config.reports.dir).folder(None)
     report = json.loads((folder.path / "report.json").read_text(encoding="utf-8"))
-    corrected = report["agreement"]["corrected"]["per_axis"]
+    # report.json holds the audit's figures as the typed record does (``AuditResult.figures``);
+    # the record read back is the object the views show.
+    saved = report["audit"]["corrected"]
+    audit = folder.record().audit
+    assert audit is not None
+    corrected = corrected_json(audit.corrected, audit.pooled)["per_axis"]
     # Every sample question is labelled (30 items, 42 labels): no unlabelled item, so the
     # corrected estimate is the mean of the items' human scores, with the labels' interval.
     factual = corrected["faithfulness"]["factual"]
     assert (factual["labelled"], factual["labels"], factual["unlabelled"]) == (12, 16, 0)
+    on_disk = saved["faithfulness"]["factual"]
+    assert (on_disk["labelled"], on_disk["labels"], on_disk["estimate"]["unlabelled"]) == (
+        12,
+        16,
+        0,
+    )
+    assert on_disk["estimate"]["value"] == factual["estimate"]
+    assert on_disk["estimate"]["shown"] == factual["interval"]
+    assert on_disk["halving"] == factual["labels_to_halve"]
+    assert on_disk["fit"] is None  # the record keeps the figures shown, not the fits
     humans: dict[str, list[int]] = {}
     items = folder.items()
     for line in (SAMPLE / "labels.jsonl").read_text(encoding="utf-8").splitlines():
@@ -413,6 +428,7 @@ def test_the_sample_report_carries_the_corrected_estimates(tmp_path: Path) -> No
     for small in ("procedural", "negative", "out_of_scope"):
         cell = corrected["faithfulness"][small]
         assert cell["estimate"] is None and cell["note"].startswith("too few labels")
+        assert saved["faithfulness"][small]["estimate"] is None
     # Relevance on factual: all 12 items labelled 2, the lexical judge disagrees on some: an
     # interval from the pseudo-labels, said as such (it was "no spread in 12 labels").
     relevance = corrected["relevance"]["factual"]
@@ -426,7 +442,8 @@ def test_the_sample_report_carries_the_corrected_estimates(tmp_path: Path) -> No
         for line in (SAMPLE / "labels.jsonl").read_text(encoding="utf-8").splitlines()
     ]
     result = run_audit(folder, labels)
-    assert as_json(result)["corrected"]["per_axis"] == corrected
+    assert as_json(result)["corrected"] == corrected_json(audit.corrected, audit.pooled)
+    assert result.figures() == audit
     text = render_audit(result, "lexical")
     assert "corrected estimates" in text and "too few labels (8 of 10)" in text
     table = "\n".join(corrected_markdown_lines(result))

@@ -13,16 +13,11 @@ from judge.config import Config
 from judge.hashing import text_sha256
 from judge.judging.backends import JudgeRequest
 from judge.judging.evidence import answer_sentences, context_sentences
-from judge.judging.types import EvidenceMatch, SentenceCheck, Verdict
 from judge.judging.verdict import Reply, make_verdict
 from judge.pipeline import Evaluation, evaluate
+from judge.report.answers_text import needs_review_lines
 from judge.report.files import render_files
-from judge.report.markdown import (
-    cut_at_spans,
-    evidence_origin,
-    needs_review_lines,
-    render_report_md,
-)
+from judge.report.markdown import render_report_md
 from judge.report.review_page import page_data
 from judge.report.summary import console_summary
 from judge.results.review import triage
@@ -96,7 +91,7 @@ def test_prompt_edit_lists_flipped_verdicts_and_agreement(tiny: Tiny, tmp_path: 
     assert edit.previous_folder == first.folder.name
     assert [flip.describe() for flip in edit.flips] == ["q2: F2 R2 (ok) → F1 R2 (ok)"]
     assert (edit.labelled, edit.agreement_before, edit.agreement_after) == (1, 0.0, 1.0)
-    out = "\n".join(console_summary(result.report, config, result.folder.path))
+    out = "\n".join(console_summary(result.report, result.folder.path))
     assert "verdicts changed" in out and "  q2: F2 R2 (ok) → F1 R2 (ok)" in out
     assert "agreement with 1 human labels (both scores): 0.0% → 100.0%" in out
     assert (config.reports.dir / "latest").read_text(encoding="utf-8").strip() == (
@@ -256,55 +251,6 @@ def test_needs_review_names_the_cited_evidence(tiny: Tiny) -> None:
         "supports the verdict is the reviewer's call)"
     )
     assert needs_review_lines([]) == ["Nothing flagged."]
-
-
-def test_evidence_origin_in_every_mode() -> None:
-    base = Verdict(question_id="q1", item_key="k", status="ok", faithfulness=2, relevance=2)
-
-    def origin(**changes: Any) -> str:
-        return evidence_origin(base.model_copy(update=changes))
-
-    def quote(kind: str, coverage: float = 1.0) -> EvidenceMatch:
-        return EvidenceMatch(kind=kind, coverage=coverage)  # type: ignore[arg-type]
-
-    assert origin(match=quote("exact")) == "quote (verified: exact)"
-    assert origin(match=quote("normalised")) == "quote (verified: normalised)"
-    assert origin(match=quote("partial", 0.93)) == "quote (not verified: partly found, 93%)"
-    assert origin(match=quote("absent", 0.2)) == "quote (not verified: absent)"
-    assert origin(match=quote("too_short", 0)) == "quote (not verified: too short)"
-    assert origin(match=quote("empty", 0)) == "no quote"
-    cited = EvidenceMatch(kind="cited", chunk_id="a/b", start=3, end=9, coverage=1)
-    assert origin(mode="cited", match=cited) == (
-        "cited sentence in a/b, characters 3–9 (real by construction; whether it supports the "
-        "verdict is the reviewer's call)"
-    )
-    assert origin(mode="cited", match=quote("empty", 0)) == "no sentence cited"
-    assert origin(mode="sentences", sentences=()) == (
-        "sentence by sentence: no answer sentence with a claim to check"
-    )
-    one = SentenceCheck(n=1, text="x", start=0, end=1, verdict="supported", evidence=cited)
-    two = SentenceCheck(n=2, text="y", start=1, end=2, verdict="unsupported")
-    assert origin(mode="sentences", sentences=(one, two)).startswith(
-        "sentence by sentence: 1 of 2 answer sentences cite a context sentence (real by "
-    )
-    assert evidence_origin(base.model_copy(update={"status": "parse_error"})) == ""
-
-
-def test_cut_at_spans_never_loses_or_repeats_text() -> None:
-    text = "abcdefghij"
-    assert cut_at_spans(text, [(2, 4, "x"), (6, 8, "y")]) == [
-        ("ab", None),
-        ("cd", "x"),
-        ("ef", None),
-        ("gh", "y"),
-        ("ij", None),
-    ]
-    # Out of order, overlapping, empty, negative or past the end: those spans are left out.
-    bad = [(6, 8, "y"), (2, 4, "x"), (3, 7, "overlaps"), (5, 5, "empty"), (8, 11, "past")]
-    pieces = cut_at_spans(text, [*bad, (-1, 1, "negative")])
-    assert "".join(piece for piece, _ in pieces) == text
-    assert [tag for _, tag in pieces if tag] == ["x", "y"]
-    assert cut_at_spans("", [(0, 1, "x")]) == []
 
 
 def test_a_sentence_mode_run_reports_its_unsupported_sentences(tiny: Tiny) -> None:

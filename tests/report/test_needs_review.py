@@ -25,7 +25,7 @@ def test_every_view_counts_the_same_questions_as_needing_review(
     # to count, so that equal counts say something.
     assert expected
 
-    console = console_summary(record, config, result.folder.path)
+    console = console_summary(record, result.folder.path)
     (head,) = [line for line in console if "verdicts need a look" in line]
     assert head.strip().startswith(f"{len(expected)} verdicts need a look")
 

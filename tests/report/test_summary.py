@@ -27,7 +27,7 @@ def test_every_failed_verdict_is_named_and_flagged_ones_are_bounded(
         reports={"dir": tmp_path / "reports"}, judge={"cache_path": tmp_path / "cache.sqlite3"}
     )
     result = evaluate(config, backend=ScriptedBackend(_flagged_or_failed))
-    lines = console_summary(result.report, config, result.folder.path)
+    lines = console_summary(result.report, result.folder.path)
     failed = [v.question_id for v in result.report.verdicts if v.status != "ok"]
     flagged = [v.question_id for v in result.report.verdicts if v.status == "ok" and v.review]
     assert failed and len(flagged) > REVIEW_LINES  # the case this test is about

@@ -17,7 +17,7 @@ from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.types import ContextChunk, EvidenceMatch, Verdict
 from judge.pipeline import evaluate
 from judge.record import Record
-from judge.report import markdown
+from judge.report import answers_text
 from judge.report.summary import console_summary, diagnosis_line
 from judge.results.diagnosis import DIAGNOSES, Diagnosis, diagnose, summarise
 from judge.results.item_record import ItemRecord
@@ -220,7 +220,7 @@ def test_the_sample_diagnosis_table_matches_a_hand_count(
 def test_the_diagnosis_is_in_report_json_and_the_console(
     sample_run: tuple[Record, Config, Path],
 ) -> None:
-    record, config, folder = sample_run
+    record, _config, folder = sample_run
     data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
     assert [q["diagnosis"] for q in data["questions"]] == [r.diagnosis for r in record.questions]
     # The per-type summary is derived, not stored: the record read back gives the same.
@@ -230,7 +230,7 @@ def test_the_diagnosis_is_in_report_json_and_the_console(
     assert diagnosis_line(
         summarise([("factual", "ok"), ("negative", "not judged")], [], (), 5)
     ) == ("where it went wrong: factual nothing to fix; negative 1 not judged, nothing to fix")
-    console = console_summary(record, config, folder)
+    console = console_summary(record, folder)
     (line,) = [line for line in console if "where it went wrong" in line]
     assert line.strip() == (
         "where it went wrong: factual 2 retrieval miss, 8 generation: fix generation; "
@@ -256,8 +256,8 @@ def test_bad_answers_first_worst_first_with_written_scores(
     assert "quote (verified: exact)" in rows[0]
     assert "有料のきせかえテーマは全部で20種類あります。" in rows[0]  # the answer's excerpt
     # Capped: the rest are counted and said where to find.
-    monkeypatch.setattr(markdown, "BAD_ANSWERS_SHOWN", 5)
-    capped = markdown.bad_answer_lines(record.questions)
+    monkeypatch.setattr(answers_text, "BAD_ANSWERS_SHOWN", 5)
+    capped = answers_text.bad_answer_lines(record.questions)
     assert len([line for line in capped if re.match(r"\| q\d\d ", line)]) == 5
     assert any("15 more below full marks are left out" in line for line in capped)
 

@@ -23,7 +23,7 @@ def test_read_manifest_gives_the_manifest_the_run_wrote(tiny: Tiny) -> None:
     manifest = read_manifest(result.folder.path)
     assert isinstance(manifest, Manifest)
     assert manifest == result.report.manifest
-    assert manifest.format_version == FORMAT_VERSION == 2
+    assert manifest.format_version == FORMAT_VERSION == 3
     assert manifest.folder == result.folder.name
     assert manifest.judge.backend == "lexical"
     assert manifest.judge.chosen_because == "backend = lexical"
@@ -40,10 +40,13 @@ def test_read_manifest_gives_the_manifest_the_run_wrote(tiny: Tiny) -> None:
     assert manifest.status_counts == {"ok": 4, "parse_error": 0, "backend_error": 0, "truncated": 0}
     assert manifest.started_at <= manifest.finished_at
     assert manifest.retrieval_settings() == config.retrieval
-    assert manifest.config["reports"]["dir"] == str(config.reports.dir)
+    # The configuration the run ran with (its backend given), typed; its file is not part of it.
+    ran_with = config.with_overrides(judge={"backend": "lexical"})
+    assert manifest.config == ran_with.model_copy(update={"source": None})
+    assert manifest.config.reports.dir == config.reports.dir
 
 
-@pytest.mark.parametrize("version", [1, 3, None])
+@pytest.mark.parametrize("version", [1, 4, None])
 def test_another_format_version_is_refused_with_what_to_do(tiny: Tiny, version: int | None) -> None:
     folder = evaluate(tiny(), backend="lexical").folder.path
     path = folder / "manifest.json"
@@ -58,8 +61,33 @@ def test_another_format_version_is_refused_with_what_to_do(tiny: Tiny, version: 
     message = str(caught.value)
     written = "no format version" if version is None else f"format {version}"
     assert message.startswith(f"{folder.name}: a report folder of {written}, ")
-    assert "this judge reads format 2" in message
+    assert "this judge reads format 3 (and 2)" in message
     assert "run 'judge run'" in message
+
+
+def test_a_folder_of_format_2_reads_with_its_configuration_typed(tiny: Tiny) -> None:
+    """Format 2 recorded the configuration as its dump: the same JSON, which validates into
+    the typed model."""
+    result = evaluate(tiny(), backend="lexical")
+    path = result.folder.path / "manifest.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**data, "format_version": 2}), encoding="utf-8")
+    manifest = read_manifest(result.folder.path)
+    assert manifest.config == result.report.manifest.config
+    assert manifest.model_copy(update={"format_version": 3}) == result.report.manifest
+
+
+def test_a_recorded_configuration_no_longer_valid_is_refused_in_one_line(tiny: Tiny) -> None:
+    folder = evaluate(tiny(), backend="lexical").folder.path
+    path = folder / "manifest.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["config"]["retrieval"]["context_k"] = "five"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        read_manifest(folder)
+    (line,) = str(caught.value).splitlines()
+    assert line.startswith(f"{folder.name}: its recorded configuration is no longer valid (")
+    assert "context_k" in line
 
 
 def test_a_damaged_manifest_is_named(tiny: Tiny) -> None:

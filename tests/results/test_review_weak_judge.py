@@ -199,7 +199,7 @@ def test_report_and_console_warn_of_self_judging_and_position_bias(
         "- **warning**: self-judging: the judge's model (gemma3:12b) is the generator's" in header
     )
     assert "the judge cited sentence 1 in 4 of 4 verdicts" in header
-    console = "\n".join(console_summary(record, config, result.folder.path))
+    console = "\n".join(console_summary(record, result.folder.path))
     assert "warning: self-judging: the judge's model (gemma3:12b) is the generator's" in console
     # Every item cites sentence 1: a reason on each, so each needs review.
     assert [row.question_id for row in record.needs_review] == ["q1", "q2", "q3", "q4"]
