@@ -96,9 +96,9 @@ def test_cost_text_says_calls_cache_tokens_and_seconds() -> None:
     )
     assert cost_text(TokenCount(items=2)) == "2 calls (0 from the cache), tokens not reported"
     # Prompt tokens counted, completion tokens not: "not reported", never 0.
-    half = TokenCount(items=1, counted=1, prompt_tokens=7)
+    half = TokenCount(items=2, counted=2, prompt_tokens=7)
     assert cost_text(half) == (
-        "1 calls (0 from the cache), 7 prompt + not reported completion tokens"
+        "2 calls (0 from the cache), 7 prompt + not reported completion tokens"
     )
 
 
