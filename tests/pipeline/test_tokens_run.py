@@ -17,9 +17,9 @@ from judge.judging.verdict import Reply
 from judge.pipeline import Hooks, JudgeChoice, evaluate
 from judge.pipeline.batch import export_batch
 from judge.pipeline.session import earlier_replies, pending_estimate
-from judge.report.tokens_text import token_lines, token_section
+from judge.report.tokens_text import token_lines
 from judge.results.manifest import Manifest
-from judge.results.tokens import TokenCount, TokenTotals
+from judge.results.tokens import TokenCount
 from tests.fakes import ScriptedBackend, good_reply
 
 Tiny = Callable[..., Config]
@@ -60,12 +60,6 @@ def test_a_counting_backend_gives_totals_per_type(tiny: Tiny) -> None:
     assert "| type | items with counts | prompt tokens | completion tokens | seconds |" in lines
     assert "| all | 4 | 4,000 | 200 | 8.0 |" in lines
     assert "| factual | 1 | 1,000 | 50 | 2.0 |" in lines
-
-
-def test_partial_counts_say_over_how_many() -> None:
-    some = TokenCount(items=3, counted=2, prompt_tokens=10, completion_tokens=2, timed=3, seconds=1)
-    totals = TokenTotals(types={"factual": some}, total=some)
-    assert "| factual | 2 of 3 | 10 | 2 | 1.0 |" in token_section(totals, "openai")
 
 
 def _announced(config: Config, backend: ScriptedBackend) -> JudgeChoice:

@@ -1,4 +1,5 @@
-"""Helpers for tests of the gate on real runs."""
+"""Helpers for tests of the gate on real runs, and the golden questions and graded chunks of the
+chunk-grade tests (tests/results/test_chunk_grades.py, tests/audit/test_chunk_agreement.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,9 @@ import pytest
 
 import judge.pipeline
 from judge.config import Config, load_config
+from judge.inputs.golden import GoldenQuestion
 from judge.judging.backends import JudgeBackend, OpenedBackend
+from judge.results.chunk_grades import GradedChunk
 
 
 def with_reports(config: Config, lines: str) -> Config:
@@ -25,3 +28,32 @@ def use_backend(monkeypatch: pytest.MonkeyPatch, backend: JudgeBackend) -> None:
     monkeypatch.setattr(
         judge.pipeline, "open_backend", lambda _: OpenedBackend(backend, "scripted for a test")
     )
+
+
+#: The tiny and sample sets' question types, in their configured order.
+TYPES = ("factual", "procedural", "negative", "out_of_scope")
+
+
+def question(
+    qid: str,
+    relevant: tuple[str, ...] | None,
+    qtype: str = "factual",
+    text: str = "What?",
+) -> GoldenQuestion:
+    """A golden question of ``qtype`` listing ``relevant`` chunks (None: unlabelled); an
+    out-of-scope one is unanswerable."""
+    return GoldenQuestion(
+        id=qid,
+        type=qtype,
+        question=text,
+        relevant_chunks=relevant,
+        answerable=qtype != "out_of_scope",
+    )
+
+
+def pool(qid: str, grades: list[tuple[str, int | None]]) -> list[GradedChunk]:
+    """Graded chunks at ranks 1, 2, ... with reasons naming the chunk."""
+    return [
+        GradedChunk(qid, chunk, rank, grade, f"why {chunk}")
+        for rank, (chunk, grade) in enumerate(grades, start=1)
+    ]

@@ -1,4 +1,5 @@
-"""Review marks (review.html's export) imported as human labels: validated whole, idempotent."""
+"""Review marks (review.html's export) imported as human labels (judge.audit.marks): validated
+whole, idempotent."""
 
 import json
 from collections.abc import Callable
@@ -7,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from judge.audit.marks import import_labels_file, import_marks, is_marks_file
+from judge.audit.marks import import_labels_file, import_marks, is_marks_file, parse_marks
 from judge.audit.types import COMMENT_MAX_CHARS
 from judge.cli import main
 from judge.config import Config
@@ -16,6 +17,7 @@ from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, load_labels
 from judge.io.jsonl import write_jsonl
+from tests.audit.test_correctness_audit import TEXTS
 from tests.conftest import QUESTIONS, RUN
 
 GOLDEN = {q["id"]: GoldenQuestion.model_validate(q) for q in QUESTIONS}
@@ -273,3 +275,43 @@ def test_judge_audit_import_reads_a_marks_file(
     got = {lab.question_id: lab for lab in _labels(tmp_path / "labels.jsonl")}
     assert (got["q1"].faithfulness, got["q1"].note) == (1, "not in the chunk")
     assert (got["q2"].faithfulness, got["q2"].relevance) == (2, 2)  # "agree": the judge's
+
+
+def test_review_marks_keep_a_correctness_when_present(tmp_path: Path) -> None:
+    def mark(qid: str, **scores: object) -> dict[str, object]:
+        return {
+            "question_id": qid,
+            "answer_sha256": text_sha256(TEXTS[qid][2]),
+            "judge_fingerprint": "fp",
+            "judge_faithfulness": 2,
+            "judge_relevance": 2,
+            "marked_at": "2026-12-01T00:00:00+00:00",
+            **scores,
+        }
+
+    marks = {
+        "format": "judge-review-marks",
+        "version": 1,
+        "reviewer": "ana",
+        "marks": [
+            mark("f1", agree=False, faithfulness=2, relevance=2, correctness=0),
+            mark("f2", agree=True, judge_correctness=1),
+            mark("p1", agree=True),  # a page of a run without correctness
+        ],
+    }
+    path = tmp_path / "marks.json"
+    path.write_text(json.dumps(marks, ensure_ascii=False), encoding="utf-8")
+    questions = {
+        qid: GoldenQuestion(id=qid, type=t, question=q, relevant_chunks=["c1"], answerable=True)
+        for qid, (t, q, _, _) in TEXTS.items()
+    }
+    labels = parse_marks(path, questions, None)
+    assert {lab.question_id: lab.correctness for lab in labels} == {
+        "f1": 0,
+        "f2": 1,
+        "p1": None,
+    }
+    marks["marks"] = [mark("f1", agree=False, faithfulness=2, relevance=2, correctness=3)]
+    path.write_text(json.dumps(marks), encoding="utf-8")
+    with pytest.raises(InputError):
+        parse_marks(path, questions, None)
