@@ -18,7 +18,7 @@ import pytest
 
 from judge.config import Config, load_config
 from judge.errors import InputError
-from judge.inputs.foreign import chunk_id_of, question_id_of
+from judge.inputs.foreign.convert import chunk_id_of, question_id_of
 from judge.pipeline.check import check
 from judge.pipeline.evaluate import evaluate
 from judge.pipeline.imports import ImportedFiles, import_foreign
