@@ -1,0 +1,34 @@
+"""Fixtures of the input tests: a module of adapters on the Python path."""
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ADAPTER = """
+import asyncio
+
+def answer(question):
+    if "Windows" in question:
+        raise RuntimeError("search index offline")
+    if "iPad" in question:
+        return {"retrieved": [{"chunk_id": "widgets/sizes", "score": 0.9}], "answer": "非対応です。"}
+    return {"retrieved": ["pricing/plans", "backup/restore"], "answer": "回答"}
+
+async def answer_async(question):
+    await asyncio.sleep(0)
+    return {"retrieved": ["pricing/plans"], "answer": "非同期の回答"}
+
+def bad_shape(question):
+    return {"chunks": [], "answer": "x"}
+"""
+
+
+@pytest.fixture
+def adapter_module(tmp_path: Path) -> Iterator[str]:
+    (tmp_path / "my_rag.py").write_text(ADAPTER, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    yield "my_rag"
+    sys.path.remove(str(tmp_path))
+    sys.modules.pop("my_rag", None)
