@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from judge.formatting import bom_csv
+
 ADAPTER = """
 import asyncio
 
@@ -32,3 +34,27 @@ def adapter_module(tmp_path: Path) -> Iterator[str]:
     yield "my_rag"
     sys.path.remove(str(tmp_path))
     sys.modules.pop("my_rag", None)
+
+
+# --- a reviewer's confirmations file ----------------------------------------------------------
+
+COLUMNS = [
+    "question_id",
+    "type",
+    "chunk_id",
+    "rank",
+    "grade",
+    "reason",
+    "question",
+    "chunk_text",
+    "confirmed",
+]
+
+
+def missing_labels_csv(path: Path, rows: list[tuple[str, str, str]], *, bom: bool = True) -> Path:
+    """A missing-labels.csv as the report writes it (``bom_csv``), filled in: (qid, chunk,
+    confirmed) per row, the other columns as a reviewer sees them."""
+    cells = [[q, "factual", c, 2, 2, "理由", "質問", "チャンクの本文", mark] for q, c, mark in rows]
+    text = bom_csv(COLUMNS, cells)
+    path.write_text(text if bom else text.removeprefix("\ufeff"), encoding="utf-8")
+    return path
