@@ -1,6 +1,6 @@
 """``judge golden accept FILE``: the chunk labels a reviewer confirmed, added to the golden
-questions file (``judge.inputs.confirmations`` reads the file, ``judge.inputs.golden_edit`` plans and
-writes the edit)."""
+questions file (``judge.inputs.confirmations`` reads the file, ``judge.inputs.golden_edit``
+plans and writes the edit)."""
 
 from __future__ import annotations
 
