@@ -2,8 +2,8 @@
 
 The chunk-relevance judge lists, per report folder, the retrieved chunks it graded relevant that
 a labelled golden question does not list (``missing-labels.csv``). A reviewer fills its
-``confirmed`` column with yes or no; this module reads that file back and adds the confirmed
-chunks to the questions' ``relevant_chunks``.
+``confirmed`` column with yes or no; ``judge.inputs.confirmations`` reads that file back, and
+this module adds the confirmed chunks to the questions' ``relevant_chunks``.
 
 The golden set is the one file every number of the harness is measured against, edited by
 people, so the edit is conservative:
@@ -25,9 +25,6 @@ people, so the edit is conservative:
   with ``judge.inputs.golden.load_questions``, and only then moved into place, and only if the
   file has not changed since it was read (an editor saving meanwhile would otherwise lose its
   edit).
-
-The confirmations file itself, and the reviewer's words in it, are read by
-``judge.inputs.confirmations``.
 """
 
 from __future__ import annotations
@@ -44,9 +41,7 @@ from judge.config import DataConfig
 from judge.errors import InputError
 from judge.inputs.confirmations import Confirmation, Confirmations
 from judge.inputs.golden import Chunk, GoldenQuestion, GoldenSet, load_questions
-from judge.jsonl import (
-    write_atomic,
-)
+from judge.jsonl import write_atomic
 
 
 def _by_line(path: Path, problems: list[str]) -> list[str]:
