@@ -37,7 +37,7 @@ def console() -> Console:
 def _progress() -> Progress:
     """A bar on stderr. It leaves ``sys.stdout`` and ``sys.stderr`` alone (rich would otherwise
     replace them while it is live, on a terminal): while the adapter is asked, they are the
-    harness's streams that send the adapter's prints to its log (``judge.inputs.adapter``)."""
+    harness's streams that send the adapter's prints to its log (``judge.inputs.user_code``)."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,

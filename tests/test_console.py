@@ -25,7 +25,7 @@ def a_terminal(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
 
 def test_a_live_bar_leaves_the_streams_to_the_adapters_log(a_terminal: io.StringIO) -> None:
     """While the adapter is asked, ``sys.stdout`` and ``sys.stderr`` are the harness's streams
-    that send the adapter's prints to its log (``judge.inputs.adapter.adapter_output``); a bar
+    that send the adapter's prints to its log (``judge.inputs.user_code.adapter_output``); a bar
     that replaced them would send those prints to the terminal instead."""
     out, err = sys.stdout, sys.stderr
     with adapter_progress() as on_adapter:

@@ -18,7 +18,7 @@ from judge.cli import main
 from judge.config import Config
 from judge.errors import HarnessError
 from judge.hashing import text_sha256
-from judge.inputs.adapter import adapter_loop
+from judge.inputs.user_code import adapter_loop
 from judge.io.lock import run_lock
 from judge.pipeline import evaluate, load_inputs, rerender
 from tests.conftest import QUESTIONS, RUN, SAMPLE, write_jsonl

@@ -203,28 +203,10 @@ def ppi_mean(
     print: the plus-four t interval, cut to ``bounds`` (the module's docstring says why).
     """
     n, count = len(human), len(unlabelled)
-    if n != len(predicted):
-        raise ValueError(
-            f"ppi: {n} human scores but {len(predicted)} judge scores; pass one of each per "
-            "labelled item"
-        )
-    if n == 0:
-        raise ValueError("ppi: no labelled items; a corrected estimate needs at least one")
-    if lam is not None and lam != 0 and count == 0:
-        raise ValueError(f"ppi: λ = {lam} needs unlabelled items; pass lam=0 or lam=None")
-    everything = [*predicted, *unlabelled]
-    spread = (
-        _variance(everything) * len(everything) / (len(everything) - 1) if n + count > 1 else 0.0
-    )
-    moments = Moments(
-        _variance(human),
-        _covariance(human, predicted),
-        _variance(predicted),
-        _variance(unlabelled) if count else 0.0,
-        spread,
-    )
+    _check_sizes(n, len(predicted), count, lam)
+    moments = _moments(human, predicted, unlabelled)
     if lam is None:
-        lam = power_tuned_lambda(n, count, moments.covariance, spread)
+        lam = power_tuned_lambda(n, count, moments.covariance, moments.prediction_spread)
     rectifiers = [y - lam * p for y, p in zip(human, predicted, strict=True)]
     imputed = [lam * p for p in unlabelled]
     estimate = (_mean(imputed) if count else 0.0) + _mean(rectifiers)
@@ -232,12 +214,7 @@ def ppi_mean(
     rectifier_mean = _mean(rectifiers)
     rectifier_variance = _variance(rectifiers)
     imputed_variance = _variance(imputed) if count else 0.0
-    # Plus four: the rectifiers' sum of squares with PSEUDO_LABELS / 2 values at each end of
-    # the range Y − λ·Ŷ can take (Y low, Ŷ high; Y high, Ŷ low), variance only.
-    low, high = bounds
-    ends = (low - lam * high - rectifier_mean) ** 2 + (high - lam * low - rectifier_mean) ** 2
-    squares = rectifier_variance * n + PSEUDO_LABELS / 2 * ends
-    plus = squares / (n + PSEUDO_LABELS - 1) / (n + PSEUDO_LABELS)
+    plus = _plus_four(rectifier_mean, rectifier_variance, n, lam, bounds)
     plus_variance = plus + (imputed_variance / count if count else 0.0)
     t = t_quantile(n - 1, level)
     value = _clip(estimate, bounds)
@@ -260,6 +237,55 @@ def ppi_mean(
     )
     half = z * math.sqrt(partial.variance)
     return partial._replace(interval=Interval(estimate - half, estimate + half))
+
+
+def _check_sizes(n: int, predicted: int, count: int, lam: float | None) -> None:
+    """Refuse inputs that have no estimate: unpaired scores, no labelled item, a fixed λ other
+    than 0 without unlabelled items."""
+    if n != predicted:
+        raise ValueError(
+            f"ppi: {n} human scores but {predicted} judge scores; pass one of each per "
+            "labelled item"
+        )
+    if n == 0:
+        raise ValueError("ppi: no labelled items; a corrected estimate needs at least one")
+    if lam is not None and lam != 0 and count == 0:
+        raise ValueError(f"ppi: λ = {lam} needs unlabelled items; pass lam=0 or lam=None")
+
+
+def _moments(
+    human: Sequence[float], predicted: Sequence[float], unlabelled: Sequence[float]
+) -> Moments:
+    """The sample moments λ is tuned on; the last is the judge scores' variance over all items
+    (labelled and not), with Bessel's correction (``prediction_spread``)."""
+    n, count = len(human), len(unlabelled)
+    everything = [*predicted, *unlabelled]
+    spread = (
+        _variance(everything) * len(everything) / (len(everything) - 1) if n + count > 1 else 0.0
+    )
+    return Moments(
+        _variance(human),
+        _covariance(human, predicted),
+        _variance(predicted),
+        _variance(unlabelled) if count else 0.0,
+        spread,
+    )
+
+
+def _plus_four(
+    rectifier_mean: float,
+    rectifier_variance: float,
+    n: int,
+    lam: float,
+    bounds: tuple[float, float],
+) -> float:
+    """The variance of the rectifiers' mean, plus four: their sum of squares with
+    PSEUDO_LABELS / 2 values at each end of the range Y − λ·Ŷ can take (Y low, Ŷ high; Y high,
+    Ŷ low), variance only."""
+    low, high = bounds
+    ends = (low - lam * high - rectifier_mean) ** 2 + (high - lam * low - rectifier_mean) ** 2
+    squares = rectifier_variance * n + PSEUDO_LABELS / 2 * ends
+    return squares / (n + PSEUDO_LABELS - 1) / (n + PSEUDO_LABELS)
 
 
 def projected_variance(estimate: PpiEstimate, more: int) -> float:

@@ -119,6 +119,42 @@ def parse_sheet(
     path: Path, questions: dict[str, GoldenQuestion], default_labeller: str | None
 ) -> tuple[list[HumanLabel], int]:
     """Labels from a filled sheet; every bad row reported at once. Returns (labels, blank rows)."""
+    rows = _sheet_rows(path)
+    labels, problems, blank = [], [], 0
+    now = datetime.now(UTC)
+    for number, row in enumerate(rows, start=2):
+        cell = _cells(row)
+        # Spreadsheet row numbers (the header is row 1); physical lines would not match them,
+        # since context cells span many lines.
+        where = f"{path}: row {number} ({cell('question_id') or '?'})"
+        if not cell("faithfulness") and not cell("relevance") and not cell("correctness"):
+            blank += 1
+            continue
+        row_problems = _row_problems(row, questions, default_labeller)
+        if row_problems:
+            problems += [f"{where}: {p}" for p in row_problems]
+            continue
+        labels.append(
+            HumanLabel(
+                question_id=cell("question_id"),
+                answer_sha256=cell("answer_sha256"),
+                faithfulness=int(cell("faithfulness")),
+                relevance=int(cell("relevance")),
+                correctness=int(cell("correctness")) if cell("correctness") else None,
+                labeller=str(cell("labeller") or default_labeller),
+                note=cell("note"),
+                labelled_at=now,
+                source="sheet",
+            )
+        )
+    if problems:
+        raise InputError([*problems, "nothing was imported; fix the rows above and import again"])
+    return labels, blank
+
+
+def _sheet_rows(path: Path) -> list[dict[str, str | None]]:
+    """The sheet's rows, read whole; a file the csv module cannot read, or one without the
+    columns an import needs, is refused in one line."""
     text = read_text(path)
     reader = csv.DictReader(io.StringIO(text, newline=""))
     rows: list[dict[str, str | None]] = []
@@ -145,59 +181,33 @@ def parse_sheet(
         raise InputError(
             [f"{path}: missing column(s) {', '.join(missing)}; start from 'judge audit sample'"]
         )
-    labels, problems, blank = [], [], 0
-    now = datetime.now(UTC)
-    for number, row in enumerate(rows, start=2):
-        cell = _cells(row)
-        # Spreadsheet row numbers (the header is row 1); physical lines would not match them,
-        # since context cells span many lines.
-        qid = cell("question_id")
-        where = f"{path}: row {number} ({qid or '?'})"
-        faith, rel, correct = cell("faithfulness"), cell("relevance"), cell("correctness")
-        if not faith and not rel and not correct:
-            blank += 1
-            continue
-        labeller = cell("labeller") or default_labeller
-        row_problems = []
-        if qid not in questions:
-            row_problems.append(f"question_id '{qid}' is not a golden id")
-        scores = {}
-        for axis, value in (("faithfulness", faith), ("relevance", rel)):
-            if value not in ("0", "1", "2"):
-                row_problems.append(f"{axis} must be 0, 1 or 2, got '{value}'")
-            else:
-                scores[axis] = int(value)
-        if correct and correct not in ("0", "1", "2"):
-            row_problems.append(f"correctness must be 0, 1 or 2 (or empty), got '{correct}'")
-        answer_hash = cell("answer_sha256")
-        if len(answer_hash) != 64 or any(c not in "0123456789abcdef" for c in answer_hash):
-            row_problems.append("answer_sha256 is damaged (copy the sheet's value unchanged)")
-        elif (shown := row.get("answer")) is not None and not _same_answer(shown, answer_hash):
-            row_problems.append(
-                "the answer text was edited; labels must be for the exact answer shown"
-            )
-        if not labeller:
-            row_problems.append("labeller is empty (fill the column or pass --labeller NAME)")
-        row_problems += given_text_problems(labeller, cell("note"))
-        if row_problems:
-            problems += [f"{where}: {p}" for p in row_problems]
-            continue
-        labels.append(
-            HumanLabel(
-                question_id=qid,
-                answer_sha256=answer_hash,
-                faithfulness=scores["faithfulness"],
-                relevance=scores["relevance"],
-                correctness=int(correct) if correct else None,
-                labeller=str(labeller),
-                note=cell("note"),
-                labelled_at=now,
-                source="sheet",
-            )
-        )
-    if problems:
-        raise InputError([*problems, "nothing was imported; fix the rows above and import again"])
-    return labels, blank
+    return rows
+
+
+def _row_problems(
+    row: dict[str, str | None], questions: dict[str, GoldenQuestion], default_labeller: str | None
+) -> list[str]:
+    """What is wrong with one filled row: an unknown question, a score that is not 0, 1 or 2,
+    a damaged answer hash or an edited answer, no labeller, a note a label cannot hold."""
+    cell = _cells(row)
+    problems = []
+    if cell("question_id") not in questions:
+        problems.append(f"question_id '{cell('question_id')}' is not a golden id")
+    for axis in ("faithfulness", "relevance"):
+        if cell(axis) not in ("0", "1", "2"):
+            problems.append(f"{axis} must be 0, 1 or 2, got '{cell(axis)}'")
+    correct = cell("correctness")
+    if correct and correct not in ("0", "1", "2"):
+        problems.append(f"correctness must be 0, 1 or 2 (or empty), got '{correct}'")
+    answer_hash = cell("answer_sha256")
+    if len(answer_hash) != 64 or any(c not in "0123456789abcdef" for c in answer_hash):
+        problems.append("answer_sha256 is damaged (copy the sheet's value unchanged)")
+    elif (shown := row.get("answer")) is not None and not _same_answer(shown, answer_hash):
+        problems.append("the answer text was edited; labels must be for the exact answer shown")
+    labeller = cell("labeller") or default_labeller
+    if not labeller:
+        problems.append("labeller is empty (fill the column or pass --labeller NAME)")
+    return problems + given_text_problems(labeller, cell("note"))
 
 
 def merge_labels(

@@ -55,46 +55,13 @@ def label_in_terminal(
     saved = 0
     for number, item in enumerate(todo, start=1):
         say(f"\n[{number}/{len(todo)}] {word(item.question_id)} · {word(item.type)}")
-        say(f"question: {terminal_text(item.question)}")
-        for chunk in item.context:
-            say(f"  #{chunk.rank} {word(chunk.chunk_id)}\n  {terminal_text(chunk.text)}")
-        say(f"answer: {terminal_text(item.answer)}")
-        axes: tuple[str, ...] = AXES
-        if item.question_id in correctness:
-            axes = (*AXES, "correctness")
-            reference = item.reference_answer or "(none: a correct answer refuses)"
-            say(f"reference answer: {terminal_text(reference)}")
-        scores: list[int] = []
-        try:
-            for axis in axes:
-                while True:
-                    reply = ask(f"{axis} 0-2 (s skip, q quit): ").strip().lower()
-                    if reply in ("0", "1", "2"):
-                        scores.append(int(reply))
-                        break
-                    if reply in ("s", "q"):
-                        break
-                    say("  type 0, 1 or 2 (or s, q)")
-                if reply in ("s", "q"):
-                    break
-            if len(scores) < len(axes):
-                if reply == "q":
-                    break
-                continue
-            note = ask("note (optional): ").strip()
-        except EOFError:
+        axes = _show(item, correctness, say)
+        label = _ask_label(item, axes, labeller, ask, say)
+        if label == "q":
             break
-        label = HumanLabel(
-            question_id=item.question_id,
-            answer_sha256=text_sha256(item.answer),
-            faithfulness=scores[0],
-            relevance=scores[1],
-            correctness=scores[2] if len(scores) > 2 else None,
-            labeller=labeller,
-            note=note,
-            labelled_at=datetime.now(UTC),
-            source="terminal",
-        )
+        if label == "s":
+            continue
+        assert isinstance(label, HumanLabel)
         # Under the file's lock, one label at a time: an import meanwhile (which re-reads,
         # merges and replaces the file under the same lock) neither waits for the session nor
         # loses a label, and this line never lands in a file being replaced.
@@ -103,3 +70,61 @@ def label_in_terminal(
         saved += 1
     say(f"saved {saved} label(s) to {word(labels_path)}")
     return saved
+
+
+def _show(
+    item: ItemRecord, correctness: Collection[str], say: Callable[[str], None]
+) -> tuple[str, ...]:
+    """Show the item as the labeller judges it (question, chunks, answer; the reference answer
+    when correctness is asked too) and return the axes to ask for."""
+    say(f"question: {terminal_text(item.question)}")
+    for chunk in item.context:
+        word = terminal_text(chunk.chunk_id, one_line=True)
+        say(f"  #{chunk.rank} {word}\n  {terminal_text(chunk.text)}")
+    say(f"answer: {terminal_text(item.answer)}")
+    if item.question_id not in correctness:
+        return AXES
+    reference = item.reference_answer or "(none: a correct answer refuses)"
+    say(f"reference answer: {terminal_text(reference)}")
+    return (*AXES, "correctness")
+
+
+def _ask_label(
+    item: ItemRecord,
+    axes: tuple[str, ...],
+    labeller: str,
+    ask: Callable[[str], str],
+    say: Callable[[str], None],
+) -> HumanLabel | str:
+    """The label of one item, asked axis by axis, then a note; or ``"s"`` (skipped) or ``"q"``
+    (quit, or the end of input: Ctrl-D)."""
+    scores: list[int] = []
+    try:
+        for axis in axes:
+            reply = _ask_score(axis, ask, say)
+            if reply in ("s", "q"):
+                return reply
+            scores.append(int(reply))
+        note = ask("note (optional): ").strip()
+    except EOFError:
+        return "q"
+    return HumanLabel(
+        question_id=item.question_id,
+        answer_sha256=text_sha256(item.answer),
+        faithfulness=scores[0],
+        relevance=scores[1],
+        correctness=scores[2] if len(scores) > 2 else None,
+        labeller=labeller,
+        note=note,
+        labelled_at=datetime.now(UTC),
+        source="terminal",
+    )
+
+
+def _ask_score(axis: str, ask: Callable[[str], str], say: Callable[[str], None]) -> str:
+    """A score of one axis (``0``, ``1``, ``2``), or ``s`` or ``q``: asked again until it is."""
+    while True:
+        reply = ask(f"{axis} 0-2 (s skip, q quit): ").strip().lower()
+        if reply in ("0", "1", "2", "s", "q"):
+            return reply
+        say("  type 0, 1 or 2 (or s, q)")

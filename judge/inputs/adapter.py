@@ -2,21 +2,11 @@
 
 An adapter takes the question text and returns ``{"retrieved": [...], "answer": "..."}`` (a
 dict or a pydantic model). It may be a plain function, run on a thread pool, or an
-``async def``, run on one event loop that lives as long as the process: an adapter that keeps
-one module-level async client (``httpx.AsyncClient``, an OpenAI client) therefore sees the same
-loop on every question and every later call. Either way at most ``concurrency`` questions are
-in flight, and a question the adapter fails (an exception, the wrong shape, its own
-``sys.exit()``, or no answer within ``data.adapter_timeout_s``) is recorded in
+``async def``, run on the process's one adapter event loop (``judge.inputs.user_code``, which
+also contains what the user's code raises and prints). Either way at most ``concurrency``
+questions are in flight, and a question the adapter fails (an exception, the wrong shape, its
+own ``sys.exit()``, or no answer within ``data.adapter_timeout_s``) is recorded in
 ``run_meta.failed`` while the rest go on.
-
-The user's code is contained: any exception it raises, ``BaseException`` subclasses of its own
-included, is one failed question with its message (or, from a sweep factory, a refusal of the
-setting), never a traceback of the harness. Only ``KeyboardInterrupt`` from a plain function
-stops the run, as Ctrl-C does (the signals the harness handles arrive as one:
-``judge.signals``). What the adapter writes to ``sys.stdout`` and ``sys.stderr`` while it is
-asked goes to a log beside its saved answers (``reports/runs/<answers>.log``, named in a
-warning line), never to the harness's output: the nightly's first line stays its verdict, and
-no escape sequence or bell of the adapter's reaches the terminal.
 
 Answers cost time and money and a generator need not be deterministic, so a produced run is
 saved under ``reports/runs/`` (``save_checked_run``), and later commands reuse the newest valid
@@ -27,24 +17,19 @@ adapter failed are asked again (``adapter_answers``).
 from __future__ import annotations
 
 import concurrent.futures
-import functools
-import importlib
 import inspect
-import io
 import logging
 import re
-import sys
-import threading
 import time
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
-from judge.errors import AdapterError, InputError, Interrupted
+from judge.errors import InputError, Interrupted
 from judge.inputs.golden import GoldenQuestion, GoldenSet
 from judge.inputs.runs import (
     RetrievedChunk,
@@ -55,15 +40,22 @@ from judge.inputs.runs import (
     save_run,
     validate_run,
 )
+from judge.inputs.user_code import (
+    Adapter,
+    AdapterLog,
+    adapter_loop,
+    adapter_output,
+    awaited,
+    exited,
+    failure_text,
+    is_async,
+    load_adapter,
+    user_code,
+)
 from judge.io.jsonl import record_problem
 from judge.io.text import Id, StrictRecord
 from judge.io.validation import describe_validation_error
 from judge.signals import Workers
-
-if TYPE_CHECKING:
-    # asyncio is imported where an async adapter needs it: a run read from a file (the nightly,
-    # a re-render) never starts an event loop, and the import is a tenth of the CLI's start-up.
-    import asyncio
 
 
 class AdapterOutput(StrictRecord):
@@ -74,221 +66,7 @@ class AdapterOutput(StrictRecord):
     answer: str
 
 
-Adapter = Callable[[str], Any]
-
 logger = logging.getLogger(__name__)
-
-
-# --- the user's code, contained ---------------------------------------------------------------
-
-_user = threading.local()
-
-
-@contextmanager
-def _user_code() -> Iterator[None]:
-    """Mark this thread as running the user's code (what it prints goes to the adapter's log)."""
-    depth = getattr(_user, "depth", 0)
-    _user.depth = depth + 1
-    try:
-        yield
-    finally:
-        _user.depth = depth
-
-
-def _in_user_code() -> bool:
-    """Whether the current thread runs the user's code: inside ``_user_code``, or the adapter
-    event loop's thread (which runs nothing but adapters)."""
-    return getattr(_user, "depth", 0) > 0 or threading.current_thread() is _loop_thread
-
-
-def _exited(exc: BaseException) -> RuntimeError:
-    # Any BaseException that is not an Exception, raised by the adapter's own code: SystemExit
-    # (escaping a worker it would end the harness: sys.exit(0) gives exit 0 and no message), a
-    # KeyboardInterrupt in the event loop (it would stop the loop's thread and leave every
-    # waiter hanging), GeneratorExit, or a class of its own (``class Abort(BaseException)``),
-    # which would end the command with a traceback. Each is one failed question.
-    return RuntimeError(f"the adapter raised {type(exc).__name__}({exc})")
-
-
-def _contained(function: Callable[..., Any]) -> Callable[..., Any]:
-    """``function`` (the adapter, ``sweep.answer`` or ``sweep.factory``) as the harness calls
-    it: an exception that is not an ``Exception`` comes back as one (``_exited``), so every
-    ``except Exception`` around user code catches it. A plain function's ``KeyboardInterrupt``
-    passes (Ctrl-C, or the function's own: it stops the run as Ctrl-C does), and so does an
-    async function's cancellation (the harness cancels it at its deadline); an async
-    function's ``KeyboardInterrupt`` would stop the event loop, so it is one failed question.
-    What it prints goes to the adapter's log."""
-    if _is_async(function):
-        import asyncio
-
-        @functools.wraps(function)
-        async def call_async(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return await function(*args, **kwargs)
-            except (Exception, asyncio.CancelledError):
-                raise
-            except BaseException as exc:
-                raise _exited(exc) from None
-
-        return call_async
-
-    @functools.wraps(function)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        with _user_code():
-            try:
-                return function(*args, **kwargs)
-            except (Exception, KeyboardInterrupt):
-                # Ctrl-C and SIGTERM (judge.signals), or the function's own, which stops the
-                # run as they do (``_answer_sync``)
-                raise
-            except BaseException as exc:
-                raise _exited(exc) from None
-
-    return call
-
-
-def load_adapter(spec: str, search_dir: Path | None = None) -> Adapter:
-    """Import ``module:function`` from ``search_dir`` (the config's folder) or the Python path.
-
-    The function comes back contained (``_contained``); what the module prints on import goes
-    to the adapter's log too, when one is open."""
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise AdapterError(f"adapter '{spec}': expected 'module:function', e.g. 'my_rag:answer'")
-    if search_dir is not None and str(search_dir) not in sys.path:
-        sys.path.insert(0, str(search_dir))
-    try:
-        with _user_code():
-            module = importlib.import_module(module_name)
-    except KeyboardInterrupt:
-        raise
-    except BaseException as exc:  # sys.exit() or a BaseException of its own on import
-        raise AdapterError(
-            f"adapter '{spec}': cannot import '{module_name}': {_user_error(exc)}"
-        ) from None
-    function = getattr(module, attribute, None)
-    if not callable(function):
-        raise AdapterError(f"adapter '{spec}': '{module_name}' has no callable '{attribute}'")
-    return _contained(function)
-
-
-def _user_error(exc: BaseException) -> str:
-    """An exception of the user's code in a message: an ``Exception``'s or ``SystemExit``'s
-    text; for a class of its own, its name and text (``_failure``)."""
-    return str(exc) if isinstance(exc, Exception | SystemExit) else _failure(exc)
-
-
-# --- what the adapter prints ------------------------------------------------------------------
-
-
-class AdapterLog:
-    """The file that receives what the user's code writes to ``sys.stdout`` and ``sys.stderr``
-    while a command asks it: created on the first write (an adapter that prints nothing leaves
-    no file), appended to by a thread that writes after the command stopped listening.
-
-    Whole lines: ``print`` writes its text and its newline in two calls, so with several
-    questions asked at once (``adapter_concurrency``) two threads' prints would interleave
-    mid-line. Each thread's text is held until its line ends (what is left of a line is
-    written when the log closes)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.chars = 0
-        self._lock = threading.Lock()
-        self._handle: IO[str] | None = None
-        self._closed = False
-        self._pending: dict[int, str] = {}
-        """Per thread, the start of a line not ended yet."""
-
-    @property
-    def written(self) -> bool:
-        return self.chars > 0
-
-    def write(self, text: str) -> None:
-        with self._lock:
-            self.chars += len(text)
-            if not self._closed:
-                thread = threading.get_ident()
-                held = self._pending.pop(thread, "") + text
-                end = held.rfind("\n") + 1
-                if end < len(held):
-                    self._pending[thread] = held[end:]
-                text = held[:end]
-            if text:
-                self._emit(text)
-
-    def _emit(self, text: str) -> None:
-        """Append ``text`` (the lock held)."""
-        if self._handle is None:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self.path.open("a", encoding="utf-8", errors="replace")
-        self._handle.write(text)
-        self._handle.flush()
-        if self._closed:  # a late write (an abandoned thread): the file is not kept open
-            self._handle.close()
-            self._handle = None
-
-    def close(self) -> None:
-        with self._lock:
-            for held in self._pending.values():  # lines a thread began and never ended
-                self._emit(held + "\n")
-            self._pending.clear()
-            self._closed = True
-            if self._handle is not None:
-                self._handle.close()
-                self._handle = None
-
-
-class _Split(io.TextIOBase):
-    """``sys.stdout`` or ``sys.stderr`` while the adapter is asked: the user's code's writes go
-    to the log, the harness's to the stream it replaced (everything else is that stream's)."""
-
-    def __init__(self, stream: Any, log: AdapterLog) -> None:
-        super().__init__()
-        self._stream = stream
-        self._log = log
-
-    def write(self, text: str) -> int:
-        if _in_user_code():
-            self._log.write(text)
-            return len(text)
-        return int(self._stream.write(text))
-
-    def flush(self) -> None:
-        if not _in_user_code():
-            self._stream.flush()
-
-    def isatty(self) -> bool:
-        return False if _in_user_code() else bool(self._stream.isatty())
-
-    def fileno(self) -> int:
-        return int(self._stream.fileno())
-
-    @property
-    def encoding(self) -> str:  # type: ignore[override]
-        return str(getattr(self._stream, "encoding", "utf-8"))
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._stream, name)
-
-
-@contextmanager
-def adapter_output(path: Path) -> Iterator[AdapterLog]:
-    """Send what the user's code prints to ``path`` for the duration of the block (the
-    harness's own output is untouched). A stream that something else put in place meanwhile
-    (a progress display) is left to whoever put it there."""
-    log = AdapterLog(path)
-    stdout, stderr = sys.stdout, sys.stderr
-    split_out, split_err = _Split(stdout, log), _Split(stderr, log)
-    sys.stdout, sys.stderr = split_out, split_err
-    try:
-        yield log
-    finally:
-        if sys.stdout is split_out:
-            sys.stdout = stdout
-        if sys.stderr is split_err:
-            sys.stderr = stderr
-        log.close()
 
 
 def _to_record(question: GoldenQuestion, result: Any) -> RunRecord:
@@ -318,42 +96,9 @@ def _to_record(question: GoldenQuestion, result: Any) -> RunRecord:
     return record
 
 
-# --- the one event loop for async adapters ----------------------------------------------------
-
-_loop: asyncio.AbstractEventLoop | None = None
-_loop_thread: threading.Thread | None = None
-_loop_lock = threading.Lock()
-
-
-def adapter_loop() -> asyncio.AbstractEventLoop:
-    """The process's event loop for adapters, running in a daemon thread (started on first use).
-
-    One loop for the whole process, not one per question or per command: async clients bind
-    their connection pools to the loop they first ran on. To close such a client from outside
-    (in a test, at the end of a script):
-    ``asyncio.run_coroutine_threadsafe(client.aclose(), adapter_loop()).result()``.
-    """
-    import asyncio
-
-    global _loop, _loop_thread
-    with _loop_lock:
-        if _loop is None or _loop_thread is None or not _loop_thread.is_alive():
-            _loop = asyncio.new_event_loop()
-            _loop_thread = threading.Thread(
-                target=_loop.run_forever, name="judge-adapter-loop", daemon=True
-            )
-            _loop_thread.start()
-        return _loop
-
-
-def _is_async(adapter: Adapter) -> bool:
-    call = getattr(adapter, "__call__", None)  # noqa: B004 (a callable object's method)
-    return inspect.iscoroutinefunction(adapter) or inspect.iscoroutinefunction(call)
-
-
 async def _answer_async(adapter: Adapter, question: GoldenQuestion) -> RunRecord:
     # The adapter may be a function a factory built (not contained by load_adapter): any
-    # BaseException but the harness's cancellation is one failed question (``_exited``).
+    # BaseException but the harness's cancellation is one failed question (``exited``).
     import asyncio
 
     try:
@@ -361,35 +106,24 @@ async def _answer_async(adapter: Adapter, question: GoldenQuestion) -> RunRecord
     except (Exception, asyncio.CancelledError):
         raise
     except BaseException as exc:
-        raise _exited(exc) from None
+        raise exited(exc) from None
     return _to_record(question, result)
 
 
 def _answer_sync(adapter: Adapter, question: GoldenQuestion) -> RunRecord:
     try:
-        with _user_code():
+        with user_code():
             result = adapter(question.question)
         if inspect.isawaitable(result):  # a plain function that hands back a coroutine
             import asyncio
 
-            result = asyncio.run_coroutine_threadsafe(_awaited(result), adapter_loop()).result()
+            result = asyncio.run_coroutine_threadsafe(awaited(result), adapter_loop()).result()
     except (Exception, KeyboardInterrupt):
         # A KeyboardInterrupt it raises reaches the main thread, and stops the run like Ctrl-C.
         raise
     except BaseException as exc:  # SystemExit, GeneratorExit, a class of its own
-        raise _exited(exc) from None
+        raise exited(exc) from None
     return _to_record(question, result)
-
-
-async def _awaited(awaitable: Any) -> Any:
-    import asyncio
-
-    try:
-        return await awaitable
-    except (Exception, asyncio.CancelledError):
-        raise
-    except BaseException as exc:
-        raise _exited(exc) from None
 
 
 class AdapterProgress(NamedTuple):
@@ -441,8 +175,30 @@ def produce_run(
     """
     if adapter is None:
         adapter = load_adapter(spec, search_dir)
-    workers: Workers | None = None
-    if _is_async(adapter):
+    start, workers = _starter(adapter, concurrency)
+    asking = _Asking(start, workers, golden, concurrency, timeout_s, on_progress)
+    try:
+        asking.fill()
+        while asking.running:
+            asking.step()
+    except KeyboardInterrupt:
+        for q in golden.questions:
+            if q.id not in asking.records:
+                asking.failed.setdefault(q.id, NOT_ANSWERED)
+        raise AnswersInterrupted(_run(spec, golden, asking.records, asking.failed)) from None
+    finally:
+        asking.close()
+    return _run(spec, golden, asking.records, asking.failed)
+
+
+#: Starts asking the adapter one question; the future holds its record (or its exception).
+_Start = Callable[[GoldenQuestion], concurrent.futures.Future[RunRecord]]
+
+
+def _starter(adapter: Adapter, concurrency: int) -> tuple[_Start, Workers | None]:
+    """How a question is started: on the adapter event loop (an async adapter), or on one of
+    ``concurrency`` worker threads (a plain function), with those workers."""
+    if is_async(adapter):
         import asyncio
 
         loop = adapter_loop()
@@ -451,82 +207,98 @@ def produce_run(
             coroutine: Coroutine[Any, Any, RunRecord] = _answer_async(adapter, q)
             return asyncio.run_coroutine_threadsafe(coroutine, loop)
 
-    else:
-        workers = Workers(concurrency, "judge-adapter")
+        return start, None
+    workers = Workers(concurrency, "judge-adapter")
 
-        def start(q: GoldenQuestion) -> concurrent.futures.Future[RunRecord]:
-            return workers.submit(_answer_sync, adapter, q)
+    def start_on_a_thread(q: GoldenQuestion) -> concurrent.futures.Future[RunRecord]:
+        return workers.submit(_answer_sync, adapter, q)
 
-    records: dict[str, RunRecord] = {}
-    failed: dict[str, str] = {}
-    running: dict[concurrent.futures.Future[RunRecord], tuple[str, float]] = {}
-    queue = iter(golden.questions)
-    total = len(golden.questions)
+    return start_on_a_thread, workers
 
-    def finished(qid: str, error: str | None) -> None:
-        on_progress(AdapterProgress(qid, error, len(records) + len(failed), total))
 
-    def fill() -> None:
-        while len(running) < concurrency:
-            q = next(queue, None)
+class _Asking:
+    """One production of a run: the questions in flight with their deadlines, the answers and
+    failures so far, a progress event for each question done."""
+
+    def __init__(
+        self,
+        start: _Start,
+        workers: Workers | None,
+        golden: GoldenSet,
+        concurrency: int,
+        timeout_s: float,
+        on_progress: Callable[[AdapterProgress], None],
+    ) -> None:
+        self.start = start
+        self.workers = workers
+        self.queue = iter(golden.questions)
+        self.total = len(golden.questions)
+        self.concurrency = concurrency
+        self.timeout_s = timeout_s
+        self.on_progress = on_progress
+        self.records: dict[str, RunRecord] = {}
+        self.failed: dict[str, str] = {}
+        self.running: dict[concurrent.futures.Future[RunRecord], tuple[str, float]] = {}
+
+    def fill(self) -> None:
+        """Start questions until ``concurrency`` are in flight or none is left."""
+        while len(self.running) < self.concurrency:
+            q = next(self.queue, None)
             if q is None:
                 return
-            running[start(q)] = (q.id, time.monotonic() + timeout_s)
+            self.running[self.start(q)] = (q.id, time.monotonic() + self.timeout_s)
 
-    try:
-        fill()
-        while running:
-            first_deadline = min(deadline for _, deadline in running.values())
-            done, _ = concurrent.futures.wait(
-                running,
-                timeout=max(0.0, first_deadline - time.monotonic()),
-                return_when=concurrent.futures.FIRST_COMPLETED,
-            )
-            for future in done:
-                qid, _ = running.pop(future)
-                try:
-                    records[qid] = future.result()
-                    error = None
-                except KeyboardInterrupt:
-                    raise
-                except BaseException as exc:  # the user's code: any exception fails one question
-                    error = failed[qid] = _failure(exc)
-                finished(qid, error)
-            now = time.monotonic()
-            for future, (qid, deadline) in list(running.items()):
-                if deadline <= now:
-                    del running[future]
-                    future.cancel()  # an async call is cancelled; a thread cannot be
-                    if workers is not None:
-                        workers.abandon(future)
-                    error = failed[qid] = (
-                        f"timed out after {timeout_s:g} s (data.adapter_timeout_s)"
-                    )
-                    finished(qid, error)
-            fill()
-    except KeyboardInterrupt:
-        for q in golden.questions:
-            if q.id not in records:
-                failed.setdefault(q.id, NOT_ANSWERED)
-        raise AnswersInterrupted(_run(spec, golden, records, failed)) from None
-    finally:
-        for future in running:
+    def step(self) -> None:
+        """Wait for a question to finish or the first deadline; take what finished, fail what
+        is past its deadline, and start as many questions as that freed."""
+        first_deadline = min(deadline for _, deadline in self.running.values())
+        done, _ = concurrent.futures.wait(
+            self.running,
+            timeout=max(0.0, first_deadline - time.monotonic()),
+            return_when=concurrent.futures.FIRST_COMPLETED,
+        )
+        for future in done:
+            self._take(future)
+        self._expire()
+        self.fill()
+
+    def _take(self, future: concurrent.futures.Future[RunRecord]) -> None:
+        """A finished question: its record, or (any exception of the user's code) its failure."""
+        qid, _ = self.running.pop(future)
+        try:
+            self.records[qid] = future.result()
+            error = None
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # the user's code: any exception fails one question
+            error = self.failed[qid] = failure_text(exc)
+        self._finished(qid, error)
+
+    def _expire(self) -> None:
+        """Fail every question past its deadline and stop waiting for it."""
+        now = time.monotonic()
+        for future, (qid, deadline) in list(self.running.items()):
+            if deadline <= now:
+                del self.running[future]
+                future.cancel()  # an async call is cancelled; a thread cannot be
+                if self.workers is not None:
+                    self.workers.abandon(future)
+                error = self.failed[qid] = (
+                    f"timed out after {self.timeout_s:g} s (data.adapter_timeout_s)"
+                )
+                self._finished(qid, error)
+
+    def _finished(self, qid: str, error: str | None) -> None:
+        self.on_progress(
+            AdapterProgress(qid, error, len(self.records) + len(self.failed), self.total)
+        )
+
+    def close(self) -> None:
+        """Stop waiting: cancel what is still in flight and let the worker threads go."""
+        for future in self.running:
             future.cancel()
-        if workers is not None:
-            workers.shutdown()
-    return _run(spec, golden, records, failed)
-
-
-#: An adapter's error message is kept to this many characters: every failed question's message
-#: goes into the header line of the saved run, which must stay readable (``MAX_RECORD_MB``).
-MAX_ERROR_CHARS = 500
-
-
-def _failure(exc: BaseException) -> str:
-    """What a failed question's error says: one exception's type and message, shortened, with
-    any half character (a lone surrogate) replaced, so that the saved run can be read back."""
-    text = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace").decode("utf-8")
-    return text if len(text) <= MAX_ERROR_CHARS else text[: MAX_ERROR_CHARS - 1] + "…"
+        if self.workers is not None:
+            self.workers.shutdown()
 
 
 def _run(

@@ -15,15 +15,10 @@ from judge.axes import OPTIONAL_AXES
 from judge.config import Config
 from judge.errors import ConfigError, InputError, PromptError
 from judge.folders import ReportsDir
-from judge.inputs.adapter import (
-    AdapterProgress,
-    adapter_output,
-    load_adapter,
-    log_note,
-    produce_run,
-)
+from judge.inputs.adapter import AdapterProgress, log_note, produce_run
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run, validate_run
+from judge.inputs.user_code import adapter_output, load_adapter
 from judge.judging.backends import JudgeBackend
 from judge.judging.items import build_items
 from judge.judging.prompts import Prompt, load_prompt

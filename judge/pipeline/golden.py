@@ -1,5 +1,6 @@
 """``judge golden accept FILE``: the chunk labels a reviewer confirmed, added to the golden
-questions file (``judge.inputs.golden_edit`` reads the file, plans and writes the edit)."""
+questions file (``judge.inputs.confirmations`` reads the file, ``judge.inputs.golden_edit``
+plans and writes the edit)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,9 @@ from pathlib import Path
 from typing import NamedTuple
 
 from judge.config import Config
+from judge.inputs.confirmations import read_confirmations
 from judge.inputs.golden import load_golden
-from judge.inputs.golden_edit import (
-    LabelEdit,
-    plan_label_edit,
-    read_confirmations,
-    write_label_edit,
-)
+from judge.inputs.golden_edit import LabelEdit, plan_label_edit, write_label_edit
 from judge.io.lock import locked
 from judge.io.text import check_readable
 

@@ -254,7 +254,7 @@ def _new_sweep_folder(parent: Path, started_at: datetime) -> Path:
 
 def _check_sweep_adapter(config: Config) -> None:
     """Import the sweep's adapter once before anything is asked: a typo fails in one line."""
-    from judge.inputs.adapter import load_adapter
+    from judge.inputs.user_code import load_adapter
 
     assert config.sweep is not None
     spec = config.sweep.answer or config.sweep.factory or ""

@@ -98,6 +98,27 @@ def render_audit(
     ``judge audit`` passes its ``--limit``, 20 by default); the rest are counted, and
     ``full_list_path`` (where the caller wrote them all) is named.
     """
+    same = _same_figures(result.judge, result.lexical)
+    lines = _header_lines(result, judge_name, same)
+    # The types in the corrected estimates' order (``judge.audit.ppi``: the per-type tables').
+    order = list(result.corrected.get(AXES[0], {}))
+    for agreement_ in (result.judge,) if same else (result.judge, result.lexical):
+        lines.append("")
+        lines += _agreement_lines(agreement_, agreement_ is result.judge, order)
+    lines.append("")
+    for axis, (alpha, shared) in result.humans.items():
+        lines.append(
+            f"humans among themselves, {axis}: Krippendorff's alpha (ordinal) {fmt_number(alpha)} "
+            f"over {shared} items labelled by 2+ people"
+        )
+    lines += corrected_lines(result.corrected, result.pooled)
+    lines += _disagreement_lines(result.judge.disagreements, limit, full_list_path)
+    return "\n".join(lines)
+
+
+def _header_lines(result: AuditResult, judge_name: str, same: bool) -> list[str]:
+    """What the audit is about: the run, the judge, the labels and labellers, the coverage, how
+    the lexical baseline is shown (``same``: once, as the judge), and how to read the tables."""
     judge = result.judge
     lines = [
         f"agreement with human labels · run {_word(result.folder)} · judge {_word(judge_name)}"
@@ -113,9 +134,6 @@ def render_audit(
     if judge.not_ok:
         coverage += f"; not ok: {_not_ok(judge)}"
     lines.append(coverage)
-    same = _same_figures(result.judge, result.lexical)
-    # The types in the corrected estimates' order (``judge.audit.ppi``: the per-type tables').
-    order = list(result.corrected.get(AXES[0], {}))
     if same:
         # The lexical judge is its own baseline: one section, and a line that says why.
         lines.append(
@@ -138,39 +156,35 @@ def render_audit(
         "bal. acc.: mean recall over the human scores present (always answering one score gets "
         "1/classes); majority: exact agreement of always answering the most common human score"
     )
-    for agreement_ in (result.judge,) if same else (result.judge, result.lexical):
-        lines.append("")
-        lines.append(_headline(agreement_, agreement_ is result.judge))
-        for axis in _axes(agreement_.per_axis):
-            lines.append(f"  {axis}{_OVER.get(axis, '')}")
-            lines.append(
-                f"    {'type':<14}{'n':>4}  {'exact':<24}{'within 1':>9}  "
-                f"{'kappa (quadratic)':<20}{'bal. acc.':>10}  majority"
-            )
-            stats_by_type = agreement_.per_axis.get(axis, {})
-            for type_name in _in_order(stats_by_type, order):
-                s = stats_by_type[type_name]
-                exact = fmt_share(s.exact) + fmt_interval(s.exact_ci, True)
-                kappa = fmt_number(s.kappa) + fmt_interval(s.kappa_ci, False)
-                lines.append(
-                    f"    {_word(type_name):<14}{s.n:>4}  {exact:<24}{fmt_share(s.within_one):>9}  "
-                    f"{kappa:<20}{fmt_share(s.balanced_accuracy):>10}  {_majority(s)}"
-                )
-            overall = stats_by_type.get("all")
-            if overall is not None:
-                lines.append(
-                    "    confusion (rows human 0/1/2, columns judge 0/1/2): "
-                    + " | ".join(" ".join(f"{c:>2}" for c in row) for row in overall.confusion)
-                )
-    lines.append("")
-    for axis, (alpha, shared) in result.humans.items():
+    return lines
+
+
+def _agreement_lines(agreement_: Agreement, is_judge: bool, order: list[str]) -> list[str]:
+    """One judge's (or the baseline's) agreement: its headline, then per axis a table of the
+    types (``order`` first) and the confusion matrix over all of them."""
+    lines = [_headline(agreement_, is_judge)]
+    for axis in _axes(agreement_.per_axis):
+        lines.append(f"  {axis}{_OVER.get(axis, '')}")
         lines.append(
-            f"humans among themselves, {axis}: Krippendorff's alpha (ordinal) {fmt_number(alpha)} "
-            f"over {shared} items labelled by 2+ people"
+            f"    {'type':<14}{'n':>4}  {'exact':<24}{'within 1':>9}  "
+            f"{'kappa (quadratic)':<20}{'bal. acc.':>10}  majority"
         )
-    lines += corrected_lines(result.corrected, result.pooled)
-    lines += _disagreement_lines(judge.disagreements, limit, full_list_path)
-    return "\n".join(lines)
+        stats_by_type = agreement_.per_axis.get(axis, {})
+        for type_name in _in_order(stats_by_type, order):
+            s = stats_by_type[type_name]
+            exact = fmt_share(s.exact) + fmt_interval(s.exact_ci, True)
+            kappa = fmt_number(s.kappa) + fmt_interval(s.kappa_ci, False)
+            lines.append(
+                f"    {_word(type_name):<14}{s.n:>4}  {exact:<24}{fmt_share(s.within_one):>9}  "
+                f"{kappa:<20}{fmt_share(s.balanced_accuracy):>10}  {_majority(s)}"
+            )
+        overall = stats_by_type.get("all")
+        if overall is not None:
+            lines.append(
+                "    confusion (rows human 0/1/2, columns judge 0/1/2): "
+                + " | ".join(" ".join(f"{c:>2}" for c in row) for row in overall.confusion)
+            )
+    return lines
 
 
 def _corrected(cell: CorrectedCell) -> str:
@@ -305,62 +319,16 @@ def corrected_markdown_lines(result: AuditResult) -> list[str]:
     if not any(corrected.values()):
         return []
     pooled = result.pooled
-    lines = [
-        "The mean human score of each type, estimated from the human labels and the judge's "
-        "scores together (prediction-powered inference, PPI++): the judge's mean corrected by "
-        f"its average error on the labelled items, with a {LEVEL:.0%} interval (its variance "
-        f"counts {PSEUDO_LABELS} pseudo-labels at the ends of the scale, with a t quantile, "
-        "and it stays within 0–2). Only labels for the exact answer count; a type needs "
-        f"{MIN_LABELLED} labelled items with an ok verdict. The *{POOLED}* row combines every "
-        "type with labels, each weighted by its share of the judged items, so a small golden "
-        "set gets a figure. *To halve*: how many more random labels would make the interval "
-        "half as wide (docs/audit.md).",
-        "",
-        "| type | judged | labelled | faithfulness: judge | faithfulness: corrected "
-        "| to halve | relevance: judge | relevance: corrected | to halve |",
-        "|---|---:|---:|---:|---|---|---:|---|---|",
-    ]
-    faithfulness = corrected.get("faithfulness", {})
-    relevance = corrected.get("relevance", {})
     # An optional axis adds its three columns (its own judged and labelled counts with them:
     # it is asked for fewer questions and carried by fewer labels).
     extra = [axis for axis in _axes(corrected) if axis not in AXES]
-    if extra:
-        lines[-2] = lines[-2].removesuffix(" |") + "".join(
-            f" | {axis}: judged | {axis}: labelled | {axis}: judge | {axis}: corrected | to halve |"
-            for axis in extra
-        )
-        lines[-1] += "---:|---:|---:|---|---|" * len(extra)
-    for name, f in faithfulness.items():
-        r = relevance[name]
-        row = (
-            f"| {md(name)} | {f.judged} | {_labelled(f)} | {fmt_number(f.judge_mean)} "
-            f"| {_corrected(f)} | {_halving(f.halving)} | {fmt_number(r.judge_mean)} "
-            f"| {_corrected(r)} | {_halving(r.halving)} |"
-        )
-        for axis in extra:
-            c = corrected[axis].get(name)
-            row += (
-                " – | – | – | – | – |"
-                if c is None
-                else f" {c.judged} | {_labelled(c)} | {fmt_number(c.judge_mean)} "
-                f"| {_corrected(c)} | {_halving(c.halving)} |"
-            )
-        lines.append(row)
+    lines = [*_MARKDOWN_INTRO, *_markdown_table_head(extra)]
+    relevance = corrected.get("relevance", {})
+    for name, f in corrected.get("faithfulness", {}).items():
+        lines.append(_markdown_row(name, f, relevance[name], corrected, extra))
     pf, pr = pooled.get("faithfulness"), pooled.get("relevance")
     if pf is not None and pr is not None:
-        row = (
-            f"| *{POOLED}* | {pf.judged} | {pf.labelled} | {fmt_number(pf.judge_mean)} "
-            f"| {_pooled(pf)} | – | {fmt_number(pr.judge_mean)} | {_pooled(pr)} | – |"
-        )
-        for axis in extra:
-            p = pooled.get(axis)
-            row += (
-                " – | – | – | – | – |"
-                if p is None
-                else f" {p.judged} | {p.labelled} | {fmt_number(p.judge_mean)} | {_pooled(p)} | – |"
-            )
-        lines.append(row)
+        lines.append(_markdown_pooled_row(pf, pr, pooled, extra))
     why = _pooled_why(pooled, md)
     if why:
         lines += ["", why[0].upper() + why[1:] + "."]
@@ -371,6 +339,83 @@ def corrected_markdown_lines(result: AuditResult) -> list[str]:
     if chosen:
         lines += ["", f"Labels from {CHOSEN_WHY}: {chosen}."]
     return lines
+
+
+#: The paragraph above report.md's table of corrected estimates, and the blank line after it.
+_MARKDOWN_INTRO = [
+    "The mean human score of each type, estimated from the human labels and the judge's "
+    "scores together (prediction-powered inference, PPI++): the judge's mean corrected by "
+    f"its average error on the labelled items, with a {LEVEL:.0%} interval (its variance "
+    f"counts {PSEUDO_LABELS} pseudo-labels at the ends of the scale, with a t quantile, "
+    "and it stays within 0–2). Only labels for the exact answer count; a type needs "
+    f"{MIN_LABELLED} labelled items with an ok verdict. The *{POOLED}* row combines every "
+    "type with labels, each weighted by its share of the judged items, so a small golden "
+    "set gets a figure. *To halve*: how many more random labels would make the interval "
+    "half as wide (docs/audit.md).",
+    "",
+]
+
+
+def _markdown_table_head(extra: list[ScoredAxis]) -> list[str]:
+    """The table's header and rule: the two axes, then each optional axis in ``extra``."""
+    head = (
+        "| type | judged | labelled | faithfulness: judge | faithfulness: corrected "
+        "| to halve | relevance: judge | relevance: corrected | to halve |"
+    )
+    rule = "|---|---:|---:|---:|---|---|---:|---|---|"
+    if extra:
+        head = head.removesuffix(" |") + "".join(
+            f" | {axis}: judged | {axis}: labelled | {axis}: judge | {axis}: corrected | to halve |"
+            for axis in extra
+        )
+        rule += "---:|---:|---:|---|---|" * len(extra)
+    return [head, rule]
+
+
+def _markdown_row(
+    name: str,
+    f: CorrectedCell,
+    r: CorrectedCell,
+    corrected: Corrected,
+    extra: list[ScoredAxis],
+) -> str:
+    """One type's row: faithfulness ``f``, relevance ``r``, then each optional axis (dashes
+    where the type has no estimate of it)."""
+    row = (
+        f"| {md(name)} | {f.judged} | {_labelled(f)} | {fmt_number(f.judge_mean)} "
+        f"| {_corrected(f)} | {_halving(f.halving)} | {fmt_number(r.judge_mean)} "
+        f"| {_corrected(r)} | {_halving(r.halving)} |"
+    )
+    for axis in extra:
+        c = corrected[axis].get(name)
+        row += (
+            " – | – | – | – | – |"
+            if c is None
+            else f" {c.judged} | {_labelled(c)} | {fmt_number(c.judge_mean)} "
+            f"| {_corrected(c)} | {_halving(c.halving)} |"
+        )
+    return row
+
+
+def _markdown_pooled_row(
+    pf: PooledCell,
+    pr: PooledCell,
+    pooled: Mapping[ScoredAxis, PooledCell],
+    extra: list[ScoredAxis],
+) -> str:
+    """The pooled row: faithfulness ``pf``, relevance ``pr``, then each optional axis."""
+    row = (
+        f"| *{POOLED}* | {pf.judged} | {pf.labelled} | {fmt_number(pf.judge_mean)} "
+        f"| {_pooled(pf)} | – | {fmt_number(pr.judge_mean)} | {_pooled(pr)} | – |"
+    )
+    for axis in extra:
+        p = pooled.get(axis)
+        row += (
+            " – | – | – | – | – |"
+            if p is None
+            else f" {p.judged} | {p.labelled} | {fmt_number(p.judge_mean)} | {_pooled(p)} | – |"
+        )
+    return row
 
 
 def _disagreement_lines(

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from judge.config import ParamValue, SweepConfig, same_value
 from judge.errors import AdapterError
-from judge.inputs.adapter import Adapter, load_adapter
+from judge.inputs.user_code import Adapter, load_adapter
 
 
 class Setting(NamedTuple):

@@ -268,7 +268,7 @@ def test_two_threads_printing_at_once_leave_whole_lines_in_the_log(tmp_path: Pat
     once, two threads' prints must not interleave mid-line (they did, once in a loaded run)."""
     import threading
 
-    from judge.inputs.adapter import AdapterLog
+    from judge.inputs.user_code import AdapterLog
 
     log = AdapterLog(tmp_path / "adapter.log")
     first_text, second_line = threading.Event(), threading.Event()

@@ -1,0 +1,179 @@
+"""The rows of a table file, whatever it is saved as: JSONL, a JSON array, CSV or Parquet. Each
+row keeps where it is (``FILE:LINE``, or the item or row number), so every problem found in it
+later is located."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from judge.errors import InputError
+from judge.formatting import csv_field_limit
+from judge.io.jsonl import MAX_RECORD_MB, read_jsonl
+from judge.io.state import StateFile, load_json_document
+from judge.io.text import DEFAULT_MAX_FILE_MB, check_readable, read_text
+
+
+class Row(NamedTuple):
+    """One row of a table file: where it is, its values, and whether they are all text (CSV)."""
+
+    where: str
+    values: dict[str, Any]
+    text_cells: bool
+
+
+#: What the JSON-array reader calls the file in its messages.
+_JSON_ARRAY = StateFile(
+    what="JSON file",
+    remedy="save it again with the tool that wrote it (a JSON array of objects, one per row)",
+)
+
+
+def table_rows(path: Path, max_mb: float = DEFAULT_MAX_FILE_MB) -> list[Row]:
+    """The rows of a table file, by its suffix: ``.jsonl``, ``.json`` (an array of objects, or
+    JSONL written under that name), ``.csv``, ``.parquet``."""
+    suffix = path.suffix.lower()
+    if suffix == ".csv":
+        return _csv_rows(path, max_mb)
+    if suffix == ".parquet":
+        return _parquet_rows(path, max_mb)
+    if suffix == ".json":
+        text = read_text(path, max_mb)
+        if text.lstrip().startswith("["):
+            return _json_array_rows(path, text, max_mb)
+    elif suffix != ".jsonl":
+        raise InputError(
+            [
+                f"{path}: not a file this reader knows by its name; give a .jsonl, .json, .csv "
+                "or .parquet file"
+            ]
+        )
+    return [Row(f"{path}:{line.number}", line.value, False) for line in read_jsonl(path, max_mb)]
+
+
+def _json_array_rows(path: Path, text: str, max_mb: float) -> list[Row]:
+    value = load_json_document(path, _JSON_ARRAY._replace(max_mb=max_mb))
+    if not isinstance(value, list):
+        raise InputError([f"{path}: expected a JSON array of objects, got {type(value).__name__}"])
+    if not value:
+        raise InputError([f"{path}: no records (the array is empty)"])
+    lines = _element_lines(text)
+    rows: list[Row] = []
+    problems: list[str] = []
+    for index, item in enumerate(value):
+        where = f"{path}:{lines[index]}" if len(lines) == len(value) else f"{path}: item {index}"
+        if isinstance(item, dict):
+            rows.append(Row(where, item, False))
+        else:
+            problems.append(f"{where}: expected a JSON object, got {type(item).__name__}")
+    if problems:
+        raise InputError(problems)
+    return rows
+
+
+def _element_lines(text: str) -> list[int]:
+    """The line each element of a top-level JSON array starts on ([] when it cannot tell):
+    Python's JSON reader gives no positions, so the array is walked element by element."""
+    decoder = json.JSONDecoder()
+    space = re.compile(r"[ \t\n\r]*")
+
+    def skip(index: int) -> int:
+        match = space.match(text, index)
+        return match.end() if match else index
+
+    lines: list[int] = []
+    try:
+        index = skip(0)
+        if text[index] != "[":
+            return []
+        index, line, counted = skip(index + 1), 1, 0
+        while text[index] != "]":
+            line += text.count("\n", counted, index)
+            counted = index
+            lines.append(line)
+            index = skip(decoder.raw_decode(text, index)[1])
+            if text[index] == ",":
+                index = skip(index + 1)
+    except (ValueError, IndexError, RecursionError):
+        return []
+    return lines
+
+
+def _csv_rows(path: Path, max_mb: float) -> list[Row]:
+    text = read_text(path, max_mb)
+    rows: list[Row] = []
+    problems: list[str] = []
+    with csv_field_limit(MAX_RECORD_MB * 1024 * 1024):
+        reader = csv.DictReader(io.StringIO(text, newline=""))
+        try:
+            header = reader.fieldnames or []
+        except csv.Error as exc:
+            raise InputError([f"{path}:{reader.line_num}: not valid CSV ({exc})"]) from None
+        if not header:
+            raise InputError([f"{path}: no records (the file is empty)"])
+        seen: set[str] = set()
+        for name in header:
+            if name in seen:
+                problems.append(f"{path}:1: column '{name}' appears twice in the header")
+            seen.add(name)
+        while True:
+            start = reader.line_num + 1
+            try:
+                values = next(reader)
+            except StopIteration:
+                break
+            except csv.Error as exc:
+                problems.append(f"{path}:{start}: not valid CSV ({exc}); fix the quoting")
+                break
+            if None in values:
+                problems.append(
+                    f"{path}:{start}: {len(header) + len(values[None])} cells, but the header "
+                    f"has {len(header)} columns; quote the cells that hold commas"
+                )
+                continue
+            rows.append(Row(f"{path}:{start}", {k: v for k, v in values.items()}, True))
+    if problems:
+        raise InputError(problems)
+    if not rows:
+        raise InputError([f"{path}: no records (only a header)"])
+    return rows
+
+
+def _parquet_rows(path: Path, max_mb: float) -> list[Row]:
+    """Parquet through pandas, when an engine (pyarrow or fastparquet) is installed: the
+    harness does not depend on one, so without it the file is refused in one line."""
+    import pandas as pd
+
+    check_readable(path, max_mb)
+    try:
+        frame = pd.read_parquet(path)
+    except ImportError:
+        raise InputError(
+            [
+                f"{path}: reading Parquet needs pyarrow (or fastparquet), which is not "
+                "installed here; install it into judge's environment (pip install pyarrow), "
+                "or save the dataset as JSONL or CSV (Ragas: EvaluationDataset.to_jsonl)"
+            ]
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise InputError([f"{path}: not a Parquet file this reader can open ({exc})"]) from None
+    return [
+        Row(f"{path}: row {number}", {str(k): _plain(v) for k, v in record.items()}, False)
+        for number, record in enumerate(frame.to_dict("records"), start=1)
+    ]
+
+
+def _plain(value: Any) -> Any:
+    """A Parquet cell as JSON would hold it: arrays as lists, missing values as None."""
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
