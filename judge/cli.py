@@ -815,9 +815,9 @@ def _add_run_commands(commands: _Commands) -> None:
     run.add_argument(
         "--fail-on-regression",
         action="store_true",
-        help="exit 1 when a per-type metric regressed (question by question: the interval of "
-        "its change below zero, the fall beyond the margin, enough questions; docs/gate.md), or "
-        "a question got no answer or no verdict",
+        help="exit 1 when a per-type metric regressed, question by question (docs/gate.md): a "
+        "collapse, a fall beyond the margin shown tonight by the exact paired test, or a fall "
+        "that stays over the season; or when a question got no answer or no verdict",
     )
     run.add_argument(
         "--require-baseline",
@@ -833,8 +833,12 @@ def _add_run_commands(commands: _Commands) -> None:
     nightly = commands.add(
         "nightly",
         cmd_run,
-        "run with the gate: exit 1 on regression or missing baseline; the verdict comes first "
-        "(with an adapter, always asks it: the nightly measures tonight's system)",
+        "run with the gate: exit 1 on a regression (a collapse, a fall beyond the margin shown "
+        "tonight by the exact paired test, or a fall that stays over the season; docs/gate.md), "
+        "a question "
+        "without an answer or a verdict, a missing baseline, or a bar of [bars] crossed; the "
+        "verdict comes first (with "
+        "an adapter, always asks it: the nightly measures tonight's system)",
         _CI_OUTPUT,
     )
     _backend_option(nightly)
@@ -1138,7 +1142,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge",
         description="Evaluate a RAG system: retrieval metrics and a Gemma judge.",
-        epilog="exit codes: 0 ok, 1 regression, 2 bad input, 3 no judge, 130 interrupted",
+        epilog="exit codes: 0 ok, 1 regression, 2 bad input, 3 no judge, 130 interrupted "
+        "(Ctrl-C), 143 stopped (SIGTERM)",
     )
     parser.add_argument("--version", action=_Version)
     parser.add_argument(
