@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from judge.cli.common import config_of, say, warn
+from judge.cli.common import config_of, say, say_lines, warn
 from judge.cli.options import FOLDER_HELP, Commands, Number
 from judge.errors import (
     EXIT_REGRESSION,
@@ -14,7 +14,7 @@ from judge.errors import (
 
 def cmd_audit(args: argparse.Namespace) -> int:
     from judge.pipeline.audit import audit
-    from judge.report.audit_text import render_audit
+    from judge.report.audit_text import audit_gate_lines, render_audit
 
     audited = audit(
         config_of(args),
@@ -28,16 +28,14 @@ def cmd_audit(args: argparse.Namespace) -> int:
             audited.result, audited.judge, limit=args.limit, full_list_path=audited.disagreements
         )
     )
-    if audited.failures:
-        say("\naudit gate: FAILED: " + "; ".join(audited.failures))
-        return EXIT_REGRESSION
-    if args.min_kappa is not None or args.min_agreement is not None:
-        say("\naudit gate: passed")
-    return 0
+    gated = args.min_kappa is not None or args.min_agreement is not None
+    say_lines(audit_gate_lines(audited.failures, gated=gated))
+    return EXIT_REGRESSION if audited.failures else 0
 
 
 def cmd_audit_sample(args: argparse.Namespace) -> int:
     from judge.pipeline.audit import sample
+    from judge.report.command_lines import sampled_lines
 
     sampled = sample(
         config_of(args),
@@ -48,37 +46,20 @@ def cmd_audit_sample(args: argparse.Namespace) -> int:
         seed=args.seed,
         warn=lambda line: warn([line]),
     )
-    out = sampled.sheet
-    say(
-        f"wrote {out}: {sampled.items} item(s) from {sampled.folder} "
-        f"({', '.join(f'{n} {t}' for t, n in sampled.per_type.items())}); no judge scores in it"
-    )
-    if sampled.items < args.n:
-        say(f"only {sampled.items} unlabelled item(s) were left to sample")
-    say(f"fill faithfulness, relevance (0-2) and labeller, then: judge audit import {out}")
+    say_lines(sampled_lines(sampled, args.n))
     return 0
 
 
 def cmd_audit_import(args: argparse.Namespace) -> int:
     from judge.pipeline.audit import import_labels
+    from judge.report.command_lines import labels_imported_lines, labels_imported_warnings
 
     # A filled CSV sheet or review.html's marks file, told apart by content.
     imported = import_labels(
         config_of(args), Path(args.file), labeller=args.labeller, replace=args.replace
     )
-    path, result = imported.labels, imported.result
-    if result.retired:
-        warn(
-            [
-                f"{path}: {result.retired} label(s) of questions no longer in the golden set "
-                "were kept as they are ('judge check' lists them)"
-            ]
-        )
-    blank = f"; {result.blank} row(s) left blank were skipped" if result.blank else ""
-    say(
-        f"{path}: {result.added} added, {result.replaced} replaced, {result.unchanged} already "
-        f"there{blank}"
-    )
+    warn(labels_imported_warnings(imported))
+    say_lines(labels_imported_lines(imported))
     return 0
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
-from judge.cli.common import config_of, say, warn
+from judge.cli.common import config_of, say, say_lines, warn
 from judge.cli.options import DEFAULT_BATCH_FILE_MB, Commands, Number
 from judge.errors import (
     EXIT_BAD_INPUT,
@@ -15,32 +14,24 @@ from judge.errors import (
 
 def cmd_cache_stats(args: argparse.Namespace) -> int:
     from judge.pipeline.cache import cache_stats
+    from judge.report.command_lines import cache_stats_lines
 
-    stats = cache_stats(config_of(args))
-    say(f"cache: {stats.path} · {len(stats.entries)} judge configuration(s)")
-    for entry in stats.entries:
-        say(f"\n{entry.fingerprint}  {entry.replies} replies  last used {entry.last_used_at}")
-        say(f"  {entry.label}")
-        for key, value in entry.parts.items():
-            if key != "schema":
-                say(f"  {key}: {json.dumps(value, ensure_ascii=False)}")
+    say_lines(cache_stats_lines(cache_stats(config_of(args))))
     return 0
 
 
 def cmd_cache_prune(args: argparse.Namespace) -> int:
     from judge.pipeline.cache import prune_cache
+    from judge.report.command_lines import pruned_lines
 
     pruned = prune_cache(config_of(args), args.days, dry_run=args.dry_run)
-    verb = "would remove" if args.dry_run else "removed"
-    say(
-        f"{verb} {pruned.fingerprints} judge configuration(s) unused for {args.days:g} days "
-        f"({pruned.replies} replies)"
-    )
+    say_lines(pruned_lines(pruned, args.days, dry_run=args.dry_run))
     return 0
 
 
 def cmd_batch_export(args: argparse.Namespace) -> int:
     from judge.pipeline.batch import export_batch
+    from judge.report.command_lines import batch_export_lines
 
     config = config_of(args)
     result = export_batch(
@@ -50,29 +41,13 @@ def cmd_batch_export(args: argparse.Namespace) -> int:
         run_path=args.run,
     )
     warn(result.warnings)
-    if result.estimate is not None:
-        say(result.estimate.line())
-    if result.manifest is None:
-        say(
-            f"nothing to export: all {result.total} item(s) are in the cache for judge "
-            f"configuration {result.fingerprint} (judge.openai: {config.judge.openai.model})"
-        )
-        return 0
-    size = sum(f.bytes for f in result.files) / 1024 / 1024
-    say(
-        f"wrote {result.pending} pending item(s) in {len(result.files)} file(s) ({size:.1f} MB) "
-        f"to {result.out_dir}; {result.cached} of {result.total} already in the cache; "
-        f"manifest {result.manifest}"
-    )
-    say(
-        f"run them with a batch engine serving '{config.judge.openai.model}' (docs/batch.md), "
-        f"then: judge batch import {result.out_dir}/results-*.jsonl"
-    )
+    say_lines(batch_export_lines(result, config.judge.openai.model))
     return 0
 
 
 def cmd_batch_import(args: argparse.Namespace) -> int:
     from judge.pipeline.batch import import_batch
+    from judge.report.command_lines import batch_import_lines
 
     config = config_of(args)
     result = import_batch(
@@ -80,14 +55,7 @@ def cmd_batch_import(args: argparse.Namespace) -> int:
     )
     for problem in result.problems:
         say(f"error: {problem}", err=True, one_line=True)
-    say(
-        f"imported {result.imported} replies into {config.judge.cache_path} from "
-        f"{result.lines} lines, {result.already} already there; {len(result.not_judged)} not "
-        f"judged by the engine; {len(result.problems)} problems; {result.still_pending} items "
-        f"of the export still without a reply"
-    )
-    if result.still_pending == 0 and not result.problems:
-        say("every item is in the cache: 'judge run --backend openai' judges nothing again")
+    say_lines(batch_import_lines(result, config.judge.cache_path))
     return EXIT_BAD_INPUT if result.problems else 0
 
 

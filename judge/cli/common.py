@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +28,13 @@ def say(text: object = "", *, err: bool = False, one_line: bool = False) -> None
     """Print text that may carry data (ids, answers, file lines, error messages, model names)
     through ``terminal_text``: no control character from the data reaches the terminal."""
     print(terminal_text(text, one_line=one_line), file=sys.stderr if err else sys.stdout)
+
+
+def say_lines(lines: Iterable[str], *, err: bool = False) -> None:
+    """Print a view's lines (``judge.report``), each one line: data in them cannot start a
+    line of its own."""
+    for line in lines:
+        say(line, err=err, one_line=True)
 
 
 def warn(lines: Sequence[str]) -> None:

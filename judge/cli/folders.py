@@ -5,25 +5,20 @@ from __future__ import annotations
 import argparse
 import sys
 
-from judge.cli.common import config_of, say, warn
+from judge.cli.common import config_of, say, say_lines, warn
 from judge.cli.options import FOLDER_HELP, Commands
 
 
 def cmd_baseline(args: argparse.Namespace) -> int:
     from judge.pipeline.baseline import pin, ratchet
+    from judge.report.command_lines import pinned_lines, ratcheted_lines
 
     config = config_of(args)
     if args.baseline_command == "pin":
         pinned = pin(config, args.folder, replace=args.replace)
-        say(f"pinned {pinned.path} from {pinned.folder} ({pinned.questions} questions)")
+        say_lines(pinned_lines(pinned))
         return 0
-    ratcheted = ratchet(config, args.folder)
-    say(
-        f"ratcheted {ratcheted.path} with {ratcheted.folder}: {len(ratcheted.raised)} per-type "
-        "metric(s) raised where the run is shown better question by question, none lowered"
-    )
-    for c in ratcheted.raised:
-        say(f"  {c.section} {c.describe()}")
+    say_lines(ratcheted_lines(ratchet(config, args.folder)))
     return 0
 
 

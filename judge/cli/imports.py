@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from judge.cli.common import DEFAULT_CONFIG, config_of, say, warn
+from judge.cli.common import DEFAULT_CONFIG, config_of, say_lines, warn
 from judge.cli.options import Commands
 
 
 def cmd_import(args: argparse.Namespace) -> int:
     from judge.pipeline.imports import import_foreign
+    from judge.report.command_lines import foreign_import_lines
 
     # A configuration gives the question types, the out-of-scope type and the refusal phrases;
     # without one (no judge.toml here yet, the usual case before an import) the defaults do.
@@ -28,22 +29,8 @@ def cmd_import(args: argparse.Namespace) -> int:
         replace=args.replace,
     )
     warn(result.warnings)
-    total = sum(result.per_type.values())
-    counts = ", ".join(f"{n} {qtype}" for qtype, n in result.per_type.items() if n)
-    say(
-        f"imported {total} question(s) ({counts}), {result.chunks} chunk(s) and "
-        f"{total - result.failed} answer(s) from {args.file} into {result.questions.parent}"
-    )
-    if result.failed:
-        say(f"{result.failed} question(s) failed in the source: reported, not scored")
-    if result.unlabelled:
-        say(
-            f"{result.unlabelled} answerable question(s) without relevant chunks: judged, "
-            "their retrieval not scored (relevant_chunks: null)"
-        )
     where = config.source if config is not None and config.source is not None else "judge.toml"
-    say(f"\nuse it: put this [data] table in {where} (replacing its own), then 'judge check':\n")
-    say("\n".join(result.data_lines))
+    say_lines(foreign_import_lines(result, args.file, str(where)))
     return 0
 
 
@@ -97,31 +84,10 @@ def add_import_commands(commands: Commands) -> None:
 
 def cmd_golden_accept(args: argparse.Namespace) -> int:
     from judge.pipeline.golden import accept_labels
+    from judge.report.command_lines import accepted_lines
 
     accepted = accept_labels(config_of(args), Path(args.file), dry_run=args.dry_run)
-    edit, shown = accepted.edit, 10
-    listed = ", ".join(f"{qid} + {chunk}" for qid, chunk in edit.added[:shown])
-    more = f", … {len(edit.added) - shown} more" if len(edit.added) > shown else ""
-    n = len(edit.added)
-    labels = f"{n} label{'' if n == 1 else 's'}"
-    if not edit.added:
-        head = f"no labels to add to {accepted.questions}"
-    elif args.dry_run:
-        head = f"would add {labels} to {accepted.questions} ({listed}{more})"
-    else:
-        head = f"added {labels} to {accepted.questions} ({listed}{more})"
-    parts = [head, f"{edit.already} already listed", f"{edit.marked_no} marked no"]
-    if edit.undecided:
-        parts.append(f"{edit.undecided} not decided (confirmed left empty), skipped")
-    say("; ".join(parts))
-    if edit.added and args.dry_run:
-        lines = ", ".join(str(line) for line in edit.lines)
-        say(f"nothing written (--dry-run); line(s) {lines} would change")
-    elif accepted.written:
-        say(
-            "the golden set changed: the next run is not compared with runs on the old one "
-            "(pin a new baseline after it), and an adapter is asked again"
-        )
+    say_lines(accepted_lines(accepted, dry_run=args.dry_run))
     return 0
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from judge.cli.common import config_of, say, warn, warnings_of
+from judge.cli.common import config_of, say, say_lines, warn, warnings_of
 from judge.cli.options import ANSWER_OPTIONS, Commands, Number, backend_option
 from judge.errors import (
     InputError,
@@ -15,6 +15,7 @@ from judge.errors import (
 def cmd_check(args: argparse.Namespace) -> int:
     from judge.console import adapter_progress
     from judge.pipeline.check import check, repeat, repeat_refusal
+    from judge.report.check_text import check_lines
 
     config = config_of(args)
     if args.repeat is not None:
@@ -29,43 +30,12 @@ def cmd_check(args: argparse.Namespace) -> int:
             on_adapter=on_adapter,
             on_inputs=warnings_of(with_labels=False),
         )
-    inputs = checked.inputs
-    golden, run = inputs.golden, inputs.run
-    say(
-        f"questions: {len(golden.questions)} "
-        f"({', '.join(f'{n} {t}' for t, n in checked.per_type.items())})"
-    )
-    if checked.unlabelled:
-        say(f"           relevant chunks not labelled for {len(checked.unlabelled)} (judged only)")
-    say(f"corpus:    {len(golden.corpus)} chunks in {checked.documents} documents")
-    say(f"run:       {len(run.records)} answers from {inputs.run_source}")
-    say(f"answers:   {checked.answers.describe()}", one_line=True)
-    labels = inputs.labels
-    if config.data.labels is not None:
-        say(f"labels:    {len(labels.current)} from {checked.labellers} labeller(s)")
-        for line in labels.retired_lines():
-            say(f"           {line}", one_line=True)
-    preflight = checked.judge
-    if preflight is None:
-        say("judge:     not checked (--no-judge)")
-    else:
-        say(f"judge:     {preflight.judge}")
-        say(f"           ({preflight.reason})", one_line=True)
-        say(
-            f"cache:     {preflight.cached} of {preflight.total} answers judged already "
-            f"(from the cache); {preflight.to_judge} to judge"
-        )
-        for count in preflight.further:  # chunk grades, correctness: when they are on
-            say(f"           {count.line()}", one_line=True)
-    say("the gate can call (docs/gate.md):")
-    for seen in checked.detectable:
-        say(f"  {seen.describe()}", one_line=True)
+    say_lines(check_lines(checked, with_labels=config.data.labels is not None))
     if args.repeat is not None:
         with adapter_progress() as on_adapter:
-            repeated = repeat(config, golden, args.repeat, on_adapter=on_adapter)
+            repeated = repeat(config, checked.inputs.golden, args.repeat, on_adapter=on_adapter)
         warn(repeated.warnings())
-        for line in repeated.repeated.lines():
-            say(line, one_line=True)
+        say_lines(repeated.repeated.lines())
         if repeated.problems:
             raise InputError(repeated.problems)
     say("ok")
@@ -99,6 +69,7 @@ def cmd_retrieval(args: argparse.Namespace) -> int:
 def cmd_trec_export(args: argparse.Namespace) -> int:
     from judge.console import adapter_progress
     from judge.pipeline.retrieval import export_trec
+    from judge.report.command_lines import trec_export_lines
 
     config = config_of(args)
     with adapter_progress() as on_adapter:
@@ -111,10 +82,7 @@ def cmd_trec_export(args: argparse.Namespace) -> int:
             on_adapter=on_adapter,
             on_inputs=warnings_of(with_labels=False),
         )
-    qrels, trec_out = exported.qrels, exported.run
-    say(f"wrote {exported.qrels_lines} qrels lines to {qrels}")
-    say(f"wrote {exported.run_lines} run lines to {trec_out}")
-    say(f"score them with: trec_eval -m recall.5 -m ndcg_cut.5 {qrels} {trec_out}")
+    say_lines(trec_export_lines(exported))
     return 0
 
 

@@ -7,7 +7,7 @@ an audit of the two axes reads as it always did."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from judge.audit.types import (
@@ -407,3 +407,11 @@ def _disagreement_lines(
     elif where:
         lines.append(f"(also in {_word(full_list_path)})")
     return lines
+
+
+def audit_gate_lines(failures: Sequence[str], *, gated: bool) -> list[str]:
+    """The audit gate's verdict after a blank line: FAILED with every bar missed (``--min-kappa``,
+    ``--min-agreement``), passed when a bar was set (``gated``), nothing when none was."""
+    if failures:
+        return ["", "audit gate: FAILED: " + "; ".join(failures)]
+    return ["", "audit gate: passed"] if gated else []
