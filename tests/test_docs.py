@@ -140,6 +140,15 @@ def test_the_layout_lists_every_module_and_subpackage() -> None:
     assert not undescribed, f"README.md's Layout: say what these hold: {', '.join(undescribed)}"
 
 
+def test_the_layout_says_how_many_modules_have_a_test_module_of_their_own() -> None:
+    package = REPO / "judge"
+    modules = [p for p in package.rglob("*.py") if p.name not in {"__init__.py", "__main__.py"}]
+    tests = [REPO / "tests" / p.parent.relative_to(package) / f"test_{p.name}" for p in modules]
+    share = round(100 * sum(test.exists() for test in tests) / len(modules))
+    said = re.search(r"about (\d+) % of the modules have a test module", _layout()["tests/"])
+    assert said and abs(int(said[1]) - share) <= 5, f"README.md's tests/ line: {share} % today"
+
+
 def test_the_layout_lists_every_prompt_and_sample_set() -> None:
     layout = set(_layout())
     prompts = {p.relative_to(REPO).as_posix() for p in (REPO / "prompts").iterdir() if p.is_file()}
