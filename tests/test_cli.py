@@ -1,6 +1,7 @@
 """The command line: exit codes, one line per problem, files written."""
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -207,6 +208,42 @@ def test_every_option_has_help() -> None:
 
     visit(build_parser(), "judge")
     assert missing == []
+
+
+def _help_of(*command: str) -> str:
+    """A command's help as argparse prints it, on one line."""
+    import argparse
+
+    from judge.cli import build_parser
+
+    parser = build_parser()
+    for name in command:
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = sub.choices[name]
+    return " ".join(parser.format_help().split())
+
+
+def test_the_help_of_run_and_nightly_names_the_current_gate_rule() -> None:
+    from tests.test_docs import GATE_TERMS, OLD_GATE
+
+    for command in ("run", "nightly"):
+        text = _help_of(command)
+        assert [term for term in GATE_TERMS if term not in text] == [], command
+        assert OLD_GATE.search(text) is None, command  # the previous bootstrap rule
+    assert "--fail-on-regression exit 1 when a per-type metric regressed" in _help_of("run")
+
+
+def test_the_epilog_lists_every_exit_code_of_the_code() -> None:
+    """Every ``EXIT_*`` of judge.errors, and 128 + each signal judge.signals handles."""
+    import judge.errors
+    from judge import signals
+
+    codes = {v for k, v in vars(judge.errors).items() if k.startswith("EXIT_")}
+    codes |= {128 + int(s) for s in signals.HANDLED}
+    assert {0, 1, 2, 3, 130, 143} <= codes
+    epilog = _help_of().split("exit codes:", 1)[1].strip()
+    listed = {int(n) for n in re.findall(r"(?:^|, )(\d+) ", epilog)}
+    assert listed == codes
 
 
 def test_help_imports_nothing_heavy() -> None:

@@ -140,6 +140,15 @@ def test_the_layout_lists_every_module_and_subpackage() -> None:
     assert not undescribed, f"README.md's Layout: say what these hold: {', '.join(undescribed)}"
 
 
+def test_the_layout_says_how_many_modules_have_a_test_module_of_their_own() -> None:
+    package = REPO / "judge"
+    modules = [p for p in package.rglob("*.py") if p.name not in {"__init__.py", "__main__.py"}]
+    tests = [REPO / "tests" / p.parent.relative_to(package) / f"test_{p.name}" for p in modules]
+    share = round(100 * sum(test.exists() for test in tests) / len(modules))
+    said = re.search(r"about (\d+) % of the modules have a test module", _layout()["tests/"])
+    assert said and abs(int(said[1]) - share) <= 5, f"README.md's tests/ line: {share} % today"
+
+
 def test_the_layout_lists_every_prompt_and_sample_set() -> None:
     layout = set(_layout())
     prompts = {p.relative_to(REPO).as_posix() for p in (REPO / "prompts").iterdir() if p.is_file()}
@@ -446,3 +455,46 @@ def test_the_make_finder() -> None:
         "```\nlabels that would make the interval half as wide; `make test` runs all\n```\n"
     )
     assert _named_make_targets(text) == {"judge", "nightly", "bench", "check", "test"}
+
+
+# --- the gate's rule, in the code's words --------------------------------------------------
+
+#: How the gate fails, in the words of ``judge/results/gate.py`` (its docstrings, verdict and
+#: ``Detectable.describe``): the help of ``run`` and ``nightly`` and docs/gate.md use them.
+GATE_TERMS = ("collapse", "exact", "margin", "over the season", "a fall that stays")
+#: The previous gate's rule: a bootstrap interval below zero, and a minimum number of questions.
+OLD_GATE = re.compile(r"bootstrap|interval|enough questions|min(imum|_questions)", re.I)
+OLD_MINIMUM = re.compile(r"min_questions|minimum (?:number )?of (?:\d+ )?questions", re.I)
+#: The pages that state the gate's rule.
+GATE_DOCS = [
+    README,
+    *(REPO / "docs" / name for name in ("gate.md", "reports.md", "configuration.md")),
+]
+
+
+def test_the_gate_terms_are_the_codes() -> None:
+    source = " ".join((REPO / "judge" / "results" / "gate.py").read_text("utf-8").split())
+    assert [term for term in GATE_TERMS if term not in source] == []
+
+
+def test_gate_md_opens_with_the_current_rule() -> None:
+    text = (REPO / "docs" / "gate.md").read_text(encoding="utf-8")
+    opening = " ".join(text.split("\n## ", 1)[0].split())  # before the first section
+    assert [term for term in GATE_TERMS if term not in opening] == []
+
+
+def test_the_docs_name_the_old_rule_only_as_the_previous_one() -> None:
+    """A paragraph that names a minimum number of questions, or a sentence that decides a
+    regression by a bootstrap interval (the previous gate's rule), says it is the previous
+    rule, ignored, or (an interval) shown for reading."""
+    stale = []
+    for doc in GATE_DOCS:
+        prose = FENCE.sub("", doc.read_text(encoding="utf-8"))
+        for paragraph in re.split(r"\n[ \t]*\n", prose):
+            said = " ".join(paragraph.split())
+            gated = any("bootstrap" in s and "regress" in s for s in said.split(". "))
+            if (OLD_MINIMUM.search(said) or gated) and not re.search(
+                r"previous|ignored|for reading", said
+            ):
+                stale.append(f"{doc.relative_to(REPO)}: {said[:100]}")
+    assert stale == []

@@ -209,6 +209,21 @@ def test_an_import_against_the_order_breaks_the_layers(tmp_path: Path) -> None:
     assert "judge.record" in done.stdout and "judge.results" in done.stdout, done.stdout
 
 
+def test_the_cli_contract_covers_every_module_of_the_cli_package(tmp_path: Path) -> None:
+    """judge.cli is a package: its contract binds each of its modules (a command group that
+    imported judge.results directly would break it). Forbidding the views too shows it: the
+    imports the contract then reports come from the package's modules."""
+    forbidden = _lines(
+        _read(CONTRACTS)["importlinter:contract:cli-parses-calls-prints"]["forbidden_modules"]
+    )
+    path, _ = _write_changed(
+        tmp_path, "cli-parses-calls-prints", "forbidden_modules", [*forbidden, "judge.report"]
+    )
+    done = _lint(path, "cli-parses-calls-prints")
+    assert done.returncode == 1, done.stdout
+    assert "judge.cli.run -> judge.report" in done.stdout, done.stdout
+
+
 # --- (c) one name, one home ---------------------------------------------------------------
 
 #: Public names defined at the top level of two modules today, with their meanings. Each is a
@@ -218,7 +233,7 @@ def test_an_import_against_the_order_breaks_the_layers(tmp_path: Path) -> None:
 TODAY: dict[str, tuple[frozenset[str], str]] = {
     # Two meanings under one name.
     "BACKENDS": (
-        frozenset({"judge.cli", "judge.judging.backends"}),
+        frozenset({"judge.cli.options", "judge.judging.backends"}),
         "cli: the names --backend accepts (with auto); judging.backends: the registry, name → "
         "factory",
     ),

@@ -7,7 +7,7 @@ an audit of the two axes reads as it always did."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from judge.audit.types import (
@@ -521,3 +521,11 @@ def _below_majority(judge: str, stats: tuple[tuple[str, AxisStats | None], ...])
         and s.majority_exact is not None
         and s.exact < s.majority_exact
     ]
+
+
+def audit_gate_lines(failures: Sequence[str], *, gated: bool) -> list[str]:
+    """The audit gate's verdict after a blank line: FAILED with every bar missed (``--min-kappa``,
+    ``--min-agreement``), passed when a bar was set (``gated``), nothing when none was."""
+    if failures:
+        return ["", "audit gate: FAILED: " + "; ".join(failures)]
+    return ["", "audit gate: passed"] if gated else []

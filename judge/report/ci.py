@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 from judge.formatting import terminal_text
@@ -96,3 +98,24 @@ def summary_json(report: Record, exit_code: int, folder: str) -> dict[str, Any]:
         "checks": [c._asdict() | {"moves": [m.to_json() for m in c.moves]} for c in gate.checks],
         "tables": {"judge": report.judge.to_json(), "retrieval": report.retrieval.to_json()},
     }
+
+
+def ci_files(
+    report: Record,
+    exit_code: int,
+    folder: str,
+    paths: tuple[Path | None, Path | None],
+    fail_on_regression: bool,
+    require_baseline: bool,
+) -> dict[Path, str]:
+    """The files a run's ``--junit`` and ``--json`` asked for (``paths``, None when not asked),
+    path → text: the gate as JUnit XML (``junit_xml``) and the summary (``summary_json``,
+    indented, ending in a newline)."""
+    junit, summary = paths
+    files: dict[Path, str] = {}
+    if junit is not None:
+        files[junit] = junit_xml(report, fail_on_regression, require_baseline)
+    if summary is not None:
+        text = json.dumps(summary_json(report, exit_code, folder), ensure_ascii=False, indent=2)
+        files[summary] = text + "\n"
+    return files

@@ -1,0 +1,119 @@
+"""``judge audit`` and ``audit sample | import | label``: the judge against human labels."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from judge.cli.common import config_of, say, say_lines, warn
+from judge.cli.options import FOLDER_HELP, Commands, Number
+from judge.errors import (
+    EXIT_REGRESSION,
+)
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    from judge.pipeline.audit import audit
+    from judge.report.audit_text import audit_gate_lines, render_audit
+
+    audited = audit(
+        config_of(args),
+        args.folder,
+        min_kappa=args.min_kappa,
+        min_agreement=args.min_agreement,
+        warn=lambda line: warn([line]),
+    )
+    say(
+        render_audit(
+            audited.result, audited.judge, limit=args.limit, full_list_path=audited.disagreements
+        )
+    )
+    gated = args.min_kappa is not None or args.min_agreement is not None
+    say_lines(audit_gate_lines(audited.failures, gated=gated))
+    return EXIT_REGRESSION if audited.failures else 0
+
+
+def cmd_audit_sample(args: argparse.Namespace) -> int:
+    from judge.pipeline.audit import sample
+    from judge.report.command_lines import sampled_lines
+
+    sampled = sample(
+        config_of(args),
+        args.folder,
+        args.n,
+        Path(args.out),
+        oversample_uncertain=args.oversample_uncertain,
+        seed=args.seed,
+        warn=lambda line: warn([line]),
+    )
+    say_lines(sampled_lines(sampled, args.n))
+    return 0
+
+
+def cmd_audit_import(args: argparse.Namespace) -> int:
+    from judge.pipeline.audit import import_labels
+    from judge.report.command_lines import labels_imported_lines, labels_imported_warnings
+
+    # A filled CSV sheet or review.html's marks file, told apart by content.
+    imported = import_labels(
+        config_of(args), Path(args.file), labeller=args.labeller, replace=args.replace
+    )
+    warn(labels_imported_warnings(imported))
+    say_lines(labels_imported_lines(imported))
+    return 0
+
+
+def cmd_audit_label(args: argparse.Namespace) -> int:
+    from judge.pipeline.audit import label
+
+    label(config_of(args), args.folder, args.labeller)
+    return 0
+
+
+def add_audit_commands(commands: Commands) -> None:
+    audit = commands.add("audit", cmd_audit, "agreement of the judge with human labels")
+    audit.add_argument("--folder", help=FOLDER_HELP)
+    audit.add_argument(
+        "--min-kappa", type=Number(float), help="exit 1 if either axis' kappa is lower"
+    )
+    audit.add_argument(
+        "--min-agreement",
+        type=Number(float),
+        help="exit 1 if either axis' exact agreement is lower (0-1)",
+    )
+    audit.add_argument(
+        "--limit",
+        type=Number(int, 0),
+        default=20,
+        help="disagreements to print, largest score gap first (0: all; every one goes to "
+        "disagreements.csv in the report folder)",
+    )
+    steps = Commands(audit, "audit_command", required=False)
+    sample = steps.add("sample", cmd_audit_sample, "write a blind labelling sheet (CSV)")
+    sample.add_argument("--n", type=Number(int, 1), required=True, help="how many items")
+    sample.add_argument(
+        "--out", default="labelling-sheet.csv", help="the sheet to write (labelling-sheet.csv)"
+    )
+    sample.add_argument(
+        "--oversample-uncertain",
+        type=Number(float, 0, 1),
+        default=0.0,
+        metavar="SHARE",
+        help="share (0-1) of each type's quota taken first from items the judge may be unsure about",
+    )
+    sample.add_argument("--seed", type=Number(int), default=0, help="random seed of the sample (0)")
+    sample.add_argument("--folder", help=FOLDER_HELP)
+    imp = steps.add(
+        "import",
+        cmd_audit_import,
+        "import a filled sheet (CSV) or review.html's marks file (JSON) into the labels file",
+    )
+    imp.add_argument("file", help="the filled sheet (CSV) or the marks file review.html exports")
+    imp.add_argument(
+        "--labeller",
+        help="for rows whose labeller column is empty, or a marks file without a reviewer name",
+    )
+    imp.add_argument("--replace", action="store_true", help="overwrite conflicting labels")
+    label = steps.add("label", cmd_audit_label, "label in the terminal (saves after each item)")
+    label.add_argument("--labeller", required=True, help="your name, stored with each label")
+    label.add_argument("--folder", help=FOLDER_HELP)

@@ -1,0 +1,52 @@
+"""What every command shares: its configuration, and printing data safely."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from judge.formatting import terminal_text
+
+if TYPE_CHECKING:
+    from judge.config import Config
+    from judge.pipeline import Inputs
+
+
+DEFAULT_CONFIG = "judge.toml"
+
+
+def config_of(args: argparse.Namespace) -> Config:
+    from judge.config import load_config
+
+    return load_config(Path(args.config))
+
+
+def say(text: object = "", *, err: bool = False, one_line: bool = False) -> None:
+    """Print text that may carry data (ids, answers, file lines, error messages, model names)
+    through ``terminal_text``: no control character from the data reaches the terminal."""
+    print(terminal_text(text, one_line=one_line), file=sys.stderr if err else sys.stdout)
+
+
+def say_lines(lines: Iterable[str], *, err: bool = False) -> None:
+    """Print a view's lines (``judge.report``), each one line: data in them cannot start a
+    line of its own."""
+    for line in lines:
+        say(line, err=err, one_line=True)
+
+
+def warn(lines: Sequence[str]) -> None:
+    for line in lines:
+        say(f"warning: {line}", err=True, one_line=True)
+
+
+def warnings_of(with_labels: bool = True) -> Callable[[Inputs], None]:
+    """A wiring call's ``on_inputs``: the inputs' warnings, printed once they are loaded
+    (``check`` lists retired labels itself; commands that read no labels leave them out)."""
+
+    def on_inputs(inputs: Inputs) -> None:
+        warn(inputs.warnings(with_labels=with_labels))
+
+    return on_inputs

@@ -1,0 +1,82 @@
+"""``judge show``, ``diff``, ``report`` and ``baseline pin | ratchet``: saved report folders."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from judge.cli.common import config_of, say, say_lines, warn
+from judge.cli.options import FOLDER_HELP, Commands
+
+
+def cmd_baseline(args: argparse.Namespace) -> int:
+    from judge.pipeline.baseline import pin, ratchet
+    from judge.report.command_lines import pinned_lines, ratcheted_lines
+
+    config = config_of(args)
+    if args.baseline_command == "pin":
+        pinned = pin(config, args.folder, replace=args.replace)
+        say_lines(pinned_lines(pinned))
+        return 0
+    say_lines(ratcheted_lines(ratchet(config, args.folder)))
+    return 0
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    import os
+
+    from judge.pipeline.folders import folder_record
+    from judge.report.show import show_item
+
+    config = config_of(args)
+    color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    # show_item made the data in it safe before colouring it: printed as it is.
+    print(show_item(folder_record(config, args.folder), args.question_id, color=color))
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    from judge.pipeline.folders import diff_folders
+    from judge.report.show import diff_lines
+
+    say("\n".join(diff_lines(diff_folders(config_of(args), args.a, args.b))))
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from judge.pipeline import rerender
+
+    folder = rerender(
+        config_of(args), args.folder, warn=lambda line: warn([line]), rederive=args.rederive
+    )
+    say(f"re-rendered {folder.path} (nothing judged)")
+    return 0
+
+
+def add_folder_commands(commands: Commands) -> None:
+    show = commands.add("show", cmd_show, "one verdict with its chunks and the quote marked")
+    show.add_argument("question_id", help="a golden question id")
+    show.add_argument("--folder", help=FOLDER_HELP)
+    report = commands.add("report", cmd_report, "render a report folder's files again")
+    report.add_argument("folder", nargs="?", help=FOLDER_HELP)
+    report.add_argument(
+        "--rederive",
+        action="store_true",
+        help="rebuild the record from the folder's run and the cache: each verdict re-derived "
+        "from its cached reply (a newer parser or evidence verifier applies), the labels and "
+        "comparisons read again (default: render the folder's record as it was written)",
+    )
+    diff = commands.add("diff", cmd_diff, "compare two report folders")
+    diff.add_argument("a", help="the earlier report folder")
+    diff.add_argument("b", help="the later report folder")
+    baseline = Commands(
+        commands.add("baseline", None, "the pinned baseline the gate holds runs to"),
+        "baseline_command",
+    )
+    pin = baseline.add("pin", cmd_baseline, "pin a run's numbers as the baseline")
+    pin.add_argument("folder", nargs="?", help=FOLDER_HELP)
+    pin.add_argument("--replace", action="store_true", help="overwrite an existing baseline")
+    ratchet = baseline.add(
+        "ratchet", cmd_baseline, "raise the baseline where a run is shown better (never lower it)"
+    )
+    ratchet.add_argument("folder", nargs="?", help=FOLDER_HELP)
