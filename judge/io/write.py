@@ -88,14 +88,22 @@ def _temporary_copy(target: Path) -> Path:
     return target.with_name(f".{target.name}.{os.getpid()}.tmp")
 
 
-def _pid_alive(pid: int) -> bool:
+def _stale(number: str) -> bool:
+    """Whether ``number`` (the pid in a copy's name) is the pid of no live process: not this
+    one, and none the system knows. Anything that is no pid at all (letters, a number past
+    what a pid can be) is not decided stale: that file is not one of ours."""
+    if not (number.isascii() and number.isdigit()) or not 0 < int(number) < 2**31:
+        return False
+    pid = int(number)
+    if pid == os.getpid():
+        return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process: alive
         return True
-    return True
+    except PermissionError:  # another user's process: alive
+        return False
+    return False
 
 
 def clear_stale_copies(path: Path) -> list[Path]:
@@ -114,8 +122,7 @@ def clear_stale_copies(path: Path) -> list[Path]:
     for name in names:
         if not name.startswith(prefix) or not name.endswith(_COPY_SUFFIXES):
             continue
-        pid = name[len(prefix) :].rsplit(".", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid() or _pid_alive(int(pid)):
+        if not _stale(name[len(prefix) :].rsplit(".", 1)[0]):
             continue
         with suppress(FileNotFoundError):
             os.unlink(target.parent / name)

@@ -164,7 +164,14 @@ def test_only_the_copies_of_ended_processes_are_cleared(tmp_path: Path) -> None:
     dead = _dead_pid()
     stale = [tmp_path / f".labels.jsonl.{dead}.tmp", tmp_path / f".labels.jsonl.{dead}.accept"]
     live = tmp_path / f".labels.jsonl.{os.getppid()}.tmp"  # a running command's
-    other = [tmp_path / f".other.jsonl.{dead}.tmp", tmp_path / ".labels.jsonl.lock"]
+    other = [
+        tmp_path / f".other.jsonl.{dead}.tmp",  # another file's
+        tmp_path / ".labels.jsonl.lock",
+        tmp_path / f".labels.jsonl.{os.getpid()}.tmp",  # this process's own
+        tmp_path / f".labels.jsonl.{'9' * 30}.tmp",  # no pid: not a copy of ours
+        tmp_path / ".labels.jsonl.\u0663.tmp",  # ARABIC-INDIC DIGIT THREE: no pid either
+        tmp_path / ".labels.jsonl.0.tmp",
+    ]
     for copy in [*stale, live, *other]:
         copy.write_text("half", encoding="utf-8")
     assert sorted(clear_stale_copies(path)) == sorted(stale)
@@ -173,3 +180,5 @@ def test_only_the_copies_of_ended_processes_are_cleared(tmp_path: Path) -> None:
     stale[0].write_text("half", encoding="utf-8")
     write_atomic(path, "y\n")  # the next write clears them too
     assert not stale[0].exists() and live.exists()
+    assert not (tmp_path / f".labels.jsonl.{os.getpid()}.tmp").exists()  # its own name, reused
+    assert path.read_text(encoding="utf-8") == "y\n"
