@@ -180,3 +180,16 @@ def test_a_prompt_with_a_bom_is_the_same_prompt(tmp_path: Path) -> None:
     copy.write_bytes(BOM + shipped.read_bytes())
     assert load_prompt(copy).text == load_prompt(shipped).text
     assert load_prompt(copy).sha256 == load_prompt(shipped).sha256
+
+
+def test_no_file_of_the_user_is_read_as_plain_utf8() -> None:
+    """The class, not the cases: a new reader that decodes a file with ``read_text(encoding=
+    "utf-8")`` would keep a BOM as the text's first character (a TOML or JSON parser then
+    refuses it without naming it). Files are read through ``judge.io`` (``utf-8-sig``) or with
+    ``encoding="utf-8-sig"``; only the package's own assets, which have no BOM, are not."""
+    found = []
+    for path in sorted((REPO / "judge").rglob("*.py")):
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            if 'read_text(encoding="utf-8")' in line and "resources.files(" not in line:
+                found.append(f"{path.relative_to(REPO)}:{number}")
+    assert found == []
