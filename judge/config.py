@@ -539,7 +539,7 @@ def load_config(path: Path | str) -> Config:
     if not path.is_file():
         raise ConfigError(f"{path}: configuration file not found (copy judge.toml from the repo)")
     try:
-        raw = tomllib.loads(path.read_text(encoding="utf-8"))
+        raw = tomllib.loads(path.read_text(encoding="utf-8-sig"))  # a BOM (Notepad's) dropped
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: not valid TOML: {exc}") from None
     except RecursionError:

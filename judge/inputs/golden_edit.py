@@ -30,9 +30,7 @@ people, so the edit is conservative:
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal, NamedTuple
@@ -333,13 +331,13 @@ def write_label_edit(
     edit: LabelEdit, original: bytes, corpus: dict[str, Chunk], data: DataConfig
 ) -> None:
     """Write the edited questions file atomically, and only a file the loader reads: the text
-    is staged beside it (``judge.io.write.write_atomic``), loaded with ``load_questions``, then
-    moved over the file, unless the file no longer holds ``original`` (someone saved it since
-    it was read: their edit would be lost). The file keeps its permissions."""
+    is staged beside it and loaded with ``load_questions`` before it takes the file's place
+    (``judge.io.write.write_atomic``'s ``check``), unless the file no longer holds ``original``
+    (someone saved it since it was read: their edit would be lost). The file keeps its
+    permissions; a read-only one is refused before anything is written."""
     path = data.questions
-    staged = path.with_name(f".{path.name}.{os.getpid()}.accept")
-    try:
-        write_atomic(staged, edit.text)
+
+    def check(staged: Path) -> None:
         try:
             load_questions(staged, corpus, data)
         except InputError as exc:  # pragma: no cover (a bug of ours: the edit only adds ids)
@@ -357,7 +355,5 @@ def write_label_edit(
                     "editor?); nothing was written: run judge golden accept again"
                 ]
             )
-        os.chmod(staged, stat.S_IMODE(path.stat().st_mode))
-        os.replace(staged, path)
-    finally:
-        staged.unlink(missing_ok=True)
+
+    write_atomic(path, edit.text, check=check)

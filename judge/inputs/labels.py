@@ -26,6 +26,7 @@ from typing import Literal, NamedTuple
 from pydantic import Field
 
 from judge.errors import InputError
+from judge.io.json import UTF8_BOM
 from judge.io.jsonl import read_jsonl
 from judge.io.text import Id, IsoDatetime, StrictInt, StrictRecord, check_readable, text_problem
 from judge.io.validation import in_line_order, parse_records
@@ -166,7 +167,8 @@ def load_labels_if_any(path: Path | None, questions: Collection[str]) -> Labels:
         return Labels([], [], path, missing=True)
     check_readable(path)  # a symlink, a folder or an oversized file: refused, never "none"
     with path.open("rb") as handle:
-        blank = not handle.read(64 * 1024).strip() and not handle.read(1)
+        head = handle.read(64 * 1024).removeprefix(UTF8_BOM)  # an editor's empty file
+        blank = not head.strip() and not handle.read(1)
     if blank:
         return Labels([], [], path)
     return load_labels(path, questions)

@@ -21,6 +21,10 @@ import re
 import sys
 from typing import Any, NamedTuple
 
+#: The byte-order mark Windows editors put before a UTF-8 file's first byte (Notepad until 2019,
+#: Excel's "CSV UTF-8"). Every reader of the harness drops a leading one and reads on:
+#: ``decode_utf8`` decodes as ``utf-8-sig``; a reader of raw bytes strips this.
+UTF8_BOM = b"\xef\xbb\xbf"
 #: The one phrase for JSON nested deeper than it can be read or written.
 NESTED = "nested too deeply (arrays or objects inside each other)"
 #: The one phrase for a text that holds half a UTF-16 character, which cannot be written.

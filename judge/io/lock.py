@@ -11,7 +11,10 @@ second run is refused at once (it would ask the adapter and the judge for the sa
 
 Both are ``_hold``: the operating system releases the lock when its process ends, however it
 ends, so a crash never leaves it stuck; the holder's pid is written into the lock file for the
-message of whoever finds it busy, and the file is removed on release.
+message of whoever finds it busy, and the file is removed on release. A lock file a killed
+process left (there, but held by none) is taken by the next command and removed when it is
+done; the temporary copies of the file that process left (``judge.io.write.write_atomic``'s)
+are removed as soon as the lock is held (``clear_stale_copies``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 
 from judge.errors import HarnessError
+from judge.io.write import clear_stale_copies
 
 #: How long a command waits for another one to finish updating a shared file before it gives up
 #: with one line. An update (an import, a pin, a history line) takes well under a second; only
@@ -37,8 +41,12 @@ class Busy(HarnessError):
 
 
 def lock_file(path: Path) -> Path:
-    """The lock file of ``path``: ``.<name>.lock`` beside it, there only while it is held."""
-    return path.with_name(f".{path.name}.lock")
+    """The lock file of ``path``: ``.<name>.lock`` beside it, there only while it is held. For a
+    symlink, beside its target: the file that is written (``write_atomic``), so that two paths
+    to one file share one lock."""
+    real = os.path.realpath(path)
+    target = Path(real) if real != os.path.abspath(path) else path
+    return target.with_name(f".{target.name}.lock")
 
 
 def _lock_holder(fd: int) -> str:
@@ -105,7 +113,7 @@ def locked(path: Path, *, wait_s: float = LOCK_WAIT_S, doing: str = "writing") -
 
     Waits up to ``wait_s`` seconds for another command that holds it, then raises ``Busy``
     with one line naming the file and the holder's pid. Not re-entrant: a process holds each
-    file's lock once.
+    file's lock once. Once held, the copies of ``path`` a killed process left are removed.
     """
 
     def busy(holder: str) -> str:
@@ -115,6 +123,7 @@ def locked(path: Path, *, wait_s: float = LOCK_WAIT_S, doing: str = "writing") -
         )
 
     with _hold(lock_file(path), wait_s, busy):
+        clear_stale_copies(path)  # a killed holder's half-made copy: removed while none can write
         yield
 
 

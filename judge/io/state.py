@@ -327,14 +327,15 @@ def _pointer_problem(text: str) -> JsonProblem | None:
 
 
 def read_pointer(path: Path, kind: StateFile) -> str:
-    """The name a pointer file holds (one line, strict UTF-8, at most ``POINTER_MAX_BYTES``);
-    anything else is one located line (``kind.damaged``)."""
+    """The name a pointer file holds (one line, strict UTF-8, at most ``POINTER_MAX_BYTES``; a
+    leading BOM, from an editor, dropped); anything else is one located line
+    (``kind.damaged``)."""
     with path.open("rb") as handle:
         raw = handle.read(POINTER_MAX_BYTES + 1)
     if len(raw) > POINTER_MAX_BYTES:
         too_long = JsonProblem(f"is longer than a pointer file ({POINTER_MAX_BYTES} bytes)")
         raise kind.damaged_error(path, too_long)
-    text = _decode(path, raw, kind, "utf-8")
+    text = _decode(path, raw, kind, "utf-8-sig")
     problem = _pointer_problem(text)
     if problem is not None:
         raise kind.damaged_error(path, problem)

@@ -245,7 +245,7 @@ def load_prompt(path: Path, task: Task = "answer") -> Prompt:
     """Read and check a prompt file for ``task`` (its placeholders: module docstring)."""
     setting = PROMPT_SETTINGS[task]
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM (Notepad's) is no part of it
     except FileNotFoundError:
         raise PromptError(f"{path}: prompt file not found ({setting} in judge.toml)") from None
     except UnicodeDecodeError:

@@ -108,13 +108,15 @@ def write_bars(path: Path, table: str, *, replace: bool = False) -> Path:
     tables. Refused when the file has bars and ``replace`` is not given, and when the bars are
     written in a way this cannot replace by lines (``bars = {...}`` or dotted keys): then say
     so, so the user edits it by hand. The result is checked to parse to the same file with the
-    new bars before it replaces the old one."""
+    new bars before it replaces the old one. A BOM (the file saved in Notepad) stays before it."""
     try:
         text = path.read_bytes().decode("utf-8")
     except FileNotFoundError:
         raise ConfigError(f"{path}: configuration file not found") from None
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not UTF-8 ({exc.reason}); fix the file first") from None
+    bom = "\ufeff" if text.startswith("\ufeff") else ""
+    text = text.removeprefix(bom)
     before = _parse(text, path)
     if "bars" in before and not replace:
         raise ConfigError(
@@ -138,7 +140,7 @@ def write_bars(path: Path, table: str, *, replace: bool = False) -> Path:
     wanted = bars_of_toml(table, path)
     if _parse(new, path) != {**expected, "bars": wanted}:  # pragma: no cover (a bug of ours)
         raise ConfigError(f"{path}: the bars could not be written cleanly; paste them by hand")
-    write_atomic(path, new)
+    write_atomic(path, bom + new)
     return path
 
 

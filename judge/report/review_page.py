@@ -139,7 +139,7 @@ def prompt_view(report: Record) -> dict[str, Any]:
     text: str | None = None
     problem: str | None = None
     try:
-        found = path.read_text(encoding="utf-8")
+        found = path.read_text(encoding="utf-8-sig")  # as load_prompt reads it
     except (OSError, UnicodeDecodeError):
         problem = f"{path.name} cannot be read any more"
     else:

@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judge.errors import InputError
 from judge.inputs.runs import JsonScalar, RunSettings
+from judge.io.json import UTF8_BOM
 from judge.io.jsonl import checked_line, parse_json_line
 from judge.io.lock import locked
 from judge.io.state import StateFile, version_problem
@@ -133,14 +134,15 @@ def load_history(path: Path) -> History:
     append instead of blocking every later run. A line that is whole JSON but no entry, or
     any damaged line before the last, is an error; so is a line of a newer format version (one
     line that says to upgrade judge or remove it), which would otherwise be misread. Lines are
-    parsed with the JSONL loader's limits (``judge.io.jsonl.parse_json_line``).
+    parsed with the JSONL loader's limits (``judge.io.jsonl.parse_json_line``); a leading BOM
+    (the file saved in a Windows editor) is dropped, as every reader drops it.
     """
     if not path.exists():
         return History([], [])
     raw = path.read_bytes()
     rows: list[tuple[int, int, bytes]] = []  # (line number, byte offset, bytes)
-    offset = 0
-    for number, line in enumerate(raw.split(b"\n"), start=1):
+    offset = len(UTF8_BOM) if raw.startswith(UTF8_BOM) else 0  # an editor's BOM: dropped
+    for number, line in enumerate(raw[offset:].split(b"\n"), start=1):
         if line.strip():
             rows.append((number, offset, line.removesuffix(b"\r")))
         offset += len(line) + 1

@@ -10,7 +10,11 @@ Classes of the hardening matrix (issue 20), each with a case per file or command
 - **a last line without its newline**: ``judge audit label``, ``judge audit import`` and a
   history append each leave a file every command reads, never a label glued onto a line;
 - **two outputs in the same second**: ``judge stability`` reports, sweep folders, batch
-  exports and report folders each get a name of their own (``<time>-2``), never one file.
+  exports and report folders each get a name of their own (``<time>-2``), never one file;
+- **written in place of a file, not over it** (issue 34): ``judge bars suggest --write`` into a
+  ``judge.toml`` that is a symlink keeps the link and writes its target, with its mode 0600;
+  ``judge golden accept`` refuses a read-only (0444) questions file in one line, writing
+  nothing; the copy and the lock a killed ``golden accept`` left are removed by the next one.
 
 Every process here judges with the lexical backend (no model).
 """
@@ -20,6 +24,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import stat
 import subprocess
 import sys
 from collections.abc import Callable
@@ -29,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from judge.cli import main
-from judge.config import Config
+from judge.config import Config, load_config
 from judge.folders import ReportsDir
 from judge.formatting import timestamp
 from judge.inputs.golden import load_golden
@@ -357,3 +362,112 @@ def test_two_report_folders_of_the_same_second_get_two_names(tmp_path: Path) -> 
     (tmp_path / first).mkdir()
     second = reports.new_folder_name("judge:abcdef0123", moment, [])
     assert (first, second) == (f"{timestamp(moment)}-abcdef01", f"{timestamp(moment)}-abcdef01-2")
+
+
+# --- written in place of a file, not over it ----------------------------------------------------
+
+
+def _leftovers(folder: Path, name: str) -> list[str]:
+    """The hidden files beside ``name``: its temporary copies and its lock."""
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith(f".{name}."))
+
+
+def test_bars_written_into_a_symlinked_config_keep_the_link_and_its_mode(
+    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tiny()
+    assert run_lexical(config) == 0
+    target = config.source
+    assert target is not None
+    target.chmod(0o600)
+    (tmp_path / "mine").mkdir()
+    link = tmp_path / "mine" / "judge.toml"  # a shared configuration, linked
+    link.symlink_to(target)
+    before = target.read_bytes()
+    assert main(["--config", str(link), "bars", "suggest", "--write"]) == 0
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_bytes().startswith(before) and load_config(link).bars
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert _leftovers(tmp_path, "judge.toml") == _leftovers(tmp_path / "mine", "judge.toml") == []
+    target.chmod(0o400)  # read-only now: refused in one line, the file as it was
+    written = target.read_bytes()
+    capsys.readouterr()
+    assert main(["--config", str(link), "bars", "suggest", "--write", "--replace"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert f"{link} (a link to {target}): read-only (mode 0400), so nothing was written" in err
+    assert target.read_bytes() == written
+
+
+def _confirmations(path: Path) -> Path:
+    """A reviewer's yes for a chunk q1 does not list yet."""
+    record = {"question_id": "q1", "chunk_id": "pricing/trial", "confirmed": True}
+    path.write_text(json.dumps(record) + "\n", encoding="utf-8")
+    return path
+
+
+def test_golden_accept_refuses_a_read_only_questions_file_in_one_line(
+    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Refused by its mode bits: these tests run as root, who may write a 0444 file."""
+    config = tiny()
+    assert config.source is not None
+    questions = config.data.questions
+    questions.chmod(0o444)
+    before = questions.read_bytes()
+    file = _confirmations(tmp_path / "confirmed.jsonl")
+    assert main(["--config", str(config.source), "golden", "accept", str(file)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f"error: {questions}: read-only (mode 0444), so nothing was written; allow writing to it "
+        f"(chmod u+w {questions}) and run this again\n"
+    )
+    assert questions.read_bytes() == before
+    assert stat.S_IMODE(questions.stat().st_mode) == 0o444
+    assert _leftovers(tmp_path, "questions.jsonl") == []
+
+
+_KILLED_MID_WRITE = """
+import sys, time
+from pathlib import Path
+from judge.io.lock import locked
+from judge.io.write import write_atomic
+
+def check(copy: Path) -> None:
+    print("ready", flush=True)
+    time.sleep(120)
+
+path = Path(sys.argv[1])
+with locked(path, doing="editing"):
+    write_atomic(path, path.read_text(encoding="utf-8") + "half", check=check)
+"""
+
+
+def test_the_copy_and_lock_of_a_killed_accept_are_removed_by_the_next_one(
+    tiny: Tiny, tmp_path: Path
+) -> None:
+    config = tiny()
+    assert config.source is not None
+    questions = config.data.questions
+    before = questions.read_bytes()
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_MID_WRITE, str(questions)],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert writer.stdout is not None and writer.stdout.readline() == "ready\n"
+    writer.kill()  # SIGKILL: no finally, no atexit
+    writer.wait()
+    writer.stdout.close()
+    older = tmp_path / f".questions.jsonl.{writer.pid}.accept"  # an earlier release's copy
+    older.write_bytes(before)
+    assert _leftovers(tmp_path, "questions.jsonl") == sorted(
+        [older.name, f".questions.jsonl.{writer.pid}.tmp", lock_file(questions).name]
+    )
+    assert questions.read_bytes() == before
+    file = _confirmations(tmp_path / "confirmed.jsonl")
+    assert main(["--config", str(config.source), "golden", "accept", str(file)]) == 0
+    assert _leftovers(tmp_path, "questions.jsonl") == []
+    q1 = load_golden(config.data).by_id()["q1"]
+    assert q1.relevant_chunks == ("pricing/plans", "pricing/trial")

@@ -62,3 +62,26 @@ def test_a_shared_files_lock_waits_then_names_its_holder(tmp_path: Path) -> None
 
 def test_the_lock_file_is_beside_the_file() -> None:
     assert lock_file(Path("reports/history.jsonl")) == Path("reports/.history.jsonl.lock")
+
+
+def test_the_lock_of_a_symlink_is_beside_its_target(tmp_path: Path) -> None:
+    """The file a write goes to (``write_atomic`` writes a link's target): two paths to one
+    file share one lock."""
+    (tmp_path / "shared").mkdir()
+    target = tmp_path / "shared" / "baseline.json"
+    target.write_text("{}", encoding="utf-8")
+    link = tmp_path / "baseline.json"
+    link.symlink_to(target)
+    assert lock_file(link) == tmp_path / "shared" / ".baseline.json.lock"
+    with locked(link), pytest.raises(Busy), locked(target, wait_s=0.1):
+        pass
+
+
+def test_a_lock_file_left_by_a_killed_holder_is_taken_and_removed(tmp_path: Path) -> None:
+    path = tmp_path / "labels.jsonl"
+    lock_file(path).write_text("999999999\n", encoding="utf-8")  # no process holds it
+    started = time.monotonic()
+    with locked(path, wait_s=5.0):
+        assert lock_file(path).read_text(encoding="utf-8") == f"{os.getpid()}\n"
+    assert time.monotonic() - started < 1.0  # not waited for
+    assert not lock_file(path).exists()

@@ -1,11 +1,36 @@
 """Appends, atomic writes and unique names (``judge.io.write``). Two commands at once and a
-crash half-way are in ``tests/hostile/test_shared_files.py`` and ``tests/hostile/test_faults.py``."""
+crash half-way are in ``tests/hostile/test_shared_files.py`` and ``tests/hostile/test_faults.py``.
+
+An atomic write goes in place of the file, not over it: a symlink stays a link, the mode is
+kept, a read-only file is refused (by its mode bits: these tests run as root, who may write a
+0444 file), and the copies of a killed process are removed, never a live one's."""
 
 from __future__ import annotations
 
+import os
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
-from judge.io.write import append_line, claim_unique, end_with_newline, write_atomic
+import pytest
+
+from judge.errors import InputError
+from judge.io.write import (
+    NotWritable,
+    append_line,
+    claim_unique,
+    clear_stale_copies,
+    end_with_newline,
+    write_atomic,
+)
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has ended (and been reaped)."""
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
 
 
 def test_an_atomic_write_replaces_the_whole_file_and_leaves_no_temporary_one(
@@ -48,3 +73,112 @@ def test_a_claimed_name_is_one_no_other_command_has(tmp_path: Path) -> None:
         "20261129T000000Z",
     ]
     assert first.is_file() and first.stat().st_size == 0 and folder.is_dir()
+
+
+def test_an_atomic_write_through_a_symlink_keeps_the_link_and_writes_its_target(
+    tmp_path: Path,
+) -> None:
+    shared, mine = tmp_path / "shared", tmp_path / "mine"
+    shared.mkdir()
+    mine.mkdir()
+    target = shared / "judge.toml"
+    target.write_text("old\n", encoding="utf-8")
+    link = mine / "judge.toml"
+    link.symlink_to(target)
+    write_atomic(link, "new\n")
+    assert link.is_symlink() and os.readlink(link) == str(target)
+    assert target.read_text(encoding="utf-8") == "new\n"
+    assert sorted(p.name for p in shared.iterdir()) == ["judge.toml"]  # no copy left
+    assert sorted(p.name for p in mine.iterdir()) == ["judge.toml"]
+    dangling = mine / "later.toml"  # a link to a file not made yet: the file is made there
+    dangling.symlink_to(shared / "later.toml")
+    write_atomic(dangling, "made\n")
+    assert dangling.is_symlink() and (shared / "later.toml").read_text(encoding="utf-8") == "made\n"
+
+
+def test_an_atomic_write_keeps_the_mode_of_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "judge.toml"
+    path.write_text("secret\n", encoding="utf-8")
+    path.chmod(0o600)
+    write_atomic(path, "still secret\n")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    path.chmod(0o640)
+    write_atomic(path, b"again\n")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640
+    assert path.read_bytes() == b"again\n"
+    umask = os.umask(0o022)
+    try:
+        write_atomic(tmp_path / "new.txt", "a new file\n")  # none to keep: 0666 less the umask
+    finally:
+        os.umask(umask)
+    assert stat.S_IMODE((tmp_path / "new.txt").stat().st_mode) == 0o644
+
+
+def test_a_read_only_file_is_refused_in_one_line_and_nothing_is_written(tmp_path: Path) -> None:
+    path = tmp_path / "questions.jsonl"
+    path.write_text("kept\n", encoding="utf-8")
+    path.chmod(0o444)
+    with pytest.raises(NotWritable) as caught:
+        write_atomic(path, "lost\n")
+    assert isinstance(caught.value, InputError) and caught.value.exit_code == 2
+    assert str(caught.value) == (
+        f"{path}: read-only (mode 0444), so nothing was written; allow writing to it "
+        f"(chmod u+w {path}) and run this again"
+    )
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(path)
+    with pytest.raises(NotWritable) as caught:
+        write_atomic(link, "lost\n")
+    assert str(caught.value).startswith(f"{link} (a link to {path}): read-only (mode 0444)")
+    assert path.read_text(encoding="utf-8") == "kept\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "questions.jsonl"]
+
+
+def test_a_symlink_that_leads_to_itself_is_refused(tmp_path: Path) -> None:
+    loop = tmp_path / "loop.toml"
+    loop.symlink_to(loop)
+    with pytest.raises(NotWritable, match="a symlink that leads to itself"):
+        write_atomic(loop, "x")
+
+
+def test_a_failed_check_leaves_the_file_as_it_was_and_no_copy(tmp_path: Path) -> None:
+    path = tmp_path / "questions.jsonl"
+    path.write_text("old\n", encoding="utf-8")
+    seen: list[bytes] = []
+
+    def check(copy: Path) -> None:
+        seen.append(copy.read_bytes())
+        assert copy.parent == tmp_path and copy.name.startswith(".questions.jsonl.")
+        raise InputError(["no"])
+
+    with pytest.raises(InputError):
+        write_atomic(path, "new\n", check=check)
+    assert seen == [b"new\n"]  # the check read the synced copy
+    assert path.read_text(encoding="utf-8") == "old\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["questions.jsonl"]
+
+
+def test_only_the_copies_of_ended_processes_are_cleared(tmp_path: Path) -> None:
+    path = tmp_path / "labels.jsonl"
+    path.write_text("x\n", encoding="utf-8")
+    dead = _dead_pid()
+    stale = [tmp_path / f".labels.jsonl.{dead}.tmp", tmp_path / f".labels.jsonl.{dead}.accept"]
+    live = tmp_path / f".labels.jsonl.{os.getppid()}.tmp"  # a running command's
+    other = [
+        tmp_path / f".other.jsonl.{dead}.tmp",  # another file's
+        tmp_path / ".labels.jsonl.lock",
+        tmp_path / f".labels.jsonl.{os.getpid()}.tmp",  # this process's own
+        tmp_path / f".labels.jsonl.{'9' * 30}.tmp",  # no pid: not a copy of ours
+        tmp_path / ".labels.jsonl.\u0663.tmp",  # ARABIC-INDIC DIGIT THREE: no pid either
+        tmp_path / ".labels.jsonl.0.tmp",
+    ]
+    for copy in [*stale, live, *other]:
+        copy.write_text("half", encoding="utf-8")
+    assert sorted(clear_stale_copies(path)) == sorted(stale)
+    assert not any(copy.exists() for copy in stale)
+    assert live.exists() and all(copy.exists() for copy in other)
+    stale[0].write_text("half", encoding="utf-8")
+    write_atomic(path, "y\n")  # the next write clears them too
+    assert not stale[0].exists() and live.exists()
+    assert not (tmp_path / f".labels.jsonl.{os.getpid()}.tmp").exists()  # its own name, reused
+    assert path.read_text(encoding="utf-8") == "y\n"
