@@ -47,8 +47,8 @@ from judge.errors import ConfigError
 from judge.jsonl import StateFile, checked_document_text, checked_size, json_document_text
 
 # Re-exported: the views read the record's further judgements through the record's types.
-from judge.judging.graded import ChunkGrade as ChunkGrade
-from judge.judging.graded import CorrectnessVerdict as CorrectnessVerdict
+from judge.judging.types import ChunkGrade as ChunkGrade
+from judge.judging.types import CorrectnessVerdict as CorrectnessVerdict
 from judge.judging.types import Verdict
 from judge.results.chunk_grades import MissingLabel
 from judge.results.compare import (
@@ -209,9 +209,10 @@ class QuestionRow(BaseModel):
     ``judge.pipeline.build``; every view reads it, none derives it again."""
     chunk_grades: tuple[ChunkGrade, ...] | None = None
     """The judge's grades of the retrieved chunks, in rank order (None: chunk grading off or
-    no answer; ``judge.judging.graded``)."""
+    no answer; ``judge.judging.tasks.chunk``, whose ``row_field`` this is)."""
     correctness: CorrectnessVerdict | None = None
-    """The answer against the reference answer (None: correctness off or not asked)."""
+    """The answer against the reference answer (None: correctness off or not asked;
+    ``judge.judging.tasks.correctness``)."""
 
 
 class ChunkSummary(BaseModel):

@@ -23,7 +23,7 @@ from judge.folders import ReportFolder, ReportsDir
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import HumanLabel, given_text_problems, load_labels_if_any
 from judge.jsonl import end_with_newline, locked
-from judge.judging.graded import CorrectnessVerdict
+from judge.judging.types import CorrectnessVerdict
 
 
 def judged_correctness(folder: ReportFolder) -> dict[str, CorrectnessVerdict]:
