@@ -49,7 +49,7 @@ from judge.jsonl import StateFile, checked_document_text, checked_size, json_doc
 # Re-exported: the views read the record's further judgements through the record's types.
 from judge.judging.types import ChunkGrade as ChunkGrade
 from judge.judging.types import CorrectnessVerdict as CorrectnessVerdict
-from judge.judging.types import Verdict
+from judge.judging.types import TaskJudgement, Verdict
 from judge.results.chunk_grades import MissingLabel
 from judge.results.compare import (
     SECTIONS,
@@ -213,6 +213,10 @@ class QuestionRow(BaseModel):
     correctness: CorrectnessVerdict | None = None
     """The answer against the reference answer (None: correctness off or not asked;
     ``judge.judging.tasks.correctness``)."""
+    judgements: dict[str, tuple[TaskJudgement, ...]] | None = None
+    """The results of the judgements without a field of their own (``[judge.tasks.<name>]``),
+    by task, in item order (None: none of them ran). The chunk grades and correctness keep
+    typed fields: the views read them."""
 
 
 class ChunkSummary(BaseModel):

@@ -157,7 +157,7 @@ def ask_all(
     retry_wait: WaitBaseT = DEFAULT_RETRY_WAIT,
 ) -> bool:
     """Get a reply for every ask, from the cache or the backend: the one loop every judgement
-    (answers, chunk grades, correctness) runs through. Returns whether it was interrupted.
+    (every task of ``judge.judging.tasks``) runs through. Returns whether it was interrupted.
 
     ``reuse(ask, reply)`` says whether a cached reply stands (else it is asked again);
     ``on_reply(ask, reply, cached)`` is called once per ask that got one (cached replies first,
@@ -255,7 +255,7 @@ def task_fingerprint(
     rules: str | None,
 ) -> Fingerprint:
     """The fingerprint of a further judgement (``prompt.task``: ``chunk`` or
-    ``correctness``), built like ``judge_fingerprint``: the backend, model, digest and
+    ...), built like ``judge_fingerprint``: the backend, model, digest and
     options, the prompt's hash where the backend reads prompts, the reply schema and its
     version, and the task itself, so that it never equals the answer's fingerprint or another
     task's, even for a judge that reads no prompt. ``rules``: the version of a model-free

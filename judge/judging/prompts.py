@@ -33,7 +33,7 @@ shapes are ``judge.judging.verdict``'s):
 The other judgements (``judge.judging.tasks``) have prompts of their own, loaded with their
 task's ``TaskPrompt`` (``load_prompt(path, task, others)``: the task module declares its
 placeholders, all required, JSON-encoded the same way; e.g. the chunk grade's ``$question`` and
-``$chunk``, correctness's ``$question``, ``$reference`` and ``$answer``).
+``$chunk``).
 
 A prompt file written for another task (the answer prompt given as ``judge.chunks.prompt``) is
 refused by name: its placeholders say which task it is for.
@@ -83,7 +83,7 @@ class TaskPrompt(NamedTuple):
 
 #: The answer's own prompt (its placeholders are checked by their own rules, and choose the
 #: mode: module docstring).
-ANSWER = TaskPrompt(
+ANSWER_PROMPT = TaskPrompt(
     "answer", "judge.prompt", "prompts/judge.v1.md", REQUIRED_PLACEHOLDERS, "answer's verdict"
 )
 
@@ -234,7 +234,7 @@ class Prompt(NamedTuple):
         )
 
     def fill(self, **texts: str) -> str:
-        """The prompt of a further judgement (``chunk``, ``correctness``) with each text
+        """The prompt of a further judgement (``chunk``, ...) with each text
         JSON-encoded into its placeholder, marker-safe, as ``render`` encodes the answer's.
         Every placeholder of the text must be given (``load_prompt`` checked which it has)."""
         return "".join(
@@ -243,7 +243,9 @@ class Prompt(NamedTuple):
         )
 
 
-def load_prompt(path: Path, task: TaskPrompt = ANSWER, others: Sequence[TaskPrompt] = ()) -> Prompt:
+def load_prompt(
+    path: Path, task: TaskPrompt = ANSWER_PROMPT, others: Sequence[TaskPrompt] = ()
+) -> Prompt:
     """Read and check a prompt file for ``task`` (its placeholders: module docstring).
     ``others``: the other tasks' prompts, so that a file written for one of them is refused by
     name."""
@@ -264,7 +266,7 @@ def load_prompt(path: Path, task: TaskPrompt = ANSWER, others: Sequence[TaskProm
             f"{path}: a '$' that is not a placeholder; write '$$' for a literal dollar sign"
         )
     found = set(template.get_identifiers())
-    known = {spec.task: spec for spec in (ANSWER, *others, task)}
+    known = {spec.task: spec for spec in (ANSWER_PROMPT, *others, task)}
     other = _task_of(found, list(known.values()))
     if other is not None and other.task != task.task:
         raise PromptError(
@@ -272,7 +274,7 @@ def load_prompt(path: Path, task: TaskPrompt = ANSWER, others: Sequence[TaskProm
             f"{_listed(found)}), given as {setting}, which needs a prompt for the "
             f"{task.words} with {_listed(task.placeholders)} (as {task.shipped} has)"
         )
-    problems = _answer_problems(found) if task is ANSWER else _task_problems(task, found)
+    problems = _answer_problems(found) if task is ANSWER_PROMPT else _task_problems(task, found)
     if problems:
         raise PromptError(f"{path}: " + "; ".join(problems))
     return Prompt(path, text, text_sha256(text), task.task)
@@ -289,7 +291,11 @@ def _task_of(found: set[str], tasks: Sequence[TaskPrompt]) -> TaskPrompt | None:
     fits = [
         task
         for task in tasks
-        if (not _answer_problems(found) if task is ANSWER else set(task.placeholders) == found)
+        if (
+            not _answer_problems(found)
+            if task is ANSWER_PROMPT
+            else set(task.placeholders) == found
+        )
     ]
     if len(fits) == 1:
         return fits[0]
@@ -297,7 +303,7 @@ def _task_of(found: set[str], tasks: Sequence[TaskPrompt]) -> TaskPrompt | None:
     # when something else is wrong with it; a placeholder no other task has ($chunk) says
     # that task's.
     if found & {"context", "context_sentences", "answer_sentences"}:
-        return ANSWER
+        return ANSWER_PROMPT
     for task in tasks:
         own = set(task.placeholders) - PLACEHOLDERS
         for other in tasks:

@@ -172,6 +172,16 @@ class Judgement(BaseModel):
     cached: bool = False
 
 
+class TaskJudgement(Judgement):
+    """The result of a judgement without a field of its own in the record (a task whose
+    ``row_field`` is ``judgements``, ``judge.judging.tasks.base``): a score on the task's own
+    scale. Typed and of fixed depth like every row field, so the record reads back exactly
+    what it wrote."""
+
+    score: int | None = None
+    """The score on the task's scale for an ok result, None otherwise (never a silent 0)."""
+
+
 class ChunkGrade(Judgement):
     """The judge's grade of one retrieved chunk for one question (``item_key``: a hash of the
     question's text and the chunk's id and text; ``judge.judging.tasks.chunk``)."""

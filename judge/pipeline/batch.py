@@ -17,11 +17,11 @@ An engine's answer becomes a ``Reply`` exactly as the ``openai`` backend reads a
 (``judge.judging.backends.openai``): an error line (a prompt over the context, a refused
 request) is a non-ok reply, reported and never stored, never a verdict.
 
-With ``[judge.chunks]`` or ``[judge.correctness]`` on, the export holds those judgements'
-pending requests too, each ``custom_id`` the item key after the task (``chunk/h1:…``,
-``correctness/h1:…``; an answer's is its key alone, as before), and the manifest records each
+With further judgements on (``judge.judging.tasks``: ``[judge.chunks]``, ...), the export
+holds their pending requests too, each ``custom_id`` the item key after the task
+(``chunk/h1:…``; an answer's is its key alone, as before), and the manifest records each
 task's fingerprint (``BatchManifest.tasks``). The import stores each reply under its own
-task's fingerprint, so the run after it asks nothing of any of the three.
+task's fingerprint, so the run after it asks nothing of any of them.
 """
 
 from __future__ import annotations
@@ -130,9 +130,9 @@ class BatchManifest(StrictRecord):
     files: tuple[BatchFile, ...]
     items: dict[str, str] = Field(default_factory=dict)
     """Each request's ``custom_id`` (an answer's item key, or ``<task>/<item key>`` for a chunk
-    grade or a correctness verdict) → golden question id."""
+    grade, ...) → golden question id."""
     tasks: dict[str, BatchTask] = Field(default_factory=dict)
-    """Per further judgement exported (``chunk``, ``correctness``): the fingerprint its replies
+    """Per further judgement exported (``chunk``, ...): the fingerprint its replies
     are stored under (empty in an export of answers alone)."""
 
 
@@ -180,7 +180,7 @@ def task_fingerprints(
     config: Config, tasks: Sequence[str]
 ) -> dict[str, tuple[Fingerprint, Prompt]]:
     """The fingerprint of each of ``tasks`` for the ``openai`` judge ``config`` describes, with
-    its prompt (``judge.chunks.prompt``, ``judge.correctness.prompt``, ...), with no server."""
+    its prompt (``judge.chunks.prompt``, ...), with no server."""
     identity = openai_identity(config.judge.openai)
     out: dict[str, tuple[Fingerprint, Prompt]] = {}
     for name in tasks:
@@ -226,7 +226,7 @@ class BatchExport(NamedTuple):
     the cache (``judge.results.tokens``): their tokens, and the time one request at a time
     would take (a batch engine's own pace is its own). The answers' requests only."""
     tasks: Mapping[str, tuple[int, int]] = MappingProxyType({})
-    """Per further judgement exported (``chunk``, ``correctness``): its pending and total
+    """Per further judgement exported (``chunk``, ...): its pending and total
     requests (counted in ``pending``, ``cached`` and ``total`` too)."""
 
     @property
@@ -290,7 +290,7 @@ def _task_items(
     plans: Sequence[TaskPlan], pending: dict[str, set[str]]
 ) -> Iterator[tuple[TaskPlan, Any]]:
     """(plan, item) of each pending further request, once per key, in the order they are
-    written (the judgements in the registry's order: chunk grades, then correctness; each in
+    written (the judgements in the registry's order; each in
     the run's order)."""
     seen: set[tuple[str, str]] = set()
     for plan in plans:
@@ -304,8 +304,7 @@ def _task_items(
 def _task_lines(
     plans: Sequence[TaskPlan], pending: dict[str, set[str]], config: Config
 ) -> Iterator[tuple[str, bytes]]:
-    """The request line of each pending further request (a chunk grade, a correctness
-    verdict, ...): the body the ``openai`` backend would send for it (its prompt and its
+    """The request line of each pending further request (a chunk grade, ...): the body the ``openai`` backend would send for it (its prompt and its
     task's schema)."""
     for plan, item in _task_items(plans, pending):
         task, key, question_id = plan.task.name, item.key, item.question_id

@@ -491,6 +491,20 @@ def _chunk_summary(config: Config, golden: GoldenSet, judged: Judged) -> ChunkSu
     )
 
 
+def _task_fields(tasks: Mapping[str, TaskResults], question_id: str) -> dict[str, Any]:
+    """A question's results of the further judgements, as the row's fields: each in its own
+    field (``chunk_grades``, ``correctness``), or by task in ``judgements``."""
+    fields: dict[str, Any] = {}
+    generic: dict[str, Any] = {}
+    for name, done in tasks.items():
+        value = done.per_question.get(question_id)
+        if done.row_field != "judgements":
+            fields[done.row_field] = value
+        elif value is not None:
+            generic[name] = value
+    return fields | ({"judgements": generic} if generic else {})
+
+
 def _question_rows(
     config: Config,
     measured: Measured,
@@ -531,7 +545,7 @@ def _question_rows(
                     refusal_phrases=refusal_phrases,
                     correctness=judged.correctness.get(q.id),
                 ),
-                **{done.row_field: done.per_question.get(q.id) for done in judged.tasks.values()},
+                **_task_fields(judged.tasks, q.id),
             )
         )
     return rows

@@ -90,7 +90,7 @@ class Checked(NamedTuple):
     answers: AnswerSource
     judge: Preflight | None
     """The judge ``judge run`` would use, and what the cache holds of this run for it (the
-    chunk grades' and correctness' too, where they are on: ``Preflight.further``); None when
+    further judgements' too, where they are on: ``Preflight.further``); None when
     the preflight was skipped (``--no-judge``, for offline use)."""
 
 
@@ -130,7 +130,7 @@ def check(
     except PromptError as exc:
         problems.append(str(exc))
     tasks: list[tuple[AnyTask, Prompt]] = []
-    try:  # and those of the further judgements (chunk grades, correctness), where they are on
+    try:  # and those of the further judgements, where they are on
         tasks = enabled_tasks(config)
     except (PromptError, ConfigError) as exc:
         problems.append(str(exc))

@@ -487,6 +487,13 @@ def _saved_rows(record: Callable[[], Record]) -> list[QuestionRow]:
         return []
 
 
+def _saved(row: QuestionRow, task: AnyTask) -> Any:
+    """What a record row keeps of ``task`` (None: nothing)."""
+    if task.row_field == "judgements":
+        return (row.judgements or {}).get(task.name)
+    return getattr(row, task.row_field)
+
+
 def _rederive_task(
     task: AnyTask,
     fingerprint: Fingerprint,
@@ -497,9 +504,7 @@ def _rederive_task(
     """A further judgement's results re-derived from the cache, each marked cached as it was
     in the run ("as then"); a question whose replies are gone keeps the folder's result."""
     saved = {
-        row.question_id: value
-        for row in saved_rows
-        if (value := getattr(row, task.row_field)) is not None
+        row.question_id: value for row in saved_rows if (value := _saved(row, task)) is not None
     }
     rederived = task.per_question(read_cached(task, cache, fingerprint, items_of(task)))
     per_question = saved | {

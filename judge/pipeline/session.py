@@ -6,7 +6,7 @@ the batch commands judge through it, so the choice of a judge is made in one pla
 The session is wiring only: which backend to open (``judge.pipeline.session.open_backend``,
 the one name a test replaces), the announcement, the ``openai`` judge's offline fallback and
 ``judge check``'s counts. The judging is ``judge.judging.judge.Judge``'s. The further
-judgements of a run (``judge.judging.tasks.registry``: chunk grades, correctness, each on when
+judgements of a run (``judge.judging.tasks.registry``: chunk grades, ..., each on when
 its table says ``enabled``) go through the same judge after the answers: the same backend,
 cache, concurrency and retries. Their prompts are loaded with the answer's, before anything is
 asked (``registry.enabled_tasks``), and what they will cost is announced with the judge
@@ -63,7 +63,7 @@ class JudgeChoice(NamedTuple):
     None when the cache could not be read for it (the run then stops on the cache itself)."""
     extra: tuple[str, ...] = ()
     """One line per further judgement the run makes after the answers (chunk grades,
-    correctness): what it grades, with which prompt, and its calls and cost at the rate of
+    ...): what it grades, with which prompt, and its calls and cost at the rate of
     this judge's earlier replies of that judgement (``_plan_lines``)."""
 
     def lines(self) -> list[str]:
@@ -260,7 +260,7 @@ class Preflight(NamedTuple):
     counts "from the cache" (unless ``--rejudge-failed`` asks again where one gave no verdict)."""
     total: int
     further: tuple[TaskCount, ...] = ()
-    """The further judgements that are on (chunk grades, correctness): their calls and how
+    """The further judgements that are on (chunk grades, ...): their calls and how
     many of them are in the cache."""
 
     @property

@@ -76,3 +76,26 @@ def test_run_then_cached_give_the_same_results(tmp_path: Path) -> None:
         assert again.cached and again.grade == outcome.results[0].grade
     finally:
         cache.close()
+
+
+def test_a_task_without_a_field_of_its_own_is_kept_by_name_in_the_row() -> None:
+    """A judgement whose ``row_field`` is ``judgements`` (``[judge.tasks.<name>]``): the row
+    keeps its results by task name, typed, and reads back exactly what it wrote."""
+    from judge.judging.types import TaskJudgement
+    from judge.record import QuestionRow
+
+    result = TaskJudgement(question_id="q1", item_key="h1:k", status="ok", score=2)
+    row = QuestionRow(
+        question_id="q1",
+        type="t",
+        split="",
+        question="?",
+        status="ok",
+        item=None,
+        verdict=None,
+        judgements={"toy": (result,)},
+    )
+    text = row.model_dump_json()
+    assert '"judgements":{"toy":[{"question_id":"q1"' in text and '"score":2}' in text
+    back = QuestionRow.model_validate_json(text)
+    assert back == row and back.model_dump_json() == text

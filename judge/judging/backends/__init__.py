@@ -66,7 +66,7 @@ class BackendIdentity(BaseModel):
 
 #: A task's model-free rule for one request (``JudgeRequest.baseline``): the reply payload
 #: from the request's inputs, given the configured refusal phrases.
-Baseline = Callable[[Sequence[str]], dict[str, Any]]
+BaselineRule = Callable[[Sequence[str]], dict[str, Any]]
 
 
 class JudgeRequest(NamedTuple):
@@ -83,9 +83,8 @@ class JudgeRequest(NamedTuple):
     """The prompt's mode (``judge.judging.prompts``): the reply shape ``schema`` describes."""
     task: str = "answer"
     """What is asked (a task's name, ``judge.judging.tasks``): an answer's verdict, a chunk's
-    grade (then ``context`` is that one chunk and ``answer`` is empty), an answer's
-    correctness, ..."""
-    baseline: Baseline | None = None
+    grade (then ``context`` is that one chunk and ``answer`` is empty), ..."""
+    baseline: BaselineRule | None = None
     """The task's model-free rule for this item (None: the answer's, by ``mode``): what the
     lexical baseline answers, so that a new task brings its own rule with it."""
 

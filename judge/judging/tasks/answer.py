@@ -17,8 +17,7 @@ from typing import Any
 from judge.judging.backends import JudgeRequest
 from judge.judging.grading import fingerprint_mode, judge_fingerprint
 from judge.judging.items import JudgeItem, build_items
-from judge.judging.prompts import ANSWER as PROMPT
-from judge.judging.prompts import Prompt
+from judge.judging.prompts import ANSWER_PROMPT, Prompt
 from judge.judging.tasks.base import TaskDef, TaskSettings, by_question, cached_as_then
 from judge.judging.types import Mode, Verdict
 from judge.judging.verdict import Reply, make_verdict
@@ -64,7 +63,7 @@ def _progress(items: Sequence[JudgeItem], verdicts: Mapping[str, Verdict]) -> st
 ANSWER: TaskDef[JudgeItem, Verdict, Verdict] = TaskDef(
     name="answer",
     table="judge",
-    prompt=PROMPT,
+    prompt=ANSWER_PROMPT,
     settings=lambda config: TaskSettings(True, config.judge.prompt),
     items=lambda golden, run, config: build_items(golden, run, config.retrieval.context_k),
     request=answer_request,

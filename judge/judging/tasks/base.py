@@ -27,22 +27,13 @@ from judge.hashing import tagged_hash
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
 from judge.judging.backends import BackendIdentity, JudgeRequest
-from judge.judging.grading import Fingerprint, task_fingerprint
+from judge.judging.grading import Fingerprint, Keyed, task_fingerprint
 from judge.judging.prompts import Prompt, TaskPrompt
 from judge.judging.types import Status
 from judge.judging.verdict import Reply
 
 
-class Keyed(Protocol):
-    """An item of a task: its cache key (a hash of all the judge sees) and its question."""
-
-    @property
-    def key(self) -> str: ...
-    @property
-    def question_id(self) -> str: ...
-
-
-class Result(Protocol):
+class HasStatus(Protocol):
     """A task's result for one item: its question and the status its reply was read with."""
 
     @property
@@ -52,7 +43,7 @@ class Result(Protocol):
 
 
 ItemT = TypeVar("ItemT", bound=Keyed)
-ResultT = TypeVar("ResultT", bound=Result)
+ResultT = TypeVar("ResultT", bound=HasStatus)
 RowT = TypeVar("RowT")
 
 
@@ -92,8 +83,11 @@ class TaskDef(Generic[ItemT, ResultT, RowT]):
     """How far an interrupted run got: "3 of 10 chunks graded"."""
     all_done: str
     """What an interruption of a later task says of this one: "every chunk graded"."""
-    row_field: str
-    """The record row's field that holds its ``per_question`` value."""
+    row_field: str = "judgements"
+    """The record row's field that holds its ``per_question`` value (``chunk_grades``), or
+    ``judgements``: then the row keeps it by task name, and the results are
+    ``judge.judging.types.TaskJudgement`` (its ``score``), per question a tuple in item order
+    (``in_item_order``)."""
 
     def ok(self, result: ResultT) -> bool:
         """Whether a result stands (a cached one that is not ok is asked again when failed
@@ -109,7 +103,7 @@ class TaskDef(Generic[ItemT, ResultT, RowT]):
 AnyTask = TaskDef[Any, Any, Any]
 
 
-def item_key(task: str, **seen: object) -> str:
+def task_key(task: str, **seen: object) -> str:
     """The cache key of one item: a hash of the task and everything the judge sees."""
     return tagged_hash({"task": task, **seen}, 32)
 
@@ -154,3 +148,20 @@ def by_question(results: Sequence[ResultT]) -> dict[str, ResultT]:
 def cached_as_then(rederived: Any, saved: Any) -> Any:
     """A re-derived result, marked cached as the saved one was in the run."""
     return rederived.model_copy(update={"cached": saved.cached})
+
+
+def in_item_order(results: Sequence[ResultT]) -> dict[str, tuple[ResultT, ...]]:
+    """Per question id, its results in item order (a task kept in ``judgements``)."""
+    out: dict[str, list[ResultT]] = {}
+    for result in results:
+        out.setdefault(result.question_id, []).append(result)
+    return {qid: tuple(found) for qid, found in out.items()}
+
+
+def each_as_then(rederived: tuple[Any, ...], saved: tuple[Any, ...]) -> tuple[Any, ...]:
+    """Re-derived results, each marked cached as it was in the run (by item key)."""
+    before = {result.item_key: result.cached for result in saved}
+    return tuple(
+        r.model_copy(update={"cached": before[r.item_key]}) if r.item_key in before else r
+        for r in rederived
+    )

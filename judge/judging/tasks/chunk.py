@@ -17,7 +17,7 @@ An item's key hashes the question's text and the chunk's id and text, not the qu
 the rank or the system: the same chunk for the same question is graded once, across runs and
 systems, and a grade given at rank 1 serves the chunk at rank 4 of another run. Its replies
 are cached under a fingerprint of their own (``chunk_fingerprint``: the task and its schema
-are in it), so a chunk grade is never served as an answer's verdict or a correctness verdict.
+are in it), so a chunk grade is never served as another judgement's result.
 The record keeps, per question, its chunks' grades in rank order (``QuestionRow.chunk_grades``).
 """
 
@@ -37,18 +37,18 @@ from judge.judging.backends.lexical import CHUNK_VERSION, grade_chunk_lexically
 from judge.judging.grading import read_payload
 from judge.judging.items import context_for
 from judge.judging.prompts import Prompt, TaskPrompt
-from judge.judging.tasks.base import TaskDef, TaskSettings, item_key, payload_fingerprint
+from judge.judging.tasks.base import TaskDef, TaskSettings, payload_fingerprint, task_key
 from judge.judging.types import ChunkGrade, ContextChunk
 from judge.judging.verdict import Reply
 
 #: Bump when ``ChunkPayload`` changes (it is in the chunk fingerprint, with the schema).
 CHUNK_SCHEMA_VERSION = 1
-#: The bound of a reason (a chunk grade's and a correctness verdict's).
+#: The bound of a reason (a chunk grade's, and the other judgements' that reuse it).
 REASON_MAX_CHARS = 300
 #: The grades a chunk can get (UMBRELA's 0-3).
 CHUNK_SCALE: Final[tuple[int, ...]] = (0, 1, 2, 3)
 
-PROMPT = TaskPrompt(
+CHUNK_PROMPT = TaskPrompt(
     "chunk", "judge.chunks.prompt", "prompts/chunk.v1.md", ("question", "chunk"), "chunk grade"
 )
 
@@ -96,7 +96,7 @@ def chunk_key(question: str, chunk_id: str, text: str) -> str:
     """The cache key of one chunk grade: what the judge sees (the question and the chunk), and
     the chunk's id, so that two chunks of the same text keep grades of their own (a grade is
     reported per chunk id)."""
-    return item_key("chunk", question=question, chunk=[chunk_id, text])
+    return task_key("chunk", question=question, chunk=[chunk_id, text])
 
 
 def build_chunk_items(golden: GoldenSet, run: Run, depth: int) -> list[ChunkItem]:
@@ -206,7 +206,7 @@ def _progress(items: Sequence[ChunkItem], graded: Mapping[str, tuple[ChunkGrade,
 CHUNK: TaskDef[ChunkItem, ChunkGrade, tuple[ChunkGrade, ...]] = TaskDef(
     name="chunk",
     table="judge.chunks",
-    prompt=PROMPT,
+    prompt=CHUNK_PROMPT,
     settings=lambda config: TaskSettings(config.judge.chunks.enabled, config.judge.chunks.prompt),
     items=lambda golden, run, config: build_chunk_items(golden, run, depth_of(config)),
     request=chunk_request,

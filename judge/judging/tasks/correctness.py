@@ -34,8 +34,8 @@ from judge.judging.tasks.base import (
     TaskSettings,
     by_question,
     cached_as_then,
-    item_key,
     payload_fingerprint,
+    task_key,
 )
 from judge.judging.tasks.chunk import REASON_MAX_CHARS
 from judge.judging.types import CorrectnessVerdict
@@ -44,7 +44,7 @@ from judge.judging.verdict import Reply
 #: Bump when ``CorrectnessPayload`` changes (it is in the fingerprint, with the schema).
 CORRECTNESS_SCHEMA_VERSION = 1
 
-PROMPT = TaskPrompt(
+CORRECTNESS_PROMPT = TaskPrompt(
     "correctness",
     "judge.correctness.prompt",
     "prompts/correctness.v1.md",
@@ -91,7 +91,7 @@ class CorrectnessItem(NamedTuple):
 
 def correctness_key(question: str, reference: str | None, answerable: bool, answer: str) -> str:
     """The cache key of one correctness verdict: everything the judge (or the baseline) sees."""
-    return item_key(
+    return task_key(
         "correctness",
         question=question,
         reference=reference or "",
@@ -173,7 +173,7 @@ def _progress(items: Sequence[CorrectnessItem], judged: Mapping[str, Correctness
 CORRECTNESS: TaskDef[CorrectnessItem, CorrectnessVerdict, CorrectnessVerdict] = TaskDef(
     name="correctness",
     table="judge.correctness",
-    prompt=PROMPT,
+    prompt=CORRECTNESS_PROMPT,
     settings=lambda config: TaskSettings(
         config.judge.correctness.enabled, config.judge.correctness.prompt
     ),
