@@ -9,7 +9,7 @@ import functools
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
@@ -83,7 +83,7 @@ def judge_fingerprint(identity: BackendIdentity, prompt: Prompt) -> Fingerprint:
     return Fingerprint(tagged_hash(parts, 16), parts)
 
 
-def fingerprint_mode(parts: dict[str, Any]) -> Mode:
+def fingerprint_mode(parts: Mapping[str, Any]) -> Mode:
     """The prompt mode a fingerprint's replies were given in (``quote`` for fingerprints made
     before there were modes): what re-deriving their verdicts must parse them as."""
     mode = parts.get("mode", "quote")

@@ -53,7 +53,7 @@ def answer_request(prompt: Prompt, item: JudgeItem) -> JudgeRequest:
 
 
 def _parse(item: JudgeItem, reply: Reply, cached: bool, parts: Mapping[str, Any]) -> Verdict:
-    return verdict_for(item, reply, cached, fingerprint_mode(dict(parts)))
+    return verdict_for(item, reply, cached, fingerprint_mode(parts))
 
 
 def _progress(items: Sequence[JudgeItem], verdicts: Mapping[str, Verdict]) -> str:
