@@ -29,8 +29,8 @@ from typing import Any
 from judge.config import Config, OllamaConfig, load_config
 from judge.judging.backends import BackendIdentity, JudgeRequest
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import judge_items
 from judge.judging.items import build_items
+from judge.judging.judge import judge_items
 from judge.judging.prompts import load_prompt
 from judge.judging.verdict import Reply
 from judge.pipeline import load_inputs

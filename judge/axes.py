@@ -10,7 +10,7 @@ metric is on matters wherever a margin or a difference is read: a move of 0.1 is
 and not on 0-1 (``judge.results.compare.GateRule``).
 
 One axis is *optional*: ``correctness`` (the answer against the question's reference answer,
-0-2; ``judge.judging.graded.CorrectnessVerdict``) is judged in a call of its own, only when
+0-2; ``judge.judging.types.CorrectnessVerdict``) is judged in a call of its own, only when
 ``judge.correctness.enabled`` is set and only for questions with a reference answer (and
 out-of-scope ones). It is not part of the answer's verdict payload (``AXES`` stays what the
 answer judge scores), so it is defined apart: ``OPTIONAL_AXES``. Every table, value, gate

@@ -265,7 +265,7 @@ class LexicalConfig(_Frozen):
 
 class ChunksConfig(_Frozen):
     """Grading the retrieved chunks (``[judge.chunks]``, docs/judge.md): the question and one
-    chunk → a grade on 0-3 (``judge.judging.graded``). Off by default: it costs one judge call
+    chunk → a grade on 0-3 (``judge.judging.tasks.chunk``). Off by default: it costs one judge call
     per graded chunk, ``depth`` times as many as the answers."""
 
     enabled: StrictBool = False
@@ -282,6 +282,15 @@ class CorrectnessConfig(_Frozen):
 
     enabled: StrictBool = False
     prompt: Path = Path("prompts/correctness.v1.md")
+
+
+class TaskTable(_Frozen):
+    """A judgement of its own (``[judge.tasks.<name>]``, a task of ``judge.judging.tasks``
+    without a table of its own): whether it runs, and its prompt file (unset: the task's
+    shipped one)."""
+
+    enabled: StrictBool = False
+    prompt: Path | None = None
 
 
 class JudgeConfig(_Frozen):
@@ -302,6 +311,9 @@ class JudgeConfig(_Frozen):
     lexical: LexicalConfig = LexicalConfig()
     chunks: ChunksConfig = ChunksConfig()
     correctness: CorrectnessConfig = CorrectnessConfig()
+    tasks: dict[str, TaskTable] = Field(default_factory=dict)
+    """Further judgements by task name (``[judge.tasks.<name>]``); a name must be a task the
+    judge knows (``judge.judging.tasks.registry``), checked when a run loads its prompts."""
 
 
 class ReportsConfig(_Frozen):

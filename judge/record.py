@@ -49,9 +49,9 @@ from judge.errors import ConfigError
 from judge.io.state import StateFile, checked_document_text, checked_size, json_document_text
 
 # Re-exported: the views read the record's further judgements through the record's types.
-from judge.judging.graded import ChunkGrade as ChunkGrade
-from judge.judging.graded import CorrectnessVerdict as CorrectnessVerdict
-from judge.judging.types import Verdict
+from judge.judging.types import ChunkGrade as ChunkGrade
+from judge.judging.types import CorrectnessVerdict as CorrectnessVerdict
+from judge.judging.types import TaskJudgement, Verdict
 from judge.results.chunk_grades import MissingLabel
 from judge.results.compare import (
     SECTIONS,
@@ -213,9 +213,14 @@ class QuestionRow(BaseModel):
     ``judge.pipeline.build``; every view reads it, none derives it again."""
     chunk_grades: tuple[ChunkGrade, ...] | None = None
     """The judge's grades of the retrieved chunks, in rank order (None: chunk grading off or
-    no answer; ``judge.judging.graded``)."""
+    no answer; ``judge.judging.tasks.chunk``, whose ``row_field`` this is)."""
     correctness: CorrectnessVerdict | None = None
-    """The answer against the reference answer (None: correctness off or not asked)."""
+    """The answer against the reference answer (None: correctness off or not asked;
+    ``judge.judging.tasks.correctness``)."""
+    judgements: dict[str, tuple[TaskJudgement, ...]] | None = None
+    """The results of the judgements without a field of their own (``[judge.tasks.<name>]``),
+    by task, in item order (None: none of them ran). The chunk grades and correctness keep
+    typed fields: the views read them."""
 
 
 class ChunkSummary(BaseModel):

@@ -18,9 +18,10 @@ from judge.config import Config
 from judge.errors import ConfigError, InputError
 from judge.judging.backends.openai import OpenAIBackend
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import judge_fingerprint, verdict_for
+from judge.judging.grading import judge_fingerprint
 from judge.judging.items import build_items
 from judge.judging.prompts import Prompt, load_prompt
+from judge.judging.tasks.answer import verdict_for
 from judge.judging.verdict import Reply
 from judge.pipeline import evaluate, load_inputs
 from judge.pipeline.batch import (

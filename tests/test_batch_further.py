@@ -13,8 +13,8 @@ import pytest
 
 from judge.config import Config
 from judge.errors import InputError
-from judge.judging.chunks import chunk_schema
-from judge.judging.correctness import correctness_schema
+from judge.judging.tasks.chunk import chunk_schema
+from judge.judging.tasks.correctness import correctness_schema
 from judge.pipeline import evaluate, load_inputs
 from judge.pipeline.batch import (
     BatchExport,

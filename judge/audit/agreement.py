@@ -61,8 +61,7 @@ from judge.formatting import fmt_number, fmt_share
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.backends.lexical import judge_lexically
-from judge.judging.graded import CorrectnessVerdict
-from judge.judging.types import Verdict
+from judge.judging.types import CorrectnessVerdict, Verdict
 from judge.results.item_record import ItemRecord
 
 

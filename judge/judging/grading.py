@@ -1,7 +1,6 @@
-"""The judge stage: items → cache → backend (with retries) → verdicts.
-
-Only the top ``context_k`` chunks the generator saw are shown to the judge, in rank order,
-with the question and the answer; never the rest of the corpus, never the golden chunks.
+"""The asking loop every judgement runs through: items → cache → backend (with retries) →
+replies, under a fingerprint (``judge.judging.judge.Judge`` runs it for each task of
+``judge.judging.tasks``), and the fingerprints and reading rules the tasks share.
 """
 
 from __future__ import annotations
@@ -10,14 +9,14 @@ import functools
 import json
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 from tenacity import (
     Retrying,
-    retry_if_exception_type,
+    retry_if_exception,
     stop_after_attempt,
     stop_when_event_set,
     wait_exponential_jitter,
@@ -32,17 +31,15 @@ from judge.errors import (
     TransientBackendError,
 )
 from judge.hashing import tagged_hash
-from judge.judging.backends import BackendIdentity, JudgeBackend, JudgeRequest
+from judge.judging.backends import BackendIdentity, JudgeBackend, JudgeRequest, should_retry
 from judge.judging.cache import VerdictCache
-from judge.judging.items import JudgeItem
 from judge.judging.prompts import Prompt
-from judge.judging.types import MODES, Mode, Status, Verdict
+from judge.judging.types import MODES, Mode, Status
 from judge.judging.verdict import (
     _LENIENT_JSON,
     SCHEMA_VERSION,
     Reply,
     json_problem,
-    make_verdict,
     verdict_schema,
 )
 from judge.signals import Workers
@@ -86,7 +83,7 @@ def judge_fingerprint(identity: BackendIdentity, prompt: Prompt) -> Fingerprint:
     return Fingerprint(tagged_hash(parts, 16), parts)
 
 
-def fingerprint_mode(parts: dict[str, Any]) -> Mode:
+def fingerprint_mode(parts: Mapping[str, Any]) -> Mode:
     """The prompt mode a fingerprint's replies were given in (``quote`` for fingerprints made
     before there were modes): what re-deriving their verdicts must parse them as."""
     mode = parts.get("mode", "quote")
@@ -103,58 +100,6 @@ class JudgeProgress(NamedTuple):
     not_ok: int
 
 
-class JudgeOutcome(NamedTuple):
-    """Verdicts for the items that were judged (all of them unless interrupted)."""
-
-    verdicts: dict[str, Verdict]
-    fingerprint: Fingerprint
-    identity: BackendIdentity
-    interrupted: bool
-    elapsed_s: float
-
-
-def verdict_for(item: JudgeItem, reply: Reply, cached: bool, mode: Mode = "quote") -> Verdict:
-    """The verdict of one reply, derived anew (a parser or verifier fix applies to old replies).
-
-    ``mode``: the prompt's (``Prompt.mode``), which says what shape the reply has.
-    """
-    return make_verdict(
-        item.question.id,
-        item.key,
-        reply,
-        item.context,
-        item.question.answerable,
-        cached,
-        answer=item.record.answer,
-        mode=mode,
-    )
-
-
-def cached_verdicts(
-    items: Sequence[JudgeItem],
-    fingerprint: str,
-    cache: VerdictCache,
-    mode: Mode | None = None,
-) -> dict[str, Verdict]:
-    """Verdicts of the items whose replies are in the cache for ``fingerprint`` (no judging),
-    parsed in the fingerprint's prompt ``mode``: as given (``fingerprint_mode`` of the
-    fingerprint's parts), else as the cache registered it with the fingerprint."""
-    if mode is None:
-        mode = _registered_mode(cache, fingerprint)
-    replies = cache.get_many(fingerprint, (item.key for item in items))
-    return {
-        item.question.id: verdict_for(item, replies[item.key], cached=True, mode=mode)
-        for item in items
-        if item.key in replies
-    }
-
-
-def _registered_mode(cache: VerdictCache, fingerprint: str) -> Mode:
-    """The prompt mode recorded with ``fingerprint`` in the cache (``quote`` if unrecorded)."""
-    parts = cache.parts(fingerprint)
-    return "quote" if parts is None else fingerprint_mode(parts)
-
-
 def _ask(
     backend: JudgeBackend,
     request: Callable[[], JudgeRequest],
@@ -162,12 +107,13 @@ def _ask(
     retry_wait: WaitBaseT,
     stopping: threading.Event,
 ) -> Reply:
-    """Render, send, retry transient failures; always returns a Reply unless the server is gone.
+    """Render, send, retry the failures the backend says are worth it (``should_retry``:
+    transient ones); always returns a Reply unless the server is gone.
 
     ``request`` renders the prompt: called on the worker thread, so rendering runs in parallel
     with the other requests and is never paid for an item whose reply is cached."""
     retrying = Retrying(
-        retry=retry_if_exception_type(TransientBackendError),
+        retry=retry_if_exception(functools.partial(should_retry, backend)),
         # After Ctrl-C no new attempt starts: an in-flight item finishes or fails once.
         stop=stop_after_attempt(max_attempts) | stop_when_event_set(stopping),
         wait=retry_wait,
@@ -211,7 +157,7 @@ def ask_all(
     retry_wait: WaitBaseT = DEFAULT_RETRY_WAIT,
 ) -> bool:
     """Get a reply for every ask, from the cache or the backend: the one loop every judgement
-    (answers, chunk grades, correctness) runs through. Returns whether it was interrupted.
+    (every task of ``judge.judging.tasks``) runs through. Returns whether it was interrupted.
 
     ``reuse(ask, reply)`` says whether a cached reply stands (else it is asked again);
     ``on_reply(ask, reply, cached)`` is called once per ask that got one (cached replies first,
@@ -309,7 +255,7 @@ def task_fingerprint(
     rules: str | None,
 ) -> Fingerprint:
     """The fingerprint of a further judgement (``prompt.task``: ``chunk`` or
-    ``correctness``), built like ``judge_fingerprint``: the backend, model, digest and
+    ...), built like ``judge_fingerprint``: the backend, model, digest and
     options, the prompt's hash where the backend reads prompts, the reply schema and its
     version, and the task itself, so that it never equals the answer's fingerprint or another
     task's, even for a judge that reads no prompt. ``rules``: the version of a model-free
@@ -429,61 +375,3 @@ def ask_each(
         if item.key in replies
     ]
     return Graded(results, interrupted, time.perf_counter() - start)
-
-
-def answer_request(prompt: Prompt, item: JudgeItem) -> JudgeRequest:
-    """The request that asks for one answer's verdict."""
-    return JudgeRequest(
-        prompt=prompt.render_item(item),
-        schema=prompt.request_schema(item),
-        question=item.question.question,
-        context=item.context,
-        answer=item.record.answer,
-        mode=prompt.mode,
-    )
-
-
-def judge_items(
-    items: Sequence[JudgeItem],
-    backend: JudgeBackend,
-    prompt: Prompt,
-    cache: VerdictCache,
-    *,
-    concurrency: int = 1,
-    max_attempts: int = 4,
-    retry_wait: WaitBaseT = DEFAULT_RETRY_WAIT,
-    on_progress: Callable[[JudgeProgress], None] = lambda _: None,
-    rejudge_failed: bool = False,
-) -> JudgeOutcome:
-    """Judge every item, reusing cached replies; each new reply is cached as it arrives
-    (``ask_each`` through ``ask_all``, which says what Ctrl-C does). Items of one key (two
-    questions showing the judge the same text, chunks and answer) are asked once, and each
-    gets its own verdict.
-
-    ``rejudge_failed``: a cached reply whose verdict is not ok (a one-off empty or cut-off
-    reply, cached as a parse error) is asked again, and the new reply replaces it.
-    """
-    fingerprint = judge_fingerprint(backend.identity, prompt)
-    mode = prompt.mode
-    judged = ask_each(
-        items,
-        functools.partial(answer_request, prompt),
-        lambda item, reply, cached: verdict_for(item, reply, cached, mode),
-        lambda verdict: verdict.status == "ok",
-        backend,
-        cache,
-        fingerprint,
-        task_label(backend.identity, prompt),
-        concurrency=concurrency,
-        max_attempts=max_attempts,
-        retry_wait=retry_wait,
-        on_progress=on_progress,
-        rejudge_failed=rejudge_failed,
-    )
-    return JudgeOutcome(
-        verdicts={verdict.question_id: verdict for verdict in judged.results},
-        fingerprint=fingerprint,
-        identity=backend.identity,
-        interrupted=judged.interrupted,
-        elapsed_s=judged.elapsed_s,
-    )

@@ -30,13 +30,10 @@ shapes are ``judge.judging.verdict``'s):
 ``$context`` and ``$context_sentences`` together, or ``$answer_sentences`` without
 ``$context_sentences``, is refused when the prompt loads.
 
-The further judgements (``judge.judging.graded``) have prompts of their own, loaded with their
-task (``load_prompt(path, task)``), each with its own placeholders, JSON-encoded the same way:
-
-- ``chunk`` (``judge.chunks.prompt``): ``$question`` and ``$chunk`` (one retrieved chunk's
-  text), both required;
-- ``correctness`` (``judge.correctness.prompt``): ``$question``, ``$reference`` (``""`` when
-  the question has none: an out-of-scope question) and ``$answer``, all required.
+The other judgements (``judge.judging.tasks``) have prompts of their own, loaded with their
+task's ``TaskPrompt`` (``load_prompt(path, task, others)``: the task module declares its
+placeholders, all required, JSON-encoded the same way; e.g. the chunk grade's ``$question`` and
+``$chunk``).
 
 A prompt file written for another task (the answer prompt given as ``judge.chunks.prompt``) is
 refused by name: its placeholders say which task it is for.
@@ -54,7 +51,6 @@ from typing import Any, NamedTuple
 from judge.errors import PromptError
 from judge.hashing import text_sha256
 from judge.judging.evidence import Sentence, answer_sentences, context_sentences
-from judge.judging.graded import TASKS, Task
 from judge.judging.items import JudgeItem
 from judge.judging.types import ContextChunk, Mode
 from judge.judging.verdict import request_schema
@@ -69,23 +65,29 @@ ALLOWED = (
     "$question, $context or $context_sentences, $answer and/or $answer_sentences, and "
     "optionally $reference"
 )
-#: The placeholders of the further judgements' prompts: all required, none optional.
-TASK_PLACEHOLDERS: dict[Task, tuple[str, ...]] = {
-    "chunk": ("question", "chunk"),
-    "correctness": ("question", "reference", "answer"),
-}
-#: The setting that names each task's prompt file (what an error tells the user to fix).
-PROMPT_SETTINGS: dict[Task, str] = {
-    "answer": "judge.prompt",
-    "chunk": "judge.chunks.prompt",
-    "correctness": "judge.correctness.prompt",
-}
-#: The prompt shipped for each task, named when a file of another task is given.
-SHIPPED: dict[Task, str] = {
-    "answer": "prompts/judge.v1.md",
-    "chunk": "prompts/chunk.v1.md",
-    "correctness": "prompts/correctness.v1.md",
-}
+
+
+class TaskPrompt(NamedTuple):
+    """What a judgement other than the answer's asks of its prompt file, declared by its task
+    module (``judge.judging.tasks``): every placeholder required, none other allowed."""
+
+    task: str
+    setting: str
+    """The setting that names the prompt file (what an error tells the user to fix)."""
+    shipped: str
+    """The prompt shipped for the task, named when a file of another task is given."""
+    placeholders: tuple[str, ...]
+    words: str
+    """The task in words: "chunk grade"."""
+
+
+#: The answer's own prompt (its placeholders are checked by their own rules, and choose the
+#: mode: module docstring).
+ANSWER_PROMPT = TaskPrompt(
+    "answer", "judge.prompt", "prompts/judge.v1.md", REQUIRED_PLACEHOLDERS, "answer's verdict"
+)
+
+
 # Chat-format control markers (Gemma's, and ChatML's for other models). Inside the inputs they
 # would become real control tokens (end the user turn, start a model turn); written with a JSON
 # escape for "<" they stay text, and the JSON still decodes to the original.
@@ -175,9 +177,9 @@ class Prompt(NamedTuple):
     text: str
     sha256: str
     """Hash of the exact text: part of the judge fingerprint (the name is not)."""
-    task: Task = "answer"
-    """What the prompt asks (``judge.judging.graded.Task``): it was checked for that task's
-    placeholders. Only an ``answer`` prompt has a mode and renders items."""
+    task: str = "answer"
+    """What the prompt asks (a task's name, ``judge.judging.tasks``): it was checked for that
+    task's placeholders. Only an ``answer`` prompt has a mode and renders items."""
 
     @property
     def name(self) -> str:
@@ -232,7 +234,7 @@ class Prompt(NamedTuple):
         )
 
     def fill(self, **texts: str) -> str:
-        """The prompt of a further judgement (``chunk``, ``correctness``) with each text
+        """The prompt of a further judgement (``chunk``, ...) with each text
         JSON-encoded into its placeholder, marker-safe, as ``render`` encodes the answer's.
         Every placeholder of the text must be given (``load_prompt`` checked which it has)."""
         return "".join(
@@ -241,9 +243,13 @@ class Prompt(NamedTuple):
         )
 
 
-def load_prompt(path: Path, task: Task = "answer") -> Prompt:
-    """Read and check a prompt file for ``task`` (its placeholders: module docstring)."""
-    setting = PROMPT_SETTINGS[task]
+def load_prompt(
+    path: Path, task: TaskPrompt = ANSWER_PROMPT, others: Sequence[TaskPrompt] = ()
+) -> Prompt:
+    """Read and check a prompt file for ``task`` (its placeholders: module docstring).
+    ``others``: the other tasks' prompts, so that a file written for one of them is refused by
+    name."""
+    setting = task.setting
     try:
         text = path.read_text(encoding="utf-8-sig")  # a BOM (Notepad's) is no part of it
     except FileNotFoundError:
@@ -260,67 +266,63 @@ def load_prompt(path: Path, task: Task = "answer") -> Prompt:
             f"{path}: a '$' that is not a placeholder; write '$$' for a literal dollar sign"
         )
     found = set(template.get_identifiers())
-    other = _task_of(found)
-    if other is not None and other != task:
+    known = {spec.task: spec for spec in (ANSWER_PROMPT, *others, task)}
+    other = _task_of(found, list(known.values()))
+    if other is not None and other.task != task.task:
         raise PromptError(
-            f"{path}: a prompt for the {_TASK_NAMES[other]} (its placeholders are "
+            f"{path}: a prompt for the {other.words} (its placeholders are "
             f"{_listed(found)}), given as {setting}, which needs a prompt for the "
-            f"{_TASK_NAMES[task]} with {_listed(_needed(task))} (as {SHIPPED[task]} has)"
+            f"{task.words} with {_listed(task.placeholders)} (as {task.shipped} has)"
         )
-    problems = _answer_problems(found) if task == "answer" else _task_problems(task, found)
+    problems = _answer_problems(found) if task is ANSWER_PROMPT else _task_problems(task, found)
     if problems:
         raise PromptError(f"{path}: " + "; ".join(problems))
-    return Prompt(path, text, text_sha256(text), task)
-
-
-_TASK_NAMES: dict[Task, str] = {
-    "answer": "answer's verdict",
-    "chunk": "chunk grade",
-    "correctness": "correctness verdict",
-}
+    return Prompt(path, text, text_sha256(text), task.task)
 
 
 def _listed(names: set[str] | tuple[str, ...]) -> str:
     return ", ".join(f"${name}" for name in (sorted(names) if isinstance(names, set) else names))
 
 
-def _needed(task: Task) -> tuple[str, ...]:
-    return REQUIRED_PLACEHOLDERS if task == "answer" else TASK_PLACEHOLDERS[task]
-
-
-def _task_of(found: set[str]) -> Task | None:
+def _task_of(found: set[str], tasks: Sequence[TaskPrompt]) -> TaskPrompt | None:
     """The one task whose placeholders ``found`` are exactly (all required ones, nothing
     else), or None: a prompt that fits no task is reported by what it lacks or has too many
     of, as a prompt of the task it was given for."""
     fits = [
         task
-        for task in TASKS
+        for task in tasks
         if (
             not _answer_problems(found)
-            if task == "answer"
-            else set(TASK_PLACEHOLDERS[task]) == found
+            if task is ANSWER_PROMPT
+            else set(task.placeholders) == found
         )
     ]
     if len(fits) == 1:
         return fits[0]
     # The answer prompt's own marks ($context, $context_sentences) say what it is for even
-    # when something else is wrong with it; $chunk says a chunk prompt.
+    # when something else is wrong with it; a placeholder no other task has ($chunk) says
+    # that task's.
     if found & {"context", "context_sentences", "answer_sentences"}:
-        return "answer"
-    if "chunk" in found:
-        return "chunk"
+        return ANSWER_PROMPT
+    for task in tasks:
+        own = set(task.placeholders) - PLACEHOLDERS
+        for other in tasks:
+            if other is not task:
+                own -= set(other.placeholders)
+        if own & found:
+            return task
     return None
 
 
-def _task_problems(task: Task, found: set[str]) -> list[str]:
+def _task_problems(task: TaskPrompt, found: set[str]) -> list[str]:
     problems = []
-    required = TASK_PLACEHOLDERS[task]
+    required = task.placeholders
     if missing := [name for name in required if name not in found]:
         problems.append("missing placeholder " + _listed(tuple(missing)))
     if unknown := sorted(found - set(required)):
         problems.append(
             f"unknown placeholder {_listed(set(unknown))} (allowed in the "
-            f"{_TASK_NAMES[task]}'s prompt: {_listed(required)})"
+            f"{task.words}'s prompt: {_listed(required)})"
         )
     return problems
 

@@ -47,9 +47,10 @@ from judge.grouped import ALL, grouped
 from judge.grouped import type_order as grouped_type_order
 from judge.judging.backends import JudgeBackend
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import JudgeProgress, judge_items
+from judge.judging.grading import JudgeProgress
 from judge.judging.injection import INJECTION_EN, INJECTION_JA, instruction_flags
 from judge.judging.items import JudgeItem, item_key
+from judge.judging.judge import judge_items
 from judge.judging.prompts import Prompt
 from judge.judging.types import (
     VARIANTS,

@@ -148,6 +148,60 @@ class Verdict(BaseModel):
         return min(shares) if shares else None
 
 
+# --- the further judgements' results (chunk grades, correctness) ------------------------------
+
+
+class Judgement(BaseModel):
+    """What every judgement but the answer's keeps of its reply: the status it was read with,
+    the reason, and the reply's text and cost (as a ``Verdict`` keeps them). Each task's result
+    (``judge.judging.tasks``) adds its own score; like a ``Verdict``, it is derived anew from
+    the cached ``Reply`` every time it is used."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    question_id: str
+    item_key: str
+    """The cache key: a hash of everything the judge was shown."""
+    status: Status
+    reason: str = ""
+    error: str | None = None
+    raw_reply: str = ""
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_s: float = 0.0
+    cached: bool = False
+
+
+class TaskJudgement(Judgement):
+    """The result of a judgement without a field of its own in the record (a task whose
+    ``row_field`` is ``judgements``, ``judge.judging.tasks.base``): a score on the task's own
+    scale. Typed and of fixed depth like every row field, so the record reads back exactly
+    what it wrote."""
+
+    score: int | None = None
+    """The score on the task's scale for an ok result, None otherwise (never a silent 0)."""
+
+
+class ChunkGrade(Judgement):
+    """The judge's grade of one retrieved chunk for one question (``item_key``: a hash of the
+    question's text and the chunk's id and text; ``judge.judging.tasks.chunk``)."""
+
+    chunk_id: str
+    rank: int
+    """1-based rank of the chunk in the run's retrieved list."""
+    grade: int | None = None
+    """0-3 for an ok grade, None otherwise (never a silent 0)."""
+
+
+class CorrectnessVerdict(Judgement):
+    """The judge's verdict on one answer against the question's reference answer
+    (``item_key``: a hash of the question, the reference and the answer;
+    ``judge.judging.tasks.correctness``)."""
+
+    correctness: int | None = None
+    """0-2 for an ok verdict, None otherwise (never a silent 0)."""
+
+
 # --- the stability check's report ------------------------------------------------------------
 
 Variant = Literal["reversed", "shuffled", "injection_en", "injection_ja"]

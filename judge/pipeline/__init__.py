@@ -27,8 +27,9 @@ retrieval scored on them) and ``session`` (the judge backend and the verdict cac
 as a command judges).
 
 The public names are re-exported here; ``judge.cli`` looks ``evaluate`` up here when a command
-runs, so a test that replaces ``judge.pipeline.evaluate`` (or ``judge.pipeline.open_backend``)
-changes what the commands call.
+runs, so a test that replaces ``judge.pipeline.evaluate`` changes what the commands call. The
+judge backend is opened by ``judge.pipeline.session``, which looks ``open_backend`` up in its
+own namespace: a test replaces ``judge.pipeline.session.open_backend``.
 """
 
 from judge.judging.backends import open_backend

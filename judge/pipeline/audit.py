@@ -24,7 +24,7 @@ from judge.inputs.golden import load_golden
 from judge.inputs.labels import HumanLabel, given_text_problems, load_labels_if_any
 from judge.io.lock import locked
 from judge.io.write import end_with_newline
-from judge.judging.graded import CorrectnessVerdict
+from judge.judging.types import CorrectnessVerdict
 
 
 def judged_correctness(folder: ReportFolder) -> dict[str, CorrectnessVerdict]:

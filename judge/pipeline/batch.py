@@ -17,11 +17,11 @@ An engine's answer becomes a ``Reply`` exactly as the ``openai`` backend reads a
 (``judge.judging.backends.openai``): an error line (a prompt over the context, a refused
 request) is a non-ok reply, reported and never stored, never a verdict.
 
-With ``[judge.chunks]`` or ``[judge.correctness]`` on, the export holds those judgements'
-pending requests too, each ``custom_id`` the item key after the task (``chunk/h1:…``,
-``correctness/h1:…``; an answer's is its key alone, as before), and the manifest records each
+With further judgements on (``judge.judging.tasks``: ``[judge.chunks]``, ...), the export
+holds their pending requests too, each ``custom_id`` the item key after the task
+(``chunk/h1:…``; an answer's is its key alone, as before), and the manifest records each
 task's fingerprint (``BatchManifest.tasks``). The import stores each reply under its own
-task's fingerprint, so the run after it asks nothing of any of the three.
+task's fingerprint, so the run after it asks nothing of any of them.
 """
 
 from __future__ import annotations
@@ -58,21 +58,14 @@ from judge.judging.backends.openai import (
     request_body,
 )
 from judge.judging.cache import VerdictCache
-from judge.judging.chunks import chunk_request
-from judge.judging.correctness import correctness_request
-from judge.judging.graded import Task
 from judge.judging.grading import Fingerprint, judge_fingerprint, task_label
 from judge.judging.items import JudgeItem, build_items
-from judge.judging.prompts import Prompt, load_prompt
+from judge.judging.prompts import Prompt
+from judge.judging.tasks.answer import ANSWER
+from judge.judging.tasks.registry import FURTHER, enabled_tasks, load_task_prompt, task_named
 from judge.judging.verdict import Reply, verdict_schema
 from judge.pipeline.inputs import load_inputs
-from judge.pipeline.session import (
-    Further,
-    earlier_replies,
-    further_items,
-    further_prompts,
-    task_fingerprint_of,
-)
+from judge.pipeline.session import TaskPlan, earlier_replies, task_plans
 from judge.results.tokens import Estimate, estimate
 
 #: Bump when BatchManifest changes; it is the manifest's first field.
@@ -131,9 +124,9 @@ class BatchManifest(StrictRecord):
     files: tuple[BatchFile, ...]
     items: dict[str, str] = Field(default_factory=dict)
     """Each request's ``custom_id`` (an answer's item key, or ``<task>/<item key>`` for a chunk
-    grade or a correctness verdict) → golden question id."""
+    grade, ...) → golden question id."""
     tasks: dict[str, BatchTask] = Field(default_factory=dict)
-    """Per further judgement exported (``chunk``, ``correctness``): the fingerprint its replies
+    """Per further judgement exported (``chunk``, ...): the fingerprint its replies
     are stored under (empty in an export of answers alone)."""
 
 
@@ -160,24 +153,20 @@ def read_manifest(path: Path) -> BatchManifest:
 
 def current_fingerprint(config: Config) -> tuple[Fingerprint, Prompt]:
     """The fingerprint of the ``openai`` judge that ``config`` describes, with no server."""
-    prompt = load_prompt(config.judge.prompt)
+    prompt = load_task_prompt(config.judge.prompt, ANSWER)
     return judge_fingerprint(openai_identity(config.judge.openai), prompt), prompt
 
 
-#: The further judgements, in the order an export writes them.
-FURTHER_TASKS: tuple[Task, ...] = ("chunk", "correctness")
-
-
-def custom_id(task: Task, key: str) -> str:
+def custom_id(task: str, key: str) -> str:
     """A request's ``custom_id``: an answer's item key, or the key after its task."""
     return key if task == "answer" else f"{task}/{key}"
 
 
-def task_of(request_id: str) -> tuple[Task, str]:
+def task_of(request_id: str) -> tuple[str, str]:
     """The task and the item key of a ``custom_id`` (``custom_id``'s inverse)."""
-    for task in FURTHER_TASKS:
-        if request_id.startswith(f"{task}/"):
-            return task, request_id[len(task) + 1 :]
+    for task in FURTHER:
+        if request_id.startswith(f"{task.name}/"):
+            return task.name, request_id[len(task.name) + 1 :]
     return "answer", request_id
 
 
@@ -185,14 +174,13 @@ def task_fingerprints(
     config: Config, tasks: Sequence[str]
 ) -> dict[str, tuple[Fingerprint, Prompt]]:
     """The fingerprint of each of ``tasks`` for the ``openai`` judge ``config`` describes, with
-    its prompt (``judge.chunks.prompt``, ``judge.correctness.prompt``), with no server."""
+    its prompt (``judge.chunks.prompt``, ...), with no server."""
     identity = openai_identity(config.judge.openai)
-    prompts = {"chunk": config.judge.chunks.prompt, "correctness": config.judge.correctness.prompt}
     out: dict[str, tuple[Fingerprint, Prompt]] = {}
-    for task in FURTHER_TASKS:
-        if task in tasks:
-            prompt = load_prompt(prompts[task], task)
-            out[task] = (task_fingerprint_of(task, identity, prompt), prompt)
+    for name in tasks:
+        task = task_named(name)
+        prompt = load_task_prompt(task.settings(config).prompt, task)
+        out[name] = (task.fingerprint(identity, prompt), prompt)
     return out
 
 
@@ -232,7 +220,7 @@ class BatchExport(NamedTuple):
     the cache (``judge.results.tokens``): their tokens, and the time one request at a time
     would take (a batch engine's own pace is its own). The answers' requests only."""
     tasks: Mapping[str, tuple[int, int]] = MappingProxyType({})
-    """Per further judgement exported (``chunk``, ``correctness``): its pending and total
+    """Per further judgement exported (``chunk``, ...): its pending and total
     requests (counted in ``pending``, ``cached`` and ``total`` too)."""
 
     @property
@@ -292,34 +280,29 @@ def _request_lines(
         yield item, line.encode()
 
 
-def _task_items(further: Further, pending: dict[str, set[str]]) -> Iterator[tuple[Task, str, str]]:
-    """(task, item key, question id) of each pending further request, once per key, in the
-    order they are written (chunk grades, then correctness; each in the run's order)."""
-    entries: list[tuple[Task, str, str]] = [
-        *(("chunk", item.key, item.question_id) for item in further.chunks),
-        *(("correctness", item.key, item.question_id) for item in further.correctness),
-    ]
+def _task_items(
+    plans: Sequence[TaskPlan], pending: dict[str, set[str]]
+) -> Iterator[tuple[TaskPlan, Any]]:
+    """(plan, item) of each pending further request, once per key, in the order they are
+    written (the judgements in the registry's order; each in
+    the run's order)."""
     seen: set[tuple[str, str]] = set()
-    for task, key, question_id in entries:
-        if key in pending.get(task, ()) and (task, key) not in seen:
-            seen.add((task, key))
-            yield task, key, question_id
+    for plan in plans:
+        waiting = pending.get(plan.task.name, set())
+        for item in plan.items:
+            if item.key in waiting and (plan.task.name, item.key) not in seen:
+                seen.add((plan.task.name, item.key))
+                yield plan, item
 
 
 def _task_lines(
-    further: Further, pending: dict[str, set[str]], config: Config
+    plans: Sequence[TaskPlan], pending: dict[str, set[str]], config: Config
 ) -> Iterator[tuple[str, bytes]]:
-    """The request line of each pending chunk grade and correctness verdict: the body the
-    ``openai`` backend would send for it (its prompt and its task's schema)."""
-    chunks = {item.key: item for item in further.chunks}
-    answers = {item.key: item for item in further.correctness}
-    for task, key, question_id in _task_items(further, pending):
-        if task == "chunk":
-            assert further.prompts.chunk is not None
-            request = chunk_request(further.prompts.chunk, chunks[key])
-        else:
-            assert further.prompts.correctness is not None
-            request = correctness_request(further.prompts.correctness, answers[key])
+    """The request line of each pending further request (a chunk grade, ...): the body the ``openai`` backend would send for it (its prompt and its
+    task's schema)."""
+    for plan, item in _task_items(plans, pending):
+        task, key, question_id = plan.task.name, item.key, item.question_id
+        request = plan.task.request(plan.prompt, item)
         body = request_body(config.judge.openai, request.prompt, request.schema)
         line = {
             "custom_id": custom_id(task, key),
@@ -422,13 +405,12 @@ def export_batch(
     reports = ReportsDir(config.reports.dir)
     with reports.lock():  # as a run: an adapter is asked at most once at a time
         fingerprint, prompt = current_fingerprint(config)
-        prompts = further_prompts(config)  # the judgements that are on, checked for their task
-        tasks = task_fingerprints(
-            config, [t for t, p in zip(FURTHER_TASKS, prompts, strict=True) if p]
-        )
+        on = enabled_tasks(config)  # the judgements that are on, checked for their task
+        identity = openai_identity(config.judge.openai)
+        tasks = {task.name: (task.fingerprint(identity, p), p) for task, p in on}
         inputs = load_inputs(config, run_path, with_labels=False)
         items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
-        further = further_items(config, prompts, inputs.golden, inputs.run)
+        plans = task_plans(config, on, inputs.golden, inputs.run)
     cache = VerdictCache(config.judge.cache_path)
     try:
         # get_many, as a run looks replies up: an unreadable row is pending here too.
@@ -440,7 +422,8 @@ def export_batch(
         earlier = earlier_replies(cache, fingerprint.parts) if pending else []
         pending_tasks: dict[str, set[str]] = {}
         counts: dict[str, tuple[int, int]] = {}
-        for task, _, keys, _ in further.plans():
+        for plan in plans:
+            task, keys = plan.task.name, plan.keys
             held = cache.get_many(tasks[task][0].value, keys)
             pending_tasks[task] = {key for key in keys if key not in held}
             counts[task] = (len(pending_tasks[task]), len(keys))
@@ -475,7 +458,7 @@ def export_batch(
     try:
         for item, line in _request_lines(pending, prompt, config):
             writer.write(item.question.id, line)
-        for question_id, line in _task_lines(further, pending_tasks, config):
+        for question_id, line in _task_lines(plans, pending_tasks, config):
             writer.write(question_id, line)
         writer.close()
     except BaseException:
@@ -494,8 +477,8 @@ def export_batch(
         files=tuple(writer.done),
         items={item.key: item.question.id for item in pending}
         | {
-            custom_id(task, key): question_id
-            for task, key, question_id in _task_items(further, pending_tasks)
+            custom_id(plan.task.name, item.key): item.question_id
+            for plan, item in _task_items(plans, pending_tasks)
         },
         tasks={
             task: BatchTask(

@@ -28,11 +28,10 @@ from judge.hashing import HASH_SCHEME, tagged_hash, text_sha256
 from judge.inputs.golden import GoldenSet
 from judge.inputs.labels import HumanLabel, labels_by_answer
 from judge.inputs.runs import Run
-from judge.judging.chunks import chunk_depth
-from judge.judging.graded import ChunkGrade, CorrectnessVerdict
 from judge.judging.grading import Fingerprint
 from judge.judging.items import context_for
-from judge.judging.types import STATUSES, ContextChunk, Verdict
+from judge.judging.tasks.chunk import depth_of
+from judge.judging.types import STATUSES, ChunkGrade, ContextChunk, CorrectnessVerdict, Verdict
 from judge.record import ChunkSummary, PromptEdit, QuestionRow, Record, Tables
 from judge.results.bars import check_bars
 from judge.results.baseline import Baseline, compare_with_baseline
@@ -60,7 +59,14 @@ from judge.results.history import (
     prompt_only_predecessor,
 )
 from judge.results.item_record import ItemRecord
-from judge.results.manifest import Fingerprints, GitInfo, JudgeInfo, Manifest, RunInfo
+from judge.results.manifest import (
+    Fingerprints,
+    GitInfo,
+    JudgeInfo,
+    Manifest,
+    RunInfo,
+    TaskFingerprint,
+)
 from judge.results.reproducibility import steady_inputs, steady_note
 from judge.results.review import NO_TRIAGE, position_bias, triage
 from judge.results.season import RECENT, WINDOW, season_comparison
@@ -73,24 +79,44 @@ from judge.textnorm import REFUSAL_MARKERS
 PACKAGES = ("judge", "httpx", "ollama", "pydantic", "tenacity", "pandas", "llama_cpp_python")
 
 
+class TaskResults(NamedTuple):
+    """One further judgement's results as the record keeps them (``TaskDef.per_question``),
+    the record row's field that holds them, and the fingerprint they were cached under."""
+
+    row_field: str
+    per_question: Mapping[str, Any]
+    fingerprint: Fingerprint
+
+
 class Judged(NamedTuple):
-    """What the judge stage hands to the report: the verdicts and who gave them."""
+    """What the judge stage hands to the report: the verdicts and who gave them, and the
+    results of the further judgements that ran."""
 
     verdicts: dict[str, Verdict]
     judge: JudgeInfo
     fingerprint: Fingerprint
     seconds: float
-    chunk_grades: Mapping[str, tuple[ChunkGrade, ...]] = MappingProxyType({})
-    """Per question id, the grades of its retrieved chunks (empty: chunk grading off)."""
-    correctness: Mapping[str, CorrectnessVerdict] = MappingProxyType({})
-    """Per question id, its correctness verdict (empty: correctness off)."""
-    chunk_fingerprint: Fingerprint | None = None
-    """What the chunk grades were cached under (None: chunk grading off)."""
-    correctness_fingerprint: Fingerprint | None = None
-    """What the correctness verdicts were cached under (None: correctness off)."""
+    tasks: Mapping[str, TaskResults] = MappingProxyType({})
+    """Per further judgement that ran (``chunk``, ``correctness``, ...), its results; a
+    judgement that was off is not in it."""
     shown: Mapping[str, Sequence[ContextChunk]] = MappingProxyType({})
     """Per question id, the chunks its judge was shown (the items' contexts, built once by
     ``build_items``); a question not in it has its context built from the run again."""
+
+    def of(self, task: str) -> Mapping[str, Any]:
+        """Per question id, a judgement's results (empty: it was off)."""
+        found = self.tasks.get(task)
+        return MappingProxyType({}) if found is None else found.per_question
+
+    @property
+    def chunk_grades(self) -> Mapping[str, tuple[ChunkGrade, ...]]:
+        """Per question id, the grades of its retrieved chunks (empty: chunk grading off)."""
+        return self.of("chunk")
+
+    @property
+    def correctness(self) -> Mapping[str, CorrectnessVerdict]:
+        """Per question id, its correctness verdict (empty: correctness off)."""
+        return self.of("correctness")
 
 
 class Earlier(NamedTuple):
@@ -209,14 +235,6 @@ def _judge_metrics(table: TypeTable) -> TypeMetrics:
     return out
 
 
-def _value(fingerprint: Fingerprint | None) -> str | None:
-    return None if fingerprint is None else fingerprint.value
-
-
-def _parts(fingerprint: Fingerprint | None) -> dict[str, Any] | None:
-    return None if fingerprint is None else fingerprint.parts
-
-
 def _manifest(
     config: Config,
     measured: Measured,
@@ -239,10 +257,10 @@ def _manifest(
             golden=golden.questions_hash,
             corpus=golden.corpus_hash,
             run=run_hash(measured.run),
-            chunks=_value(judged.chunk_fingerprint),
-            chunks_parts=_parts(judged.chunk_fingerprint),
-            correctness=_value(judged.correctness_fingerprint),
-            correctness_parts=_parts(judged.correctness_fingerprint),
+            tasks={
+                name: TaskFingerprint(value=done.fingerprint.value, parts=done.fingerprint.parts)
+                for name, done in judged.tasks.items()
+            },
         ),
         run=RunInfo(source=measured.run_source, meta=measured.run.meta),
         config=config.model_copy(update={"source": None}),
@@ -459,7 +477,7 @@ def _chunk_summary(config: Config, golden: GoldenSet, judged: Judged) -> ChunkSu
         for q in golden.questions
         for g in judged.chunk_grades.get(q.id, ())
     ]
-    depth = chunk_depth(config.judge.chunks.depth, config.retrieval.context_k)
+    depth = depth_of(config)
     types = config.data.question_types
     questions = golden.questions
     tables = judged_tables(questions, graded, config.retrieval.ks, types, depth=depth)
@@ -476,6 +494,20 @@ def _chunk_summary(config: Config, golden: GoldenSet, judged: Judged) -> ChunkSu
         corrected_k=k,
         corrected=corrected_recall(questions, graded, k, types, depth=depth),
     )
+
+
+def _task_fields(tasks: Mapping[str, TaskResults], question_id: str) -> dict[str, Any]:
+    """A question's results of the further judgements, as the row's fields: each in its own
+    field (``chunk_grades``, ``correctness``), or by task in ``judgements``."""
+    fields: dict[str, Any] = {}
+    generic: dict[str, Any] = {}
+    for name, done in tasks.items():
+        value = done.per_question.get(question_id)
+        if done.row_field != "judgements":
+            fields[done.row_field] = value
+        elif value is not None:
+            generic[name] = value
+    return fields | ({"judgements": generic} if generic else {})
 
 
 def _question_rows(
@@ -518,8 +550,7 @@ def _question_rows(
                     refusal_phrases=refusal_phrases,
                     correctness=judged.correctness.get(q.id),
                 ),
-                chunk_grades=judged.chunk_grades.get(q.id),
-                correctness=judged.correctness.get(q.id),
+                **_task_fields(judged.tasks, q.id),
             )
         )
     return rows

@@ -21,17 +21,13 @@ from judge.inputs.runs import Run, validate_run
 from judge.inputs.user_code import adapter_output, load_adapter
 from judge.judging.backends import JudgeBackend
 from judge.judging.items import build_items
-from judge.judging.prompts import Prompt, load_prompt
+from judge.judging.prompts import Prompt
+from judge.judging.tasks.answer import ANSWER
+from judge.judging.tasks.base import AnyTask
+from judge.judging.tasks.registry import enabled_tasks, load_task_prompt
 from judge.metrics import metric_names
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs
-from judge.pipeline.session import (
-    NO_FURTHER,
-    FurtherPrompts,
-    Preflight,
-    further_items,
-    further_prompts,
-    preflight,
-)
+from judge.pipeline.session import Preflight, preflight, task_plans
 from judge.results.compare import GateRule
 from judge.results.gate import Detectable, detectable, gate_judge_metrics, night_family
 from judge.results.reproducibility import Repeated, repeated
@@ -89,7 +85,7 @@ class Checked(NamedTuple):
     answers: AnswerSource
     judge: Preflight | None
     """The judge ``judge run`` would use, and what the cache holds of this run for it (the
-    chunk grades' and correctness' too, where they are on: ``Preflight.further``); None when
+    further judgements' too, where they are on: ``Preflight.further``); None when
     the preflight was skipped (``--no-judge``, for offline use)."""
 
 
@@ -125,13 +121,13 @@ def check(
     problems = [problem for problem in [inputs.labels.missing_problem()] if problem]
     prompt: Prompt | None = None
     try:  # the prompt, exactly as `run` loads it
-        prompt = load_prompt(config.judge.prompt)
+        prompt = load_task_prompt(config.judge.prompt, ANSWER)
     except PromptError as exc:
         problems.append(str(exc))
-    prompts = FurtherPrompts()
-    try:  # and those of the chunk grades and correctness, where they are on
-        prompts = further_prompts(config)
-    except PromptError as exc:
+    tasks: list[tuple[AnyTask, Prompt]] = []
+    try:  # and those of the further judgements, where they are on
+        tasks = enabled_tasks(config)
+    except (PromptError, ConfigError) as exc:
         problems.append(str(exc))
     problems += [
         f"{inputs.run_source}: the adapter failed for question '{q.id}': {run.meta.failed[q.id]}"
@@ -157,8 +153,8 @@ def check(
     judged = None
     if preflight_judge and prompt is not None:  # the prompt loaded: problems would be raised
         items = build_items(golden, run, config.retrieval.context_k)
-        further = further_items(config, prompts, golden, run) if any(prompts) else NO_FURTHER
-        judged = preflight(config, items, prompt, backend, further)
+        plans = task_plans(config, tasks, golden, run)
+        judged = preflight(config, items, prompt, backend, plans)
     return Checked(
         inputs,
         ordered,

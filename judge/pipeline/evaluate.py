@@ -12,7 +12,7 @@ prints: progress goes to ``Hooks``, the outcome comes back as an ``Evaluation``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,31 +23,29 @@ from judge.errors import ConfigError, InputError, Interrupted
 from judge.folders import ReportFolder, ReportsDir, read_saved_verdicts
 from judge.hashing import text_sha256
 from judge.inputs.adapter import AdapterProgress
-from judge.inputs.golden import load_golden
+from judge.inputs.golden import GoldenSet, load_golden
 from judge.inputs.labels import labels_by_answer, load_labels_if_any
-from judge.inputs.runs import load_run, run_lines
+from judge.inputs.runs import Run, load_run, run_lines
 from judge.io.jsonl import jsonl_text
 from judge.judging.backends import JudgeBackend
 from judge.judging.cache import VerdictCache
-from judge.judging.chunks import build_chunk_items, cached_grades, chunk_depth
-from judge.judging.correctness import build_correctness_items, cached_correctness
-from judge.judging.graded import ChunkGrade, CorrectnessVerdict
-from judge.judging.grading import Fingerprint, JudgeProgress, cached_verdicts
+from judge.judging.grading import Fingerprint, JudgeProgress
 from judge.judging.items import build_items
-from judge.judging.prompts import load_prompt
+from judge.judging.judge import Judge, cached_verdicts, read_cached
+from judge.judging.tasks.answer import ANSWER
+from judge.judging.tasks.base import AnyTask, by_question
+from judge.judging.tasks.registry import enabled_tasks, load_task_prompt, task_named
 from judge.pipeline.bars import bars_asked
-from judge.pipeline.build import Earlier, Judged, build_report, package_version
+from judge.pipeline.build import Earlier, Judged, TaskResults, build_report, package_version
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
 from judge.pipeline.session import (
-    Further,
     JudgeChoice,
-    Session,
-    further_items,
-    further_prompts,
+    TaskPlan,
     judge_info,
     judging_session,
+    task_plans,
 )
-from judge.record import REPORT_FILE, Record
+from judge.record import REPORT_FILE, QuestionRow, Record
 from judge.report.files import render_files
 from judge.results.baseline import read_baseline
 from judge.results.compare import QuestionValues
@@ -218,8 +216,10 @@ def _evaluate(
 ) -> Evaluation:
     reports = ReportsDir(config.reports.dir)
     with reports.lock():  # before the adapter is asked: a second run must not pay for answers
-        prompt = load_prompt(config.judge.prompt)  # a bad prompt fails before any model loads
-        prompts = further_prompts(config)  # so do those of the chunk grades and correctness
+        prompt = load_task_prompt(
+            config.judge.prompt, ANSWER
+        )  # a bad prompt fails before any model loads
+        tasks = enabled_tasks(config)  # so do those of the further judgements that are on
         # A damaged history or a baseline of the old format fails here too, before anything is
         # asked or judged; both are read once and handed down.
         earlier = earlier_runs(config, reports)
@@ -229,28 +229,26 @@ def _evaluate(
         hooks.on_inputs(inputs)
         measured = measure_retrieval(config, inputs.golden, inputs.run, inputs.run_source)
         items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
-        further = further_items(config, prompts, inputs.golden, inputs.run)
+        plans = task_plans(config, tasks, inputs.golden, inputs.run)
         with judging_session(
-            config, backend, items, prompt, inputs.run_source, hooks.on_judge_chosen, further
+            config, backend, items, prompt, inputs.run_source, hooks.on_judge_chosen, plans
         ) as session:
-            outcome = session.judge(items, hooks.on_judging, rejudge_failed=rejudge_failed)
+            outcome = session.answers(items, hooks.on_judging, rejudge_failed=rejudge_failed)
+            verdicts = by_question(outcome.results)
             if outcome.interrupted:
                 # The same command resumes: the verdicts are cached, and an adapter's answers
                 # are saved and reused (no need to point --run at them).
                 raise Interrupted(
-                    f"{len(outcome.verdicts)} of {len(inputs.run.records)} answers judged and "
+                    f"{len(verdicts)} of {len(inputs.run.records)} answers judged and "
                     "cached; run the same command again to resume"
                 )
-            graded = _judge_further(session, further, hooks.on_judging, rejudge_failed)
+            further = _judge_further(session.judge, plans, hooks.on_judging, rejudge_failed)
         judged = Judged(
-            outcome.verdicts,
+            verdicts,
             judge_info(session.opened, prompt),
             outcome.fingerprint,
             outcome.elapsed_s,  # the answers' time, as the summary says it
-            chunk_grades=graded.chunk_grades,
-            correctness=graded.correctness,
-            chunk_fingerprint=graded.chunk_fingerprint,
-            correctness_fingerprint=graded.fingerprint,
+            tasks=further,
             shown={item.question_id: item.context for item in items},
         )
         name = reports.new_folder_name(outcome.fingerprint.value, started_at, earlier.history)
@@ -263,59 +261,32 @@ def _evaluate(
     return Evaluation(folder, report, inputs)
 
 
-class FurtherJudged(NamedTuple):
-    """The chunk grades and correctness verdicts of a run, and the fingerprints they were
-    cached under (None: that judgement is off)."""
-
-    chunk_grades: dict[str, tuple[ChunkGrade, ...]]
-    chunk_fingerprint: Fingerprint | None
-    correctness: dict[str, CorrectnessVerdict]
-    fingerprint: Fingerprint | None
-    """The correctness fingerprint."""
-    seconds: float
-
-
 def _judge_further(
-    session: Session,
-    further: Further,
+    judge: Judge,
+    plans: Sequence[TaskPlan],
     on_progress: Callable[[JudgeProgress], None],
     rejudge_failed: bool,
-) -> FurtherJudged:
-    """Grade the chunks, then judge correctness, where each is on; Ctrl-C during either
-    raises ``Interrupted`` saying what is kept (the answers' verdicts and every reply so far
-    are in the cache: the same command resumes)."""
-    grades: dict[str, tuple[ChunkGrade, ...]] = {}
-    verdicts: dict[str, CorrectnessVerdict] = {}
-    chunk_print = correctness_print = None
-    seconds = 0.0
-    if further.prompts.chunk is not None:
-        chunks = session.grade_chunks(
-            further.prompts.chunk, further.chunks, on_progress, rejudge_failed=rejudge_failed
+) -> dict[str, TaskResults]:
+    """Ask each further judgement that is on, in turn; Ctrl-C during one raises
+    ``Interrupted`` saying what is kept (the answers' verdicts, the judgements before it, and
+    every reply so far are in the cache: the same command resumes)."""
+    done = ["every answer judged"]
+    out: dict[str, TaskResults] = {}
+    for plan in plans:
+        task = plan.task
+        outcome = judge.run(
+            task, plan.prompt, plan.items, on_progress, rejudge_failed=rejudge_failed
         )
-        if chunks.interrupted:
-            unique = len({item.key for item in further.chunks})
-            done = len({g.item_key for grades in chunks.grades.values() for g in grades})
+        per_question = task.per_question(outcome.results)
+        if outcome.interrupted:
             raise Interrupted(
-                f"every answer judged, and {done} of {unique} chunks graded; all cached; run "
-                "the same command again to resume"
+                f"{' and '.join(done)}, and {task.progress(plan.items, per_question)}; all "
+                "cached; run the same command again to resume"
             )
-        grades, chunk_print, seconds = chunks.grades, chunks.fingerprint, chunks.elapsed_s
-    if further.prompts.correctness is not None:
-        judged = session.judge_correctness(
-            further.prompts.correctness,
-            further.correctness,
-            on_progress,
-            rejudge_failed=rejudge_failed,
-        )
-        if judged.interrupted:
-            raise Interrupted(
-                f"every answer judged{' and every chunk graded' if grades else ''}, and "
-                f"{len(judged.verdicts)} of {len(further.correctness)} answers judged for "
-                "correctness; all cached; run the same command again to resume"
-            )
-        verdicts, correctness_print = judged.verdicts, judged.fingerprint
-        seconds += judged.elapsed_s
-    return FurtherJudged(grades, chunk_print, verdicts, correctness_print, seconds)
+        if per_question:
+            done.append(task.all_done)
+        out[task.name] = TaskResults(task.row_field, per_question, outcome.fingerprint)
+    return out
 
 
 def earlier_runs(config: Config, reports: ReportsDir) -> Earlier:
@@ -428,76 +399,10 @@ def _rederive(
     warn: Callable[[str], None],
 ) -> ReportFolder:
     """``rerender``'s rebuild from the run and the cache (under the caller's lock)."""
-    golden = load_golden(config.data)
-    if golden.questions_hash != manifest.fingerprints.golden:
-        raise ConfigError(
-            f"{folder.name} was judged on another golden set than {config.data.questions} "
-            "holds now; re-rendering would mix the two"
-        )
-    if golden.corpus_hash != manifest.fingerprints.corpus:
-        raise ConfigError(
-            f"the corpus changed since {folder.name} was judged; its chunks would no longer "
-            "be the ones the judge saw, so it cannot be re-rendered"
-        )
-    # Measure and describe the run as it was, whatever judge.toml says now; only where
-    # files are kept comes from the current configuration (the project may have moved).
-    config = manifest.configuration(config.source).with_overrides(
-        data=config.data.model_dump(),
-        judge={"cache_path": config.judge.cache_path},
-        reports=config.reports.model_dump(),
-    )
+    config, golden = _as_it_was(config, folder, manifest)
     run = load_run(folder.run_path, golden)
     measured = measure_retrieval(config, golden, run, manifest.run.source)
-    fingerprint = Fingerprint(manifest.fingerprints.judge, manifest.fingerprints.judge_parts)
-    fingerprints = manifest.fingerprints
-    cache = VerdictCache(config.judge.cache_path)
-    try:
-        items = build_items(golden, run, config.retrieval.context_k)
-        saved = read_saved_verdicts(folder.path)
-        rederived = cached_verdicts(items, fingerprint.value, cache)
-        saved_rows = (
-            _saved_rows(folder.record) if fingerprints.chunks or fingerprints.correctness else {}
-        )
-        grades: dict[str, tuple[ChunkGrade, ...]] = {}
-        if fingerprints.chunks is not None:
-            depth = chunk_depth(config.judge.chunks.depth, config.retrieval.context_k)
-            chunk_items = build_chunk_items(golden, run, depth)
-            grades = {
-                qid: row[0] for qid, row in saved_rows.items() if row[0] is not None
-            } | _as_then(cached_grades(chunk_items, fingerprints.chunks, cache), saved_rows)
-        correctness: dict[str, CorrectnessVerdict] = {}
-        if fingerprints.correctness is not None:
-            rejudged = cached_correctness(
-                build_correctness_items(golden, run), fingerprints.correctness, cache
-            )
-            saved_correctness = {
-                qid: row[1] for qid, row in saved_rows.items() if row[1] is not None
-            }
-            correctness = saved_correctness | {
-                qid: v.model_copy(update={"cached": saved_correctness[qid].cached})
-                if qid in saved_correctness
-                else v
-                for qid, v in rejudged.items()
-            }
-    finally:
-        cache.close()
-    # The report describes the run as it happened: whether a verdict came from the cache
-    # then, not now.
-    verdicts = saved | {
-        qid: v.model_copy(update={"cached": saved[qid].cached}) if qid in saved else v
-        for qid, v in rederived.items()
-    }
-    judged = Judged(
-        verdicts,
-        manifest.judge,
-        fingerprint,
-        manifest.judge_seconds,
-        chunk_grades=grades,
-        correctness=correctness,
-        chunk_fingerprint=_recorded(fingerprints.chunks, fingerprints.chunks_parts),
-        correctness_fingerprint=_recorded(fingerprints.correctness, fingerprints.correctness_parts),
-        shown={item.question_id: item.context for item in items},
-    )
+    judged = _judged_then(config, folder, manifest, golden, run)
     labels = load_labels_if_any(config.data.labels, golden.by_id())
     if labels.warning():
         warn(str(labels.warning()))
@@ -516,6 +421,74 @@ def _rederive(
     return folder
 
 
+def _as_it_was(
+    config: Config, folder: ReportFolder, manifest: Manifest
+) -> tuple[Config, GoldenSet]:
+    """The configuration the folder's run ran with, and the golden set, refused when it or
+    the corpus changed since (re-rendering would mix the two)."""
+    golden = load_golden(config.data)
+    if golden.questions_hash != manifest.fingerprints.golden:
+        raise ConfigError(
+            f"{folder.name} was judged on another golden set than {config.data.questions} "
+            "holds now; re-rendering would mix the two"
+        )
+    if golden.corpus_hash != manifest.fingerprints.corpus:
+        raise ConfigError(
+            f"the corpus changed since {folder.name} was judged; its chunks would no longer "
+            "be the ones the judge saw, so it cannot be re-rendered"
+        )
+    # Measure and describe the run as it was, whatever judge.toml says now; only where
+    # files are kept comes from the current configuration (the project may have moved).
+    config = manifest.configuration(config.source).with_overrides(
+        data=config.data.model_dump(),
+        judge={"cache_path": config.judge.cache_path},
+        reports=config.reports.model_dump(),
+    )
+    return config, golden
+
+
+def _judged_then(
+    config: Config, folder: ReportFolder, manifest: Manifest, golden: GoldenSet, run: Run
+) -> Judged:
+    """Every judgement of the folder's run re-derived from the cache under the fingerprints
+    it recorded, each marked cached as it was then; a reply gone from the cache keeps the
+    folder's result."""
+    fingerprint = Fingerprint(manifest.fingerprints.judge, manifest.fingerprints.judge_parts)
+    recorded = manifest.fingerprints.tasks
+    cache = VerdictCache(config.judge.cache_path)
+    try:
+        items = build_items(golden, run, config.retrieval.context_k)
+        saved = read_saved_verdicts(folder.path)
+        rederived = cached_verdicts(items, fingerprint.value, cache)
+        saved_rows = _saved_rows(folder.record) if recorded else []
+        further = {
+            name: _rederive_task(
+                task_named(name),
+                Fingerprint(done.value, done.parts),
+                cache,
+                saved_rows,
+                lambda task: task.items(golden, run, config),
+            )
+            for name, done in recorded.items()
+        }
+    finally:
+        cache.close()
+    # The report describes the run as it happened: whether a verdict came from the cache
+    # then, not now.
+    verdicts = saved | {
+        qid: v.model_copy(update={"cached": saved[qid].cached}) if qid in saved else v
+        for qid, v in rederived.items()
+    }
+    return Judged(
+        verdicts,
+        manifest.judge,
+        fingerprint,
+        manifest.judge_seconds,
+        tasks=further,
+        shown={item.question_id: item.context for item in items},
+    )
+
+
 def _checked_bars(folder: ReportFolder) -> bool:
     """Whether the folder's run checked its bars (its record's gate has bar checks): a rebuild
     checks them again, with the recorded configuration's bars; a record that cannot be read
@@ -526,33 +499,37 @@ def _checked_bars(folder: ReportFolder) -> bool:
         return False
 
 
-SavedRow = tuple[tuple[ChunkGrade, ...] | None, CorrectnessVerdict | None]
-
-
-def _saved_rows(record: Callable[[], Record]) -> dict[str, SavedRow]:
-    """Each question's chunk grades and correctness verdict as the folder's record keeps
-    them (what stands for a reply pruned from the cache); none when the record cannot be
-    read."""
+def _saved_rows(record: Callable[[], Record]) -> list[QuestionRow]:
+    """The folder record's rows: what stands for a reply pruned from the cache (none when the
+    record cannot be read)."""
     try:
-        rows = record().questions
+        return record().questions
     except (ConfigError, InputError, OSError):
-        return {}
-    return {row.question_id: (row.chunk_grades, row.correctness) for row in rows}
+        return []
 
 
-def _as_then(
-    rederived: dict[str, tuple[ChunkGrade, ...]], saved: dict[str, SavedRow]
-) -> dict[str, tuple[ChunkGrade, ...]]:
-    """Re-derived grades, each marked cached as it was in the run (by chunk id)."""
-    out = {}
-    for qid, grades in rederived.items():
-        before = {g.chunk_id: g.cached for g in saved.get(qid, (None, None))[0] or ()}
-        out[qid] = tuple(
-            g.model_copy(update={"cached": before[g.chunk_id]}) if g.chunk_id in before else g
-            for g in grades
-        )
-    return out
+def _saved(row: QuestionRow, task: AnyTask) -> Any:
+    """What a record row keeps of ``task`` (None: nothing)."""
+    if task.row_field == "judgements":
+        return (row.judgements or {}).get(task.name)
+    return getattr(row, task.row_field)
 
 
-def _recorded(value: str | None, parts: dict[str, Any] | None) -> Fingerprint | None:
-    return None if value is None else Fingerprint(value, parts or {})
+def _rederive_task(
+    task: AnyTask,
+    fingerprint: Fingerprint,
+    cache: VerdictCache,
+    saved_rows: list[QuestionRow],
+    items_of: Callable[[AnyTask], list[Any]],
+) -> TaskResults:
+    """A further judgement's results re-derived from the cache, each marked cached as it was
+    in the run ("as then"); a question whose replies are gone keeps the folder's result."""
+    saved = {
+        row.question_id: value for row in saved_rows if (value := _saved(row, task)) is not None
+    }
+    rederived = task.per_question(read_cached(task, cache, fingerprint, items_of(task)))
+    per_question = saved | {
+        qid: task.as_then(value, saved[qid]) if qid in saved else value
+        for qid, value in rederived.items()
+    }
+    return TaskResults(task.row_field, per_question, fingerprint)

@@ -3,11 +3,14 @@ here, with the verdict cache open beside it. ``evaluate``, ``sweep``, ``judge_st
 the batch commands judge through it, so the choice of a judge is made in one place; ``preflight``
 (``judge check``) makes the same choice and judges nothing.
 
-The further judgements of a run (``judge.judging.graded``: chunk grades, correctness, each
-on when ``[judge.chunks]`` / ``[judge.correctness]`` says ``enabled``) go through the same
-session after the answers: the same backend, cache, concurrency and retries. Their prompts are
-loaded with the answer's, before anything is asked (``further_prompts``), and what they will
-cost is announced with the judge (``JudgeChoice.extra``).
+The session is wiring only: which backend to open (``judge.pipeline.session.open_backend``,
+the one name a test replaces), the announcement, the ``openai`` judge's offline fallback and
+``judge check``'s counts. The judging is ``judge.judging.judge.Judge``'s. The further
+judgements of a run (``judge.judging.tasks.registry``: chunk grades, ..., each on when
+its table says ``enabled``) go through the same judge after the answers: the same backend,
+cache, concurrency and retries. Their prompts are loaded with the answer's, before anything is
+asked (``registry.enabled_tasks``), and what they will cost is announced with the judge
+(``JudgeChoice.extra``, one line per ``TaskPlan``).
 """
 
 from __future__ import annotations
@@ -22,35 +25,23 @@ from judge.config import Config
 from judge.errors import BackendUnavailable, ConfigError
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
-from judge.judging.backends import BackendIdentity, JudgeBackend, OpenedBackend
-from judge.judging.backends.pool import PoolRefused, judging_concurrency
+from judge.judging.backends import (
+    BackendIdentity,
+    JudgeBackend,
+    OpenedBackend,
+    max_connections,
+    open_backend,
+)
+from judge.judging.backends.pool import PoolRefused
 from judge.judging.cache import VerdictCache
-from judge.judging.chunks import (
-    ChunkItem,
-    ChunkOutcome,
-    build_chunk_items,
-    chunk_depth,
-    chunk_fingerprint,
-    grade_chunks,
-)
-from judge.judging.correctness import (
-    CorrectnessItem,
-    CorrectnessOutcome,
-    build_correctness_items,
-    correctness_fingerprint,
-    judge_correctness,
-)
 from judge.judging.evidence import VERIFIER_VERSION
-from judge.judging.graded import Task
-from judge.judging.grading import (
-    Fingerprint,
-    JudgeOutcome,
-    JudgeProgress,
-    judge_fingerprint,
-    judge_items,
-)
+from judge.judging.grading import Fingerprint, JudgeProgress, judge_fingerprint
 from judge.judging.items import JudgeItem
-from judge.judging.prompts import Prompt, load_prompt
+from judge.judging.judge import Judge, TaskOutcome
+from judge.judging.prompts import Prompt
+from judge.judging.tasks.answer import ANSWER
+from judge.judging.tasks.base import AnyTask
+from judge.judging.types import Verdict
 from judge.results.manifest import JudgeInfo
 from judge.results.tokens import Estimate, Observed, estimate
 
@@ -72,8 +63,8 @@ class JudgeChoice(NamedTuple):
     None when the cache could not be read for it (the run then stops on the cache itself)."""
     extra: tuple[str, ...] = ()
     """One line per further judgement the run makes after the answers (chunk grades,
-    correctness): what it grades, with which prompt, and its calls and cost at the rate of
-    this judge's earlier replies of that judgement (``Further.line``)."""
+    ...): what it grades, with which prompt, and its calls and cost at the rate of
+    this judge's earlier replies of that judgement (``_plan_lines``)."""
 
     def lines(self) -> list[str]:
         """What the console says before judging starts: the judge, why, the prompt and run,
@@ -94,70 +85,31 @@ class JudgeChoice(NamedTuple):
 _SAME_JUDGE = ("backend", "model", "digest", "mode", "task")
 
 
-class FurtherPrompts(NamedTuple):
-    """The prompts of the further judgements that are on (None: off)."""
+class TaskPlan(NamedTuple):
+    """A further judgement a run makes (``judge.judging.tasks``): its task, its prompt, and its
+    items for the run."""
 
-    chunk: Prompt | None = None
-    correctness: Prompt | None = None
+    task: AnyTask
+    prompt: Prompt
+    items: list[Any]
+    what: str
+    """What it judges, in words (``TaskDef.describe``)."""
 
-
-def further_prompts(config: Config) -> FurtherPrompts:
-    """Load the prompts of the judgements ``config`` turns on (``judge.chunks.enabled``,
-    ``judge.correctness.enabled``), each checked for its task: called with the answer's
-    prompt, before anything is asked, so a bad prompt fails first."""
-    chunks, correctness = config.judge.chunks, config.judge.correctness
-    return FurtherPrompts(
-        load_prompt(chunks.prompt, "chunk") if chunks.enabled else None,
-        load_prompt(correctness.prompt, "correctness") if correctness.enabled else None,
-    )
+    @property
+    def keys(self) -> list[str]:
+        """Its unique item keys: one call each."""
+        return self.task.unique_keys(self.items)
 
 
-class Further(NamedTuple):
-    """The items of the further judgements of one run (empty lists: that judgement is off)."""
-
-    prompts: FurtherPrompts
-    chunks: list[ChunkItem]
-    correctness: list[CorrectnessItem]
-    depth: int
-    """How many top chunks of each answered question are graded."""
-
-    def plans(self) -> list[tuple[Task, Prompt, list[str], str]]:
-        """Per judgement that is on: its task, prompt, unique item keys (one call each) and
-        what it judges, in words."""
-        out: list[tuple[Task, Prompt, list[str], str]] = []
-        if self.prompts.chunk is not None:
-            keys = list(dict.fromkeys(item.key for item in self.chunks))
-            questions = len({item.question_id for item in self.chunks})
-            what = f"chunk grades (top {self.depth} chunks of {questions} answers)"
-            out.append(("chunk", self.prompts.chunk, keys, what))
-        if self.prompts.correctness is not None:
-            keys = list(dict.fromkeys(item.key for item in self.correctness))
-            what = "correctness (answers with a reference answer or out of scope)"
-            out.append(("correctness", self.prompts.correctness, keys, what))
-        return out
-
-
-NO_FURTHER = Further(FurtherPrompts(), [], [], 0)
-
-
-def further_items(config: Config, prompts: FurtherPrompts, golden: GoldenSet, run: Run) -> Further:
-    """The items of the judgements that are on, for ``run``."""
-    depth = chunk_depth(config.judge.chunks.depth, config.retrieval.context_k)
-    return Further(
-        prompts,
-        build_chunk_items(golden, run, depth) if prompts.chunk is not None else [],
-        build_correctness_items(golden, run) if prompts.correctness is not None else [],
-        depth,
-    )
-
-
-def task_fingerprint_of(task: Task, identity: BackendIdentity, prompt: Prompt) -> Fingerprint:
-    """The fingerprint of a judgement's replies, by its task."""
-    if task == "chunk":
-        return chunk_fingerprint(identity, prompt)
-    if task == "correctness":
-        return correctness_fingerprint(identity, prompt)
-    return judge_fingerprint(identity, prompt)
+def task_plans(
+    config: Config, tasks: Sequence[tuple[AnyTask, Prompt]], golden: GoldenSet, run: Run
+) -> list[TaskPlan]:
+    """The items of each judgement that is on (``registry.enabled_tasks``), for ``run``."""
+    plans = []
+    for task, prompt in tasks:
+        items = task.items(golden, run, config)
+        plans.append(TaskPlan(task, prompt, items, task.describe(items, config)))
+    return plans
 
 
 def earlier_replies(
@@ -190,19 +142,12 @@ def pending_estimate(
     return estimate(pending, len(keys), earlier, concurrency)
 
 
-def _estimate_before(
-    config: Config, backend: JudgeBackend, prompt: Prompt, items: Sequence[JudgeItem]
-) -> Estimate | None:
-    """``pending_estimate`` for a run about to start; None when the cache cannot be read
-    (opening it for the run then says why, as it did before there were estimates)."""
-    fingerprint = judge_fingerprint(backend.identity, prompt)
-    return _estimate_of(config, backend, fingerprint, [item.key for item in items])
-
-
 def _estimate_of(
     config: Config, backend: JudgeBackend, fingerprint: Fingerprint, keys: list[str]
 ) -> Estimate | None:
-    concurrency = judging_concurrency(backend, config.judge.concurrency)
+    """``pending_estimate`` for a run about to start; None when the cache cannot be read
+    (opening it for the run then says why, as it did before there were estimates)."""
+    concurrency = max_connections(backend, config.judge.concurrency)
     if not config.judge.cache_path.exists():  # not created here: nothing is in it
         return estimate(len(keys), len(keys), [], concurrency)
     try:
@@ -217,15 +162,18 @@ def _estimate_of(
         cache.close()
 
 
-def _further_lines(config: Config, backend: JudgeBackend, further: Further) -> tuple[str, ...]:
+def _plan_lines(
+    config: Config, backend: JudgeBackend, plans: Sequence[TaskPlan]
+) -> tuple[str, ...]:
     """One line per further judgement: what, which prompt, and its estimate ("to judge: ...")
     at the rate of this judge's earlier replies of the same task."""
     lines = []
-    for task, prompt, keys, what in further.plans():
-        fingerprint = task_fingerprint_of(task, backend.identity, prompt)
+    for plan in plans:
+        keys = plan.keys
+        fingerprint = plan.task.fingerprint(backend.identity, plan.prompt)
         cost = _estimate_of(config, backend, fingerprint, keys)
         said = cost.line() if cost is not None else f"to judge: {len(keys)} items"
-        lines.append(f"{what} · prompt: {prompt.path}; {said}")
+        lines.append(f"{plan.what} · prompt: {plan.prompt.path}; {said}")
     return tuple(lines)
 
 
@@ -234,7 +182,7 @@ def _open(
     backend: JudgeBackend | None,
     items: list[JudgeItem],
     prompt: Prompt,
-    further: Further = NO_FURTHER,
+    plans: Sequence[TaskPlan] = (),
 ) -> tuple[OpenedBackend, bool]:
     """The backend to judge with, and whether this evaluation owns (and so closes) it.
 
@@ -245,10 +193,7 @@ def _open(
     if backend is not None:
         return OpenedBackend(backend, "given by the caller"), False
     try:
-        # Looked up on the package when called: tests replace judge.pipeline.open_backend.
-        import judge.pipeline
-
-        return judge.pipeline.open_backend(config.judge), True
+        return open_backend(config.judge), True
     except PoolRefused:
         raise
     except BackendUnavailable as exc:
@@ -257,19 +202,46 @@ def _open(
         from judge.judging.backends.openai import CachedOpenAI
 
         offline = CachedOpenAI(config.judge.openai, str(exc))
-        cache = VerdictCache(config.judge.cache_path)
-        try:
-            fingerprint = judge_fingerprint(offline.identity, prompt).value
-            missing = {item.key for item in items} - cache.cached_keys(fingerprint)
-            for task, task_prompt, keys, _ in further.plans():  # imported with the answers
-                task_print = task_fingerprint_of(task, offline.identity, task_prompt).value
-                missing |= set(keys) - cache.cached_keys(task_print)
-        finally:
-            cache.close()
-        if missing:
+        asked = [TaskPlan(ANSWER, prompt, items, ""), *plans]  # imported with the answers
+        if _missing(config, offline, asked):
             raise
         reason = f"backend = openai: no server ({exc}), but every reply is in the cache"
         return OpenedBackend(offline, reason), True
+
+
+def _missing(config: Config, backend: JudgeBackend, plans: Sequence[TaskPlan]) -> bool:
+    """Whether any item of ``plans`` has no reply in the cache under ``backend``'s
+    fingerprint of its task."""
+    cache = VerdictCache(config.judge.cache_path)
+    try:
+        for plan in plans:
+            held = cache.cached_keys(plan.task.fingerprint(backend.identity, plan.prompt).value)
+            if any(item.key not in held for item in plan.items):
+                return True
+        return False
+    finally:
+        cache.close()
+
+
+class TaskCount(NamedTuple):
+    """A further judgement ``judge run`` would make, counted in the cache (``judge check``)."""
+
+    task: str
+    setting: str
+    """Its configuration table (``judge.chunks``)."""
+    what: str
+    prompt: Path
+    calls: int
+    """Items it asks the judge about, one call each (items of the same key counted once)."""
+    cached: int
+
+    def line(self) -> str:
+        """E.g. "chunk grades (top 5 chunks of 30 answers): on (judge.chunks), 150 calls,
+        40 of them in the cache; 110 to judge"."""
+        return (
+            f"{self.what}: on ({self.setting}, {self.prompt}), {self.calls} calls, "
+            f"{self.cached} of them in the cache; {self.calls - self.cached} to judge"
+        )
 
 
 class Preflight(NamedTuple):
@@ -287,8 +259,8 @@ class Preflight(NamedTuple):
     """Items whose reply is in the cache under this judge's fingerprint: the ones ``judge run``
     counts "from the cache" (unless ``--rejudge-failed`` asks again where one gave no verdict)."""
     total: int
-    further: tuple[FurtherCount, ...] = ()
-    """The further judgements that are on (chunk grades, correctness): their calls and how
+    further: tuple[TaskCount, ...] = ()
+    """The further judgements that are on (chunk grades, ...): their calls and how
     many of them are in the cache."""
 
     @property
@@ -297,24 +269,24 @@ class Preflight(NamedTuple):
         return self.total - self.cached
 
 
-class FurtherCount(NamedTuple):
-    """A further judgement ``judge run`` would make, counted in the cache (``judge check``)."""
-
-    task: Task
-    what: str
-    prompt: Path
-    calls: int
-    """Items it asks the judge about, one call each (items of the same key counted once)."""
-    cached: int
-
-    def line(self) -> str:
-        """E.g. "chunk grades (top 5 chunks of 30 answers): on (judge.chunks), 150 calls,
-        40 of them in the cache; 110 to judge"."""
-        setting = "judge.chunks" if self.task == "chunk" else "judge.correctness"
-        return (
-            f"{self.what}: on ({setting}, {self.prompt}), {self.calls} calls, {self.cached} "
-            f"of them in the cache; {self.calls - self.cached} to judge"
-        )
+def _counted(
+    config: Config, identity: BackendIdentity, plans: Sequence[TaskPlan]
+) -> list[tuple[int, int]]:
+    """Per plan (the answers' first): its items (unique keys for a further judgement, every
+    item for the answers, as ``judge run`` counts them) and how many the cache holds."""
+    totals = [len(plan.items) if plan.task is ANSWER else len(plan.keys) for plan in plans]
+    if not config.judge.cache_path.exists():
+        return [(total, 0) for total in totals]
+    cache = VerdictCache(config.judge.cache_path)
+    try:
+        out = []
+        for plan, total in zip(plans, totals, strict=True):
+            held = cache.cached_keys(plan.task.fingerprint(identity, plan.prompt).value)
+            keys = [item.key for item in plan.items] if plan.task is ANSWER else plan.keys
+            out.append((total, sum(key in held for key in keys)))
+        return out
+    finally:
+        cache.close()
 
 
 def preflight(
@@ -322,42 +294,30 @@ def preflight(
     items: list[JudgeItem],
     prompt: Prompt,
     backend: JudgeBackend | None = None,
-    further: Further = NO_FURTHER,
+    plans: Sequence[TaskPlan] = (),
 ) -> Preflight:
     """Open the judge exactly as ``judging_session`` does (a ``BackendUnavailable`` here is
     the one ``judge run`` would stop on, exit 3), read its identity, count the items the cache
-    holds under its fingerprint (and those of the ``further`` judgements that are on), and
-    close it again: no item is sent to it.
+    holds under its fingerprint (and those of the further judgements that are on, ``plans``),
+    and close it again: no item is sent to it.
 
     A cache file that does not exist yet is not created: none of the items is in it.
     """
-    opened, owned = _open(config, backend, items, prompt, further)
+    opened, owned = _open(config, backend, items, prompt, plans)
     try:
         identity = opened.backend.identity
-        fingerprint = judge_fingerprint(identity, prompt)
-        plans = further.plans()
-        cached = 0
-        counts = [0] * len(plans)
-        if config.judge.cache_path.exists():
-            cache = VerdictCache(config.judge.cache_path)
-            try:
-                keys = cache.cached_keys(fingerprint.value)
-                cached = sum(item.key in keys for item in items)  # per item, as `judge run`
-                for n, (task, task_prompt, task_keys, _) in enumerate(plans):
-                    held = cache.cached_keys(task_fingerprint_of(task, identity, task_prompt).value)
-                    counts[n] = sum(key in held for key in task_keys)
-            finally:
-                cache.close()
+        counts = _counted(config, identity, [TaskPlan(ANSWER, prompt, items, ""), *plans])
+        (total, cached), further = counts[0], counts[1:]
         return Preflight(
             identity.describe(),
             opened.reason,
             identity,
-            fingerprint,
+            judge_fingerprint(identity, prompt),
             cached,
-            len(items),
+            total,
             tuple(
-                FurtherCount(task, what, task_prompt.path, len(task_keys), counts[n])
-                for n, (task, task_prompt, task_keys, what) in enumerate(plans)
+                TaskCount(plan.task.name, plan.task.table, plan.what, plan.prompt.path, calls, held)
+                for plan, (calls, held) in zip(plans, further, strict=True)
             ),
         )
     finally:
@@ -366,79 +326,33 @@ def preflight(
 
 
 class Session(NamedTuple):
-    """An open judge: its backend, the prompt, the verdict cache, and how many requests are in
-    flight and how often one is tried (from the configuration). Commands judge through
-    ``judge``, so concurrency and retries are decided here, once."""
+    """An open judge (``judge.judging.judge.Judge``: its backend, the verdict cache, and how
+    many requests are in flight and how often one is tried, from the configuration), the
+    answer's prompt, and why this backend was chosen. Commands judge through ``judge``, so
+    concurrency and retries are decided here, once."""
 
     opened: OpenedBackend
     prompt: Prompt
-    cache: VerdictCache
-    concurrency: int
-    max_attempts: int
+    judge: Judge
 
     @property
     def backend(self) -> JudgeBackend:
         return self.opened.backend
 
-    def judge(
+    @property
+    def cache(self) -> VerdictCache:
+        return self.judge.cache
+
+    def answers(
         self,
         items: Sequence[JudgeItem],
         on_progress: Callable[[JudgeProgress], None],
         *,
         rejudge_failed: bool = False,
-    ) -> JudgeOutcome:
-        """``judge_items`` with this session's backend, prompt, cache and settings."""
-        return judge_items(
-            items,
-            self.backend,
-            self.prompt,
-            self.cache,
-            concurrency=self.concurrency,
-            max_attempts=self.max_attempts,
-            on_progress=on_progress,
-            rejudge_failed=rejudge_failed,
-        )
-
-    def grade_chunks(
-        self,
-        prompt: Prompt,
-        items: Sequence[ChunkItem],
-        on_progress: Callable[[JudgeProgress], None],
-        *,
-        rejudge_failed: bool = False,
-    ) -> ChunkOutcome:
-        """``judge.judging.chunks.grade_chunks`` with this session's backend, cache and
-        settings."""
-        return grade_chunks(
-            items,
-            self.backend,
-            prompt,
-            self.cache,
-            concurrency=self.concurrency,
-            max_attempts=self.max_attempts,
-            on_progress=on_progress,
-            rejudge_failed=rejudge_failed,
-        )
-
-    def judge_correctness(
-        self,
-        prompt: Prompt,
-        items: Sequence[CorrectnessItem],
-        on_progress: Callable[[JudgeProgress], None],
-        *,
-        rejudge_failed: bool = False,
-    ) -> CorrectnessOutcome:
-        """``judge.judging.correctness.judge_correctness`` with this session's backend,
-        cache and settings."""
-        return judge_correctness(
-            items,
-            self.backend,
-            prompt,
-            self.cache,
-            concurrency=self.concurrency,
-            max_attempts=self.max_attempts,
-            on_progress=on_progress,
-            rejudge_failed=rejudge_failed,
+    ) -> TaskOutcome[Verdict]:
+        """The answers' verdicts, with this session's prompt (``Judge.run`` of ``ANSWER``)."""
+        return self.judge.run(
+            ANSWER, self.prompt, items, on_progress, rejudge_failed=rejudge_failed
         )
 
 
@@ -450,14 +364,15 @@ def judging_session(
     prompt: Prompt,
     run_source: str,
     on_judge_chosen: Callable[[JudgeChoice], None],
-    further: Further = NO_FURTHER,
+    plans: Sequence[TaskPlan] = (),
 ) -> Iterator[Session]:
     """The judge (backend opened, announced, closed if this opened it) and the verdict cache,
     for as long as a command judges: ``evaluate``, ``sweep`` and ``judge_stability`` alike.
-    ``further``: the chunk grades and correctness the run will ask after the answers, whose
-    cost is announced with the judge."""
-    opened, owned = _open(config, backend, items, prompt, further)
+    ``plans``: the further judgements the run will ask after the answers, whose cost is
+    announced with the judge."""
+    opened, owned = _open(config, backend, items, prompt, plans)
     try:
+        answers = judge_fingerprint(opened.backend.identity, prompt)
         on_judge_chosen(
             JudgeChoice(
                 opened.backend.identity.describe(),
@@ -465,19 +380,16 @@ def judging_session(
                 prompt.path,
                 run_source,
                 config.retrieval.context_k,
-                _estimate_before(config, opened.backend, prompt, items),
-                _further_lines(config, opened.backend, further),
+                _estimate_of(config, opened.backend, answers, [item.key for item in items]),
+                _plan_lines(config, opened.backend, plans),
             )
         )
         cache = VerdictCache(config.judge.cache_path)
         try:
-            yield Session(
-                opened,
-                prompt,
-                cache,
-                judging_concurrency(opened.backend, config.judge.concurrency),
-                config.judge.max_attempts,
+            judge = Judge(
+                opened.backend, cache, config.judge.concurrency, config.judge.max_attempts
             )
+            yield Session(opened, prompt, judge)
         finally:
             cache.close()
     finally:

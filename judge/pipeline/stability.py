@@ -13,7 +13,8 @@ from judge.formatting import timestamp
 from judge.judging.backends import JudgeBackend
 from judge.judging.grading import JudgeProgress
 from judge.judging.items import build_items
-from judge.judging.prompts import load_prompt
+from judge.judging.tasks.answer import ANSWER
+from judge.judging.tasks.registry import load_task_prompt
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs
 from judge.pipeline.session import JudgeChoice, judging_session
 
@@ -45,7 +46,7 @@ def judge_stability(
         config = config.with_overrides(judge={"backend": backend})
         backend = None
     started_at = datetime.now(UTC)
-    prompt = load_prompt(config.judge.prompt)
+    prompt = load_task_prompt(config.judge.prompt, ANSWER)
     inputs = load_inputs(config, run_path, with_labels=False)
     on_inputs(inputs)  # the inputs' warnings: leaks, reused answers, the adapter's log
     items = build_items(inputs.golden, inputs.run, config.retrieval.context_k)
@@ -60,8 +61,8 @@ def judge_stability(
             sample=sample,
             seed=seed,
             type_order=config.data.question_types,
-            concurrency=session.concurrency,
-            max_attempts=session.max_attempts,
+            concurrency=session.judge.in_flight,
+            max_attempts=session.judge.max_attempts,
             on_progress=on_judging,
         )
     # Named by the second it started, made unique when another check started in the same

@@ -20,7 +20,10 @@ from judge.inputs.runs import load_run
 from judge.judging.backends import JudgeBackend
 from judge.judging.grading import JudgeProgress
 from judge.judging.items import build_items
-from judge.judging.prompts import Prompt, load_prompt
+from judge.judging.prompts import Prompt
+from judge.judging.tasks.answer import ANSWER
+from judge.judging.tasks.base import by_question
+from judge.judging.tasks.registry import load_task_prompt
 from judge.pipeline.inputs import _ignore
 from judge.pipeline.session import JudgeChoice, judging_session
 
@@ -90,7 +93,7 @@ def sweep(
     reports = ReportsDir(config.reports.dir)
     try:
         with reports.lock():
-            prompt = load_prompt(config.judge.prompt) if judge else None
+            prompt = load_task_prompt(config.judge.prompt, ANSWER) if judge else None
             splits = _splits(config, load_golden(config.data))
             _check_sweep_adapter(config)
             tuned = _split_scores(config, splits.tune, "tune", settings, hooks)
@@ -332,10 +335,10 @@ def _judge_settings(
     ) as session:
         for index, (setting, split, golden, _) in enumerate(runs):
             hooks.on_step(SweepStep("judge", index, len(runs), f"{setting.label} ({split})"))
-            outcome = session.judge(item_sets[(setting.key, split)], hooks.on_judging)
+            outcome = session.answers(item_sets[(setting.key, split)], hooks.on_judging)
             if outcome.interrupted:
                 raise KeyboardInterrupt
             judged[(setting.key, split)] = judge_means(
-                golden, outcome.verdicts, config.data.question_types
+                golden, by_question(outcome.results), config.data.question_types
             )
     return judged, session.backend.identity.describe()

@@ -69,8 +69,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal, NamedTuple, get_args
 
-from judge.judging.graded import CorrectnessVerdict
-from judge.judging.types import Verdict
+from judge.judging.types import CorrectnessVerdict, Verdict
 from judge.results.item_record import ItemRecord
 from judge.textnorm import REFUSAL_MARKERS, is_refusal
 

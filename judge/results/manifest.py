@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from judge.config import Config, RetrievalConfig
 from judge.errors import ConfigError
@@ -53,6 +53,21 @@ class JudgeInfo(_Part):
         return f"{self.backend} · {self.model}"
 
 
+class TaskFingerprint(_Part):
+    """What one further judgement's replies are cached under: the hash and what it hashes."""
+
+    value: str
+    parts: dict[str, Any]
+
+
+#: The per-task fields of folders written before ``Fingerprints.tasks``: task → (value field,
+#: parts field).
+_OLD_TASK_FIELDS = {
+    "chunk": ("chunks", "chunks_parts"),
+    "correctness": ("correctness", "correctness_parts"),
+}
+
+
 class Fingerprints(_Part):
     """Hashes that decide which runs can be compared (see ``judge.results.history``)."""
 
@@ -62,13 +77,29 @@ class Fingerprints(_Part):
     golden: str
     corpus: str
     run: str
-    chunks: str | None = None
-    """The fingerprint the run's chunk grades are cached under (None: chunk grading off, or a
-    folder written before there were chunk grades)."""
-    chunks_parts: dict[str, Any] | None = None
-    correctness: str | None = None
-    """The fingerprint of the run's correctness verdicts (None: correctness off)."""
-    correctness_parts: dict[str, Any] | None = None
+    tasks: dict[str, TaskFingerprint] = Field(default_factory=dict)
+    """Per further judgement the run made (``judge.judging.tasks``: ``chunk``,
+    ``correctness``, ...), the fingerprint its replies are cached under; a judgement that was
+    off is not in it."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tasks_of_older_folders(cls, data: Any) -> Any:
+        """Folders written before ``tasks`` kept one pair of fields per judgement
+        (``chunks``/``chunks_parts``, ``correctness``/``correctness_parts``): read as
+        ``tasks``."""
+        if not isinstance(data, dict) or not any(
+            field in data for fields in _OLD_TASK_FIELDS.values() for field in fields
+        ):
+            return data
+        data = dict(data)
+        tasks = dict(data.get("tasks") or {})
+        for task, (value_field, parts_field) in _OLD_TASK_FIELDS.items():
+            value, parts = data.pop(value_field, None), data.pop(parts_field, None)
+            if value is not None:
+                tasks[task] = {"value": value, "parts": parts or {}}
+        data["tasks"] = tasks
+        return data
 
 
 class RunInfo(_Part):

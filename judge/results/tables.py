@@ -26,8 +26,7 @@ from judge.axes import EXPECTED_METRICS, JUDGE_TABLE_METRICS, judge_table_metric
 from judge.config import Config
 from judge.grouped import ALL, grouped
 from judge.inputs.golden import GoldenSet
-from judge.judging.graded import CorrectnessVerdict
-from judge.judging.types import STATUSES, Verdict
+from judge.judging.types import STATUSES, CorrectnessVerdict, Verdict
 from judge.metrics import metric_names
 from judge.results.compare import MetricValues
 from judge.results.values import correctness_value, verdict_values

@@ -65,7 +65,7 @@ class TokenTotals(BaseModel):
 
 class Costed(Protocol):
     """What a judgement's cost is read from: a ``Verdict``, a ``ChunkGrade`` or a
-    ``CorrectnessVerdict`` (``judge.judging.graded``) alike."""
+    ``CorrectnessVerdict`` (``judge.judging.types``) alike."""
 
     @property
     def question_id(self) -> str: ...

@@ -16,7 +16,7 @@ Per question:
   for an answer that claims nothing); and ``ok_share``: 1 for an ok verdict, 0 for any other,
   so its mean is the table's share of ok verdicts among the judged answers;
 - the optional axes (``judge.axes.OPTIONAL_AXES``), when the run has them: ``correctness``
-  (0-2) for an ok correctness verdict (``judge.judging.graded.CorrectnessVerdict``); none for
+  (0-2) for an ok correctness verdict (``judge.judging.types.CorrectnessVerdict``); none for
   a question that was not asked (no reference answer) or whose verdict is not ok. Paired per
   question like the others, so a comparison, the season and the gate see it wherever both
   runs have it; a run without correctness has no such metric and compares as before.
@@ -28,8 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from judge.axes import AXES, JUDGE_VALUES, OPTIONAL_AXES
-from judge.judging.graded import CorrectnessVerdict
-from judge.judging.types import Verdict
+from judge.judging.types import CorrectnessVerdict, Verdict
 from judge.results.compare import MetricValues, QuestionValues
 from judge.results.item_record import ItemRecord
 

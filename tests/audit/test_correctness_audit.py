@@ -18,8 +18,7 @@ from judge.errors import InputError
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, load_labels
-from judge.judging.graded import CorrectnessVerdict
-from judge.judging.types import ContextChunk, Verdict
+from judge.judging.types import ContextChunk, CorrectnessVerdict, Verdict
 from judge.report.audit_text import audit_lines, corrected_markdown_lines, render_audit
 from judge.results.item_record import ItemRecord
 

@@ -20,8 +20,9 @@ from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
 from judge.judging.backends.ollama import OllamaBackend
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import judge_fingerprint, judge_items
+from judge.judging.grading import judge_fingerprint
 from judge.judging.items import build_items
+from judge.judging.judge import judge_items
 from judge.judging.prompts import load_prompt
 from judge.judging.verdict import Reply
 from tests.conftest import REPO, RUN, committed_replies

@@ -1,4 +1,4 @@
-"""The chunk grade and correctness judgements (judge.judging.chunks, judge.judging.correctness):
+"""The chunk grade and correctness judgements (judge.judging.tasks.chunk, judge.judging.tasks.correctness):
 their prompts, payloads, keys, fingerprints and the asking loop, model-free."""
 
 from __future__ import annotations
@@ -16,19 +16,19 @@ from judge.inputs.runs import load_run
 from judge.judging.backends import BackendIdentity, JudgeRequest
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.cache import VerdictCache
-from judge.judging.chunks import (
+from judge.judging.confidence import Step, score_probabilities
+from judge.judging.grading import judge_fingerprint
+from judge.judging.prompts import load_prompt
+from judge.judging.tasks.chunk import (
     ChunkItem,
     build_chunk_items,
-    cached_grades,
     chunk_fingerprint,
     chunk_key,
     chunk_request,
     chunk_schema,
-    grade_chunks,
     grade_for,
 )
-from judge.judging.confidence import Step, score_probabilities
-from judge.judging.correctness import (
+from judge.judging.tasks.correctness import (
     CorrectnessItem,
     build_correctness_items,
     correctness_fingerprint,
@@ -36,17 +36,16 @@ from judge.judging.correctness import (
     correctness_key,
     correctness_request,
     correctness_schema,
-    judge_correctness,
 )
-from judge.judging.grading import judge_fingerprint
-from judge.judging.prompts import load_prompt
+from judge.judging.tasks.registry import TASKS, load_task_prompt
 from judge.judging.verdict import Reply
 from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO, SAMPLE
+from tests.judging.further import cached_grades, grade_chunks, judge_correctness
 
 PROMPTS = REPO / "prompts"
-CHUNK = load_prompt(PROMPTS / "chunk.v1.md", "chunk")
-CORRECTNESS = load_prompt(PROMPTS / "correctness.v1.md", "correctness")
+CHUNK = load_task_prompt(PROMPTS / "chunk.v1.md", TASKS["chunk"])
+CORRECTNESS = load_task_prompt(PROMPTS / "correctness.v1.md", TASKS["correctness"])
 ANSWER = load_prompt(PROMPTS / "judge.v1.md")
 
 ITEM = ChunkItem(
@@ -83,7 +82,11 @@ def test_each_shipped_prompt_loads_for_its_task_and_names_its_task() -> None:
     assert (CHUNK.task, CORRECTNESS.task, ANSWER.task) == ("chunk", "correctness", "answer")
     assert CHUNK.sha256 != CORRECTNESS.sha256 != ANSWER.sha256
     others = sorted(p.name for p in PROMPTS.glob("*.md") if not p.name.startswith("judge"))
-    assert others == ["chunk.v1.md", "correctness.v1.md"]  # each loaded above for its task
+    assert {"chunk.v1.md", "correctness.v1.md"} <= set(others)  # each loaded above for its task
+    # and every other one is the shipped prompt of a task of the registry (test_judge loads it)
+    assert others == sorted(
+        Path(t.prompt.shipped).name for t in TASKS.values() if t.name != "answer"
+    )
 
 
 @pytest.mark.parametrize(
@@ -109,7 +112,7 @@ def test_each_shipped_prompt_loads_for_its_task_and_names_its_task() -> None:
 )
 def test_a_prompt_of_another_task_is_refused_by_name(name: str, task: Any, said: str) -> None:
     with pytest.raises(PromptError) as caught:
-        load_prompt(PROMPTS / name, task)
+        load_task_prompt(PROMPTS / name, TASKS[task])
     assert str(caught.value).startswith(f"{PROMPTS / name}: ")
     assert said in str(caught.value)
 
@@ -118,14 +121,14 @@ def test_each_task_has_its_own_required_placeholders(tmp_path: Path) -> None:
     path = tmp_path / "p.md"
     path.write_text("Q=$question", encoding="utf-8")
     with pytest.raises(PromptError, match=r"p.md: missing placeholder \$chunk$"):
-        load_prompt(path, "chunk")
+        load_task_prompt(path, TASKS["chunk"])
     with pytest.raises(PromptError, match=r"missing placeholder \$reference, \$answer$"):
-        load_prompt(path, "correctness")
+        load_task_prompt(path, TASKS["correctness"])
     path.write_text("$question $chunk $reference", encoding="utf-8")
     with pytest.raises(PromptError, match=r"unknown placeholder \$reference \(allowed in the"):
-        load_prompt(path, "chunk")
+        load_task_prompt(path, TASKS["chunk"])
     with pytest.raises(PromptError, match=r"judge\.chunks\.prompt in judge\.toml"):
-        load_prompt(tmp_path / "none.md", "chunk")
+        load_task_prompt(tmp_path / "none.md", TASKS["chunk"])
 
 
 def test_the_inputs_are_json_strings_and_control_markers_stay_text() -> None:
@@ -298,7 +301,7 @@ def test_a_prompt_edit_changes_a_model_judges_fingerprint_not_the_baselines(
 ) -> None:
     edited = tmp_path / "chunk.md"
     edited.write_text(CHUNK.text + "\nBe brief.\n", encoding="utf-8")
-    other = load_prompt(edited, "chunk")
+    other = load_task_prompt(edited, TASKS["chunk"])
     model = BackendIdentity(kind="ollama", model="m", digest=None, options={})
     assert chunk_fingerprint(model, CHUNK) != chunk_fingerprint(model, other)
     lexical = LexicalBackend().identity
@@ -365,7 +368,9 @@ def test_a_failed_grade_is_asked_again_only_with_rejudge_failed(tmp_path: Path) 
         again = judge_correctness([ANSWER_ITEM], backend, CORRECTNESS, cache, rejudge_failed=True)
         assert again.verdicts["q1"].status == "ok" and not again.verdicts["q1"].cached
         assert [r.task for r in backend.asked] == ["correctness"]
-        assert backend.asked[0].reference == ANSWER_ITEM.reference
+        # The reference reached the judge: in the prompt, and in the baseline's rule.
+        assert json.dumps(ANSWER_ITEM.reference, ensure_ascii=False) in backend.asked[0].prompt
+        assert backend.asked[0].baseline is not None
     finally:
         cache.close()
 

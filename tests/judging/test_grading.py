@@ -17,8 +17,8 @@ from judge.errors import (
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import judge_items
 from judge.judging.items import build_items
+from judge.judging.judge import judge_items
 from judge.judging.prompts import load_prompt
 from judge.judging.verdict import Reply
 from tests.conftest import REPO
@@ -211,7 +211,7 @@ def test_a_request_in_flight_at_ctrl_c_is_abandoned_on_a_daemon_thread(
 def test_a_cached_reply_is_derived_once_even_when_failed_ones_are_rejudged(
     tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import judge.judging.grading as grading
+    import judge.judging.tasks.answer as grading
 
     items = _items(tiny())
     _judge(items, ScriptedBackend(), tmp_path)  # every reply cached, all ok

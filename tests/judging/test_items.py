@@ -12,8 +12,8 @@ from judge.config import Config
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import judge_items
 from judge.judging.items import build_items, context_for, item_key
+from judge.judging.judge import judge_items
 from judge.judging.prompts import load_prompt
 from judge.judging.types import ContextChunk
 from tests.conftest import QUESTIONS, REPO, RUN

@@ -13,13 +13,9 @@ from judge.errors import PromptError
 from judge.judging.backends import BackendIdentity, JudgeRequest
 from judge.judging.cache import VerdictCache
 from judge.judging.evidence import answer_sentences, context_sentences, sentence_spans
-from judge.judging.grading import (
-    cached_verdicts,
-    fingerprint_mode,
-    judge_fingerprint,
-    judge_items,
-)
+from judge.judging.grading import fingerprint_mode, judge_fingerprint
 from judge.judging.items import JudgeItem, item_key
+from judge.judging.judge import cached_verdicts, judge_items
 from judge.judging.prompts import (
     load_prompt,
     render_answer_sentences,

@@ -18,9 +18,10 @@ from judge.inputs.runs import load_run
 from judge.judging.backends import BackendIdentity, JudgeRequest
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import JudgeProgress, judge_fingerprint, judge_items
+from judge.judging.grading import JudgeProgress, judge_fingerprint
 from judge.judging.injection import INJECTION_EN, INJECTION_JA
 from judge.judging.items import JudgeItem, build_items
+from judge.judging.judge import judge_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.stability import INJECTIONS, check_stability, make_variant, sample_items
 from judge.judging.types import VARIANTS, Count, StabilityReport, Variant

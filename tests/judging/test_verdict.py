@@ -174,9 +174,10 @@ def test_the_flag_is_derived_from_the_item_and_never_cached(tmp_path) -> None:  
     from judge.inputs.golden import GoldenQuestion
     from judge.inputs.runs import RunRecord
     from judge.judging.cache import VerdictCache
-    from judge.judging.grading import judge_items, verdict_for
     from judge.judging.items import JudgeItem, item_key
+    from judge.judging.judge import judge_items
     from judge.judging.prompts import load_prompt
+    from judge.judging.tasks.answer import verdict_for
     from tests.conftest import REPO
     from tests.fakes import ScriptedBackend
 

@@ -171,7 +171,7 @@ def test_the_preflight_follows_valid_inputs_only(
 ) -> None:
     """Bad inputs are reported (exit 2) before any judge is opened: the two are not mixed."""
     opened: list[object] = []
-    monkeypatch.setattr("judge.pipeline.open_backend", opened.append)
+    monkeypatch.setattr("judge.pipeline.session.open_backend", opened.append)
     config = tiny(run=[])
     with pytest.raises(InputError):
         check(config, preflight_judge=True)

@@ -102,8 +102,9 @@ def test_a_run_grades_the_top_chunks_and_judges_correctness_then_a_second_asks_n
     assert choice.lines()[-2:] == list(choice.extra)
     # The manifest records each judgement's fingerprint, none equal to the answers'.
     fingerprints = first.report.manifest.fingerprints
-    assert fingerprints.chunks and fingerprints.correctness and fingerprints.chunks_parts
-    assert len({fingerprints.judge, fingerprints.chunks, fingerprints.correctness}) == 3
+    chunks, correctness = fingerprints.tasks["chunk"], fingerprints.tasks["correctness"]
+    assert chunks.value and correctness.value and chunks.parts
+    assert len({fingerprints.judge, chunks.value, correctness.value}) == 3
     # A second run asks nothing new: everything comes from the cache.
     again_backend = Counting()
     again = evaluate(config, backend=again_backend, progress=False)
@@ -134,7 +135,8 @@ def test_off_by_default_nothing_is_graded_and_the_manifest_says_none(tmp_path: P
     assert {r.task for r in backend.asked} == {"answer"}
     assert all(row.chunk_grades is None and row.correctness is None for row in run.report.questions)
     assert choices[0].extra == ()
-    assert run.report.manifest.fingerprints.chunks is None
+    assert "chunk" not in run.report.manifest.fingerprints.tasks
+    assert run.report.manifest.fingerprints.tasks == {}
     rerendered = rerender(config, run.folder.name).record()
     assert all(row.chunk_grades is None for row in rerendered.questions)
 

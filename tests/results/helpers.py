@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-import judge.pipeline
+import judge.pipeline.session
 from judge.config import Config, load_config
 from judge.inputs.golden import GoldenQuestion
 from judge.judging.backends import JudgeBackend, OpenedBackend
@@ -24,9 +24,11 @@ def with_reports(config: Config, lines: str) -> Config:
 
 def use_backend(monkeypatch: pytest.MonkeyPatch, backend: JudgeBackend) -> None:
     """Make every ``evaluate`` that opens a backend (the CLI's ``run`` and ``nightly``) use
-    ``backend``."""
+    ``backend``: the name the session looks up when it opens one."""
     monkeypatch.setattr(
-        judge.pipeline, "open_backend", lambda _: OpenedBackend(backend, "scripted for a test")
+        judge.pipeline.session,
+        "open_backend",
+        lambda _: OpenedBackend(backend, "scripted for a test"),
     )
 
 

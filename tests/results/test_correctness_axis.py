@@ -23,11 +23,10 @@ from judge.axes import (
 from judge.config import Config
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
-from judge.judging.graded import CorrectnessVerdict
 from judge.judging.grading import Fingerprint
-from judge.judging.types import Verdict
+from judge.judging.types import CorrectnessVerdict, Verdict
 from judge.pipeline import measure_retrieval
-from judge.pipeline.build import Earlier, Judged, build_report
+from judge.pipeline.build import Earlier, Judged, TaskResults, build_report
 from judge.record import Record, SavedValues
 from judge.report.data import verdicts_csv
 from judge.report.markdown import render_report_md
@@ -93,7 +92,8 @@ def record(
     assert config.data.run is not None
     measured = measure_retrieval(config, golden, load_run(config.data.run, golden), "run")
     verdicts = verdicts or {q.id: _verdict(q.id) for q in golden.questions}
-    judged = Judged(verdicts, JUDGE, Fingerprint("fp", {}), 1.0, correctness=correctness)
+    tasks = {"correctness": TaskResults("correctness", correctness, Fingerprint("fc", {}))}
+    judged = Judged(verdicts, JUDGE, Fingerprint("fp", {}), 1.0, tasks=tasks if correctness else {})
     earlier = Earlier([], None, lambda _: None, lambda _: None)
     started = datetime(2026, 12, 1, tzinfo=UTC)
     return build_report(config, measured, judged, [], started, "20261201T000000Z-aa", earlier)

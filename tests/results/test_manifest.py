@@ -102,3 +102,35 @@ def test_a_damaged_manifest_is_named(tiny: Tiny) -> None:
     with pytest.raises(ConfigError, match="damaged") as caught:
         read_manifest(folder)
     assert str(caught.value).startswith(f"{path}: not a valid manifest (")
+
+
+def test_the_per_task_fingerprints_of_an_older_folder_read_as_tasks() -> None:
+    """Folders written before ``Fingerprints.tasks`` kept ``chunks``/``chunks_parts`` and
+    ``correctness``/``correctness_parts``: they still read, as the same fingerprints."""
+    from judge.results.manifest import Fingerprints, TaskFingerprint
+
+    common = {
+        "judge": "h1:a",
+        "judge_parts": {"mode": "quote"},
+        "retrieval": "h1:r",
+        "golden": "h1:g",
+        "corpus": "h1:c",
+        "run": "h1:u",
+    }
+    old = Fingerprints.model_validate(
+        common
+        | {
+            "chunks": "h1:k",
+            "chunks_parts": {"task": "chunk"},
+            "correctness": None,
+            "correctness_parts": None,
+        }
+    )
+    assert old.tasks == {"chunk": TaskFingerprint(value="h1:k", parts={"task": "chunk"})}
+    assert Fingerprints.model_validate(common).tasks == {}
+    both = Fingerprints.model_validate(
+        common | {"correctness": "h1:v", "correctness_parts": {"task": "correctness"}}
+    )
+    assert both.tasks["correctness"].value == "h1:v"
+    # What is written now reads back as it is.
+    assert Fingerprints.model_validate(both.model_dump()) == both

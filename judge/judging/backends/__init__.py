@@ -3,8 +3,10 @@
 A backend turns one rendered prompt into one ``Reply``. It raises ``PromptTooLong`` for a
 prompt that would not fit (never judging a truncated prompt), ``TransientBackendError`` for
 failures worth retrying, ``BackendRequestError`` for requests that will never succeed and
-``BackendUnavailable`` when it cannot run at all. The retry policy lives in ``judge.judging.grading``,
-not here.
+``BackendUnavailable`` when it cannot run at all. Each backend says how many requests it takes
+at once and which failures are worth another attempt (``max_connections``, ``should_retry``;
+``PlainBackend`` has the defaults: ``judge.concurrency``, and ``TransientBackendError``); the
+retry loop itself lives in ``judge.judging.grading``.
 
 Backends are imported lazily, so the harness runs without llama-cpp-python installed until the
 embedded judge is actually chosen.
@@ -19,8 +21,7 @@ from typing import Any, NamedTuple, Protocol
 from pydantic import BaseModel, ConfigDict
 
 from judge.config import JudgeConfig
-from judge.errors import BackendUnavailable, ConfigError
-from judge.judging.graded import Task
+from judge.errors import BackendUnavailable, ConfigError, TransientBackendError
 from judge.judging.types import ContextChunk, Mode
 from judge.judging.verdict import Reply
 
@@ -63,9 +64,15 @@ class BackendIdentity(BaseModel):
         return f"{self.kind} · {self.model}{digest}{where}{about}"
 
 
+#: A task's model-free rule for one request (``JudgeRequest.baseline``): the reply payload
+#: from the request's inputs, given the configured refusal phrases.
+BaselineRule = Callable[[Sequence[str]], dict[str, Any]]
+
+
 class JudgeRequest(NamedTuple):
     """One item to judge: the rendered prompt and schema, and the inputs it was rendered from
-    (the model-free baseline reads those instead of the prompt, and answers in ``mode``)."""
+    (the model-free baseline reads those instead of the prompt, and answers in ``mode``, or by
+    the task's own rule, ``baseline``)."""
 
     prompt: str
     schema: dict[str, Any]
@@ -74,17 +81,19 @@ class JudgeRequest(NamedTuple):
     answer: str
     mode: Mode = "quote"
     """The prompt's mode (``judge.judging.prompts``): the reply shape ``schema`` describes."""
-    task: Task = "answer"
-    """What is asked (``judge.judging.graded``): an answer's verdict, a chunk's grade (then
-    ``context`` is that one chunk and ``answer`` is empty) or an answer's correctness."""
-    reference: str | None = None
-    """The question's reference answer, for the correctness judgement."""
-    answerable: bool = True
-    """False for an out-of-scope question (whose correct answer is a refusal)."""
+    task: str = "answer"
+    """What is asked (a task's name, ``judge.judging.tasks``): an answer's verdict, a chunk's
+    grade (then ``context`` is that one chunk and ``answer`` is empty), ..."""
+    baseline: BaselineRule | None = None
+    """The task's model-free rule for this item (None: the answer's, by ``mode``): what the
+    lexical baseline answers, so that a new task brings its own rule with it."""
 
 
 class JudgeBackend(Protocol):
-    """The one method every backend has (plus its identity, fixed at construction)."""
+    """What every backend has: its identity (fixed at construction), how to judge one item and
+    close. A backend may also declare its own capacity and retry rule (``PlainBackend``'s
+    methods; read through ``max_connections``, ``should_retry`` and ``capacity_note``, which
+    give ``PlainBackend``'s defaults to a backend that declares none, such as a user's own)."""
 
     identity: BackendIdentity
 
@@ -95,6 +104,46 @@ class JudgeBackend(Protocol):
     def close(self) -> None:
         """Release connections or the model."""
         ...
+
+
+class PlainBackend:
+    """The defaults of a backend on one server or in-process: ``judge.concurrency`` requests
+    at once, and a retry for a ``TransientBackendError`` (timeouts, 5xx, dropped connections).
+    A backend overrides what it knows better (a pool: its members' summed concurrency)."""
+
+    def max_connections(self, configured: int) -> int:
+        """How many requests to keep in flight, given ``judge.concurrency``."""
+        return configured
+
+    def should_retry(self, exc: BaseException) -> bool:
+        """Whether a failed request is worth another attempt (up to ``judge.max_attempts``)."""
+        return isinstance(exc, TransientBackendError)
+
+    def capacity_note(self, setting_reason: str) -> str:
+        """The reason the backend was chosen, with how it will be used (a pool says how many
+        requests it takes at once)."""
+        return setting_reason
+
+
+_DEFAULTS = PlainBackend()
+
+
+def max_connections(backend: JudgeBackend, configured: int) -> int:
+    """``backend.max_connections(configured)``, or the default (``configured``)."""
+    declared = getattr(backend, "max_connections", _DEFAULTS.max_connections)
+    return int(declared(configured))
+
+
+def should_retry(backend: JudgeBackend, exc: BaseException) -> bool:
+    """``backend.should_retry(exc)``, or the default (a ``TransientBackendError``)."""
+    declared = getattr(backend, "should_retry", _DEFAULTS.should_retry)
+    return bool(declared(exc))
+
+
+def capacity_note(backend: JudgeBackend, reason: str) -> str:
+    """``backend.capacity_note(reason)``, or the default (``reason`` as it is)."""
+    declared = getattr(backend, "capacity_note", _DEFAULTS.capacity_note)
+    return str(declared(reason))
 
 
 def _on_each(
@@ -161,15 +210,6 @@ class OpenedBackend(NamedTuple):
     reason: str
 
 
-def _pooled(reason: str, backend: JudgeBackend) -> str:
-    """The reason, with how a pool of servers will be used."""
-    from judge.judging.backends.pool import PooledBackend
-
-    if not isinstance(backend, PooledBackend):
-        return reason
-    return f"{reason} ({backend.setting}: {backend.capacity} requests at once)"
-
-
 def open_backend(config: JudgeConfig) -> OpenedBackend:
     """Construct (and preflight) the configured backend; ``auto`` prefers Ollama.
 
@@ -182,7 +222,7 @@ def open_backend(config: JudgeConfig) -> OpenedBackend:
     if config.backend == "auto":
         try:
             ollama = _ollama(config)
-            return OpenedBackend(ollama, _pooled("auto: Ollama answered", ollama))
+            return OpenedBackend(ollama, capacity_note(ollama, "auto: Ollama answered"))
         except PoolRefused:
             raise
         except BackendUnavailable as exc:
@@ -199,4 +239,4 @@ def open_backend(config: JudgeConfig) -> OpenedBackend:
     if factory is None:
         raise ConfigError(f"unknown backend '{config.backend}'; use one of {', '.join(BACKENDS)}")
     backend = factory(config)
-    return OpenedBackend(backend, _pooled(f"backend = {config.backend}", backend))
+    return OpenedBackend(backend, capacity_note(backend, f"backend = {config.backend}"))

@@ -32,9 +32,10 @@ It answers in the mode the prompt asks (``JudgeRequest.mode``, ``judge.judging.p
 
 The backend ignores the prompt file: it reads the same inputs the prompt carries.
 
-It answers the further judgements too (``JudgeRequest.task``, ``judge.judging.graded``), each
-rule with its own version in that judgement's fingerprint (``CHUNK_VERSION``,
-``CORRECTNESS_VERSION``; the answer's ``VERSION`` does not move for them):
+It answers the other judgements too, each by the rule its task module attaches to the request
+(``JudgeRequest.baseline``, ``judge.judging.tasks``), each rule with its own version in that
+judgement's fingerprint (``CHUNK_VERSION``, ``CORRECTNESS_VERSION``; the answer's ``VERSION``
+does not move for them). The two rules kept here:
 
 - a chunk's grade (``task = "chunk"``): the share of the question's content tokens (as for
   relevance: all-hiragana tokens left out) that the chunk holds; 3 from 0.5, 2 from 0.25, 1
@@ -58,7 +59,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.backends import BackendIdentity, JudgeRequest, PlainBackend
 from judge.judging.evidence import MIN_QUOTE_CHARS, answer_sentences, context_sentences
 from judge.judging.types import ContextChunk
 from judge.judging.verdict import EVIDENCE_MAX_CHARS, Reply
@@ -259,7 +260,7 @@ ABOUT = (
 )
 
 
-class LexicalBackend:
+class LexicalBackend(PlainBackend):
     """Scores the raw inputs of each request; no model, no network, no prompt."""
 
     def __init__(self, refusal_phrases: Sequence[str] | None = None) -> None:
@@ -281,13 +282,8 @@ class LexicalBackend:
 
     def complete(self, request: JudgeRequest) -> Reply:
         start = time.perf_counter()
-        if request.task == "chunk":
-            chunk = " ".join(c.text for c in request.context)
-            payload = grade_chunk_lexically(request.question, chunk)
-        elif request.task == "correctness":
-            payload = correctness_lexically(
-                request.answer, request.reference, request.answerable, self.refusal_phrases
-            )
+        if request.baseline is not None:  # another task's own rule (judge.judging.tasks)
+            payload = request.baseline(self.refusal_phrases)
         elif request.mode == "cited":
             payload = judge_cited(
                 request.question, request.context, request.answer, self.refusal_phrases

@@ -24,7 +24,7 @@ from judge.errors import (
     PromptTooLong,
     TransientBackendError,
 )
-from judge.judging.backends import BackendIdentity, JudgeRequest, token_count
+from judge.judging.backends import BackendIdentity, JudgeRequest, PlainBackend, token_count
 from judge.judging.backends.http import deadline_hooks, error_text, http_client, post_json
 from judge.judging.confidence import from_token_list
 from judge.judging.verdict import Reply
@@ -62,7 +62,7 @@ def _one_line(exc: Exception) -> str:
     return text if len(text) <= 200 else text[:199] + "…"
 
 
-class OllamaBackend:
+class OllamaBackend(PlainBackend):
     """Judge through Ollama's /api/chat; preflight on construction."""
 
     def __init__(self, config: OllamaConfig, transport: httpx.BaseTransport | None = None) -> None:

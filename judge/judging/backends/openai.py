@@ -26,7 +26,7 @@ from judge.errors import (
     PromptTooLong,
     TransientBackendError,
 )
-from judge.judging.backends import BackendIdentity, JudgeRequest, token_count
+from judge.judging.backends import BackendIdentity, JudgeRequest, PlainBackend, token_count
 from judge.judging.backends.http import error_text, http_client, post_json
 from judge.judging.confidence import from_token_list
 from judge.judging.verdict import Reply
@@ -143,7 +143,7 @@ def completion_reply(body: object, latency_s: float = 0.0) -> Reply:
     )
 
 
-class OpenAIBackend:
+class OpenAIBackend(PlainBackend):
     """Judge through POST {base_url}/chat/completions; preflight lists the served models."""
 
     def __init__(self, config: OpenAIConfig, transport: httpx.BaseTransport | None = None) -> None:
@@ -196,7 +196,7 @@ class OpenAIBackend:
         return completion_reply(answer, latency)
 
 
-class CachedOpenAI:
+class CachedOpenAI(PlainBackend):
     """The ``openai`` judge when no server answers: its identity (so its fingerprint and its
     cached replies), and no way to judge.
 

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from judge.errors import BackendUnavailable, ConnectionLost
-from judge.judging.backends import BackendIdentity, JudgeBackend, JudgeRequest
+from judge.judging.backends import BackendIdentity, JudgeBackend, JudgeRequest, PlainBackend
 from judge.judging.verdict import Reply
 
 logger = logging.getLogger(__name__)
@@ -59,7 +59,7 @@ def _same_judge(identity: BackendIdentity) -> tuple[object, ...]:
     return (identity.kind, identity.model, identity.options, identity.reads_prompt)
 
 
-class PooledBackend:
+class PooledBackend(PlainBackend):
     """One judge served by several members; see the module's docstring."""
 
     def __init__(
@@ -126,6 +126,13 @@ class PooledBackend:
         """How many requests the pool serves at once: the sum of its members' concurrencies.
         The grading loop should keep this many in flight."""
         return sum(m.concurrency for m in self._members)
+
+    def max_connections(self, configured: int) -> int:
+        """The pool's ``capacity``, whatever ``judge.concurrency`` says."""
+        return self.capacity
+
+    def capacity_note(self, setting_reason: str) -> str:
+        return f"{setting_reason} ({self.setting}: {self.capacity} requests at once)"
 
     @property
     def answered(self) -> dict[str, int]:
@@ -258,8 +265,3 @@ def open_pool(
             f"({'; '.join(dead)}); start them or remove them from {setting}"
         )
     return PooledBackend(opened, setting)
-
-
-def judging_concurrency(backend: JudgeBackend, configured: int) -> int:
-    """How many items to keep in flight: a pool's capacity, else ``judge.concurrency``."""
-    return backend.capacity if isinstance(backend, PooledBackend) else configured

@@ -7,8 +7,8 @@ from tenacity import wait_none
 
 from judge.config import Config, EmbeddedConfig
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import judge_items
 from judge.judging.items import build_items
+from judge.judging.judge import judge_items
 from judge.judging.prompts import load_prompt
 from judge.pipeline import load_inputs
 from tests.conftest import REPO

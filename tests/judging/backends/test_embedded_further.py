@@ -8,11 +8,12 @@ from tenacity import wait_none
 
 from judge.config import Config
 from judge.judging.cache import VerdictCache
-from judge.judging.chunks import build_chunk_items, grade_chunks
-from judge.judging.correctness import build_correctness_items, judge_correctness
-from judge.judging.prompts import load_prompt
+from judge.judging.tasks.chunk import build_chunk_items
+from judge.judging.tasks.correctness import build_correctness_items
+from judge.judging.tasks.registry import TASKS, load_task_prompt
 from judge.pipeline import load_inputs
 from tests.conftest import REPO
+from tests.judging.further import grade_chunks, judge_correctness
 
 pytestmark = pytest.mark.slow
 
@@ -34,8 +35,10 @@ def test_a_few_sample_chunks_and_answers_graded_by_the_real_model(
         if i.question_id in ("q01", "q05")
     ]
     assert len(chunks) == 4 and len(answers) == 2
-    chunk_prompt = load_prompt(REPO / "prompts" / "chunk.v1.md", "chunk")
-    correctness_prompt = load_prompt(REPO / "prompts" / "correctness.v1.md", "correctness")
+    chunk_prompt = load_task_prompt(REPO / "prompts" / "chunk.v1.md", TASKS["chunk"])
+    correctness_prompt = load_task_prompt(
+        REPO / "prompts" / "correctness.v1.md", TASKS["correctness"]
+    )
     cache = VerdictCache(tmp_path / "c.sqlite3")
     try:
         graded = grade_chunks(chunks, embedded_backend, chunk_prompt, cache, retry_wait=wait_none())  # type: ignore[arg-type]

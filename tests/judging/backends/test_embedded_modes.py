@@ -14,8 +14,8 @@ from tenacity import wait_none
 from judge.config import Config
 from judge.judging.cache import VerdictCache
 from judge.judging.evidence import answer_sentences, context_sentences
-from judge.judging.grading import judge_items
 from judge.judging.items import build_items
+from judge.judging.judge import judge_items
 from judge.judging.prompts import load_prompt
 from tests.conftest import REPO
 

@@ -13,8 +13,8 @@ from judge.judging.backends.lexical import (
     judge_sentences,
 )
 from judge.judging.evidence import answer_sentences
-from judge.judging.grading import verdict_for
 from judge.judging.items import JudgeItem, build_items
+from judge.judging.tasks.answer import verdict_for
 from judge.judging.types import ContextChunk, Mode, Verdict
 from judge.judging.verdict import NO_CHECKABLE_SENTENCE, make_verdict, request_schema
 from judge.pipeline import load_inputs

@@ -18,7 +18,9 @@ from judge.judging.backends.lexical import (
     correctness_lexically,
     grade_chunk_lexically,
 )
-from judge.judging.chunks import build_chunk_items
+from judge.judging.tasks.chunk import ChunkItem, build_chunk_items, chunk_key, chunk_request
+from judge.judging.tasks.correctness import CorrectnessItem, correctness_key, correctness_request
+from judge.judging.tasks.registry import TASKS, load_task_prompt
 from judge.judging.types import ContextChunk
 from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
@@ -27,6 +29,8 @@ JA_QUESTION = "年払いにしたらいくらになりますか？月払いよ�
 JA_REFERENCE = "年額プランは3,800円（税込）です。月額プランを12か月続けた場合（4,800円）より1,000円安くなります。"
 EN_QUESTION = "Whats the max number of mesh satellites I can add to one router? House is 3 floors"
 EN_REFERENCE = "Up to 4 satellites per router, with no more than 2 in a chain."
+CHUNK_PROMPT = load_task_prompt(REPO / "prompts" / "chunk.v1.md", TASKS["chunk"])
+CORRECTNESS_PROMPT = load_task_prompt(REPO / "prompts" / "correctness.v1.md", TASKS["correctness"])
 
 
 def test_a_chunk_holding_the_questions_words_grades_high_and_an_unrelated_one_zero() -> None:
@@ -83,18 +87,23 @@ def test_the_configured_refusal_phrases_decide_a_refusal() -> None:
     answer = "That is outside what the FAQ covers."
     assert correctness_lexically(answer, None, False)["correctness"] == 0
     backend = LexicalBackend(["outside what the faq covers"])
-    request = JudgeRequest("", {}, "q", [], answer, task="correctness", answerable=False)
+    item = CorrectnessItem(
+        "q1", "q", None, False, answer, correctness_key("q", None, False, answer)
+    )
+    request = correctness_request(CORRECTNESS_PROMPT, item)
     assert json.loads(backend.complete(request).text)["correctness"] == 2
 
 
 def test_the_backend_answers_each_task_in_its_shape() -> None:
     backend = LexicalBackend()
-    chunk = JudgeRequest(
-        "", {}, EN_QUESTION, [ContextChunk(1, "mesh/limits", EN_REFERENCE)], "", task="chunk"
+    chunk = chunk_request(
+        CHUNK_PROMPT,
+        ChunkItem("q", EN_QUESTION, "mesh/limits", 1, EN_REFERENCE, chunk_key("q", "m", "t")),
     )
     assert set(json.loads(backend.complete(chunk).text)) == {"grade", "reason"}
-    correctness = JudgeRequest(
-        "", {}, EN_QUESTION, [], "Up to 4.", task="correctness", reference=EN_REFERENCE
+    correctness = correctness_request(
+        CORRECTNESS_PROMPT,
+        CorrectnessItem("q", EN_QUESTION, EN_REFERENCE, True, "Up to 4.", "k"),
     )
     assert set(json.loads(backend.complete(correctness).text)) == {"correctness", "reason"}
     answer = JudgeRequest("", {}, EN_QUESTION, [ContextChunk(1, "c", EN_REFERENCE)], "Up to 4.")

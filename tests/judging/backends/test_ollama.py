@@ -16,8 +16,8 @@ from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
 from judge.judging.backends.ollama import OllamaBackend
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import judge_items
 from judge.judging.items import build_items
+from judge.judging.judge import judge_items
 from judge.judging.prompts import load_prompt
 from judge.judging.verdict import verdict_schema
 from tests.conftest import REPO

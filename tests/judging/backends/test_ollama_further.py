@@ -7,16 +7,12 @@ import json
 from pathlib import Path
 
 from judge.judging.cache import VerdictCache
-from judge.judging.chunks import ChunkItem, chunk_key, chunk_schema, grade_chunks
-from judge.judging.correctness import (
-    CorrectnessItem,
-    correctness_key,
-    correctness_schema,
-    judge_correctness,
-)
-from judge.judging.prompts import load_prompt
+from judge.judging.tasks.chunk import ChunkItem, chunk_key, chunk_schema
+from judge.judging.tasks.correctness import CorrectnessItem, correctness_key, correctness_schema
+from judge.judging.tasks.registry import TASKS, load_task_prompt
 from tests.conftest import REPO
 from tests.judging.backends.test_ollama import FakeOllama, _backend, chat_response
+from tests.judging.further import grade_chunks, judge_correctness
 
 QUESTION = "年額プランはいくらですか？"
 CHUNK_TEXT = "プレミアムプランは月額400円、年額3,800円です。"
@@ -27,7 +23,7 @@ def test_a_chunk_grade_sends_the_chunk_prompt_and_schema_and_parses_the_grade(
 ) -> None:
     fake = FakeOllama(lambda body: chat_response({"grade": 3, "reason": "年額が書かれている"}))
     backend = _backend(fake, model="gemma3:12b", num_ctx=8192, num_predict=320, seed=42)
-    prompt = load_prompt(REPO / "prompts" / "chunk.v1.md", "chunk")
+    prompt = load_task_prompt(REPO / "prompts" / "chunk.v1.md", TASKS["chunk"])
     item = ChunkItem(
         "q1",
         QUESTION,
@@ -66,7 +62,7 @@ def test_a_correctness_verdict_sends_its_prompt_and_schema_and_a_cut_reply_is_a_
     )
     fake = FakeOllama(lambda body: next(replies))
     backend = _backend(fake, model="gemma3:12b")
-    prompt = load_prompt(REPO / "prompts" / "correctness.v1.md", "correctness")
+    prompt = load_task_prompt(REPO / "prompts" / "correctness.v1.md", TASKS["correctness"])
     items = [
         CorrectnessItem(
             qid,

@@ -26,8 +26,9 @@ from judge.judging.backends.openai import (
     request_body,
 )
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import judge_fingerprint, judge_items
+from judge.judging.grading import judge_fingerprint
 from judge.judging.items import build_items
+from judge.judging.judge import judge_items
 from judge.judging.prompts import load_prompt
 from judge.judging.types import ContextChunk
 from judge.judging.verdict import Reply, verdict_schema

@@ -26,8 +26,9 @@ from judge.judging.backends.ollama import OllamaBackend
 from judge.judging.backends.openai import OpenAIBackend
 from judge.judging.backends.pool import PooledBackend, PoolRefused
 from judge.judging.cache import VerdictCache
-from judge.judging.grading import JudgeOutcome, judge_fingerprint, judge_items
+from judge.judging.grading import judge_fingerprint
 from judge.judging.items import JudgeItem, build_items
+from judge.judging.judge import JudgeOutcome, judge_items
 from judge.judging.prompts import load_prompt
 from tests import loopback_ollama
 from tests.conftest import REPO

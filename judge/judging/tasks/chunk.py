@@ -1,51 +1,56 @@
-"""Grading retrieved chunks: the question and one chunk → a grade 0-3 (``judge.judging.graded``).
+"""The chunk grade: the question and one retrieved chunk → a grade 0-3 (issue 23).
 
-The items are the top ``depth`` retrieved chunks of every answered question (labelled or not;
-``judge.chunks.depth``, by default ``retrieval.context_k``: the chunks the generator saw). Each
-is asked on its own, with ``prompts/chunk.v1.md`` (or ``judge.chunks.prompt``), and replies
-``{"grade": 0-3, "reason": "..."}`` (``ChunkPayload``: strict, as the answer's payload is, so
-``2.0``, ``"2"`` or ``true`` is a parse error, never a grade).
+A grade on 0-3 in UMBRELA's sense (Upadhyay et al., 2024): 0 the chunk has nothing to do with
+the question, 1 it is related but does not answer it, 2 it holds part of the answer, 3 it is
+dedicated to the question and holds the exact answer. Graded for the top chunks of every
+answered question, labelled or not: judged retrieval numbers where there are no labels,
+possible missing labels where there are, and the judge's chunk labels measured against the
+humans'.
+
+The items are the top ``depth`` retrieved chunks of every answered question
+(``judge.chunks.depth``, by default ``retrieval.context_k``: the chunks the generator saw).
+Each is asked on its own, with ``prompts/chunk.v1.md`` (or ``judge.chunks.prompt``), and
+replies ``{"grade": 0-3, "reason": "..."}`` (``ChunkPayload``: strict, as the answer's payload
+is, so ``2.0``, ``"2"`` or ``true`` is a parse error, never a grade).
 
 An item's key hashes the question's text and the chunk's id and text, not the question's id,
 the rank or the system: the same chunk for the same question is graded once, across runs and
 systems, and a grade given at rank 1 serves the chunk at rank 4 of another run. Its replies
 are cached under a fingerprint of their own (``chunk_fingerprint``: the task and its schema
-are in it), so a chunk grade is never served as an answer's verdict or a correctness verdict.
-A ``ChunkGrade`` is derived from the cached reply every time it is used, as a ``Verdict`` is.
+are in it), so a chunk grade is never served as another judgement's result.
+The record keeps, per question, its chunks' grades in rank order (``QuestionRow.chunk_grades``).
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any, Literal, NamedTuple
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
-from tenacity.wait import WaitBaseT
 
-from judge.hashing import tagged_hash
+from judge.config import Config
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
-from judge.judging.backends import BackendIdentity, JudgeBackend, JudgeRequest
-from judge.judging.cache import VerdictCache
-from judge.judging.graded import ChunkGrade
-from judge.judging.grading import (
-    DEFAULT_RETRY_WAIT,
-    Fingerprint,
-    JudgeProgress,
-    ask_each,
-    read_payload,
-    task_fingerprint,
-    task_label,
-)
+from judge.judging.backends import JudgeRequest
+from judge.judging.backends.lexical import CHUNK_VERSION, grade_chunk_lexically
+from judge.judging.grading import read_payload
 from judge.judging.items import context_for
-from judge.judging.prompts import Prompt
+from judge.judging.prompts import Prompt, TaskPrompt
+from judge.judging.tasks.base import TaskDef, TaskSettings, payload_fingerprint, task_key
+from judge.judging.types import ChunkGrade, ContextChunk
 from judge.judging.verdict import Reply
 
 #: Bump when ``ChunkPayload`` changes (it is in the chunk fingerprint, with the schema).
 CHUNK_SCHEMA_VERSION = 1
-#: The bound of a reason (a chunk grade's and a correctness verdict's).
+#: The bound of a reason (a chunk grade's, and the other judgements' that reuse it).
 REASON_MAX_CHARS = 300
+#: The grades a chunk can get (UMBRELA's 0-3).
+CHUNK_SCALE: Final[tuple[int, ...]] = (0, 1, 2, 3)
+
+CHUNK_PROMPT = TaskPrompt(
+    "chunk", "judge.chunks.prompt", "prompts/chunk.v1.md", ("question", "chunk"), "chunk grade"
+)
 
 
 class ChunkPayload(BaseModel):
@@ -91,7 +96,7 @@ def chunk_key(question: str, chunk_id: str, text: str) -> str:
     """The cache key of one chunk grade: what the judge sees (the question and the chunk), and
     the chunk's id, so that two chunks of the same text keep grades of their own (a grade is
     reported per chunk id)."""
-    return tagged_hash({"task": "chunk", "question": question, "chunk": [chunk_id, text]}, 32)
+    return task_key("chunk", question=question, chunk=[chunk_id, text])
 
 
 def build_chunk_items(golden: GoldenSet, run: Run, depth: int) -> list[ChunkItem]:
@@ -122,27 +127,18 @@ def chunk_depth(configured: int | None, context_k: int) -> int:
     return context_k if configured is None else configured
 
 
-def lexical_chunk_rules(identity: BackendIdentity) -> str | None:
-    """The model-free baseline's chunk rule version (in its fingerprint), None for a model."""
-    if identity.kind != "lexical":
-        return None
-    from judge.judging.backends.lexical import CHUNK_VERSION
-
-    return CHUNK_VERSION
+def depth_of(config: Config) -> int:
+    """``chunk_depth`` of a configuration."""
+    return chunk_depth(config.judge.chunks.depth, config.retrieval.context_k)
 
 
-def chunk_fingerprint(identity: BackendIdentity, prompt: Prompt) -> Fingerprint:
-    """The fingerprint chunk grades are cached under (``grading.task_fingerprint``)."""
-    return task_fingerprint(
-        identity, prompt, chunk_schema(), CHUNK_SCHEMA_VERSION, lexical_chunk_rules(identity)
-    )
+#: The fingerprint chunk grades are cached under (``grading.task_fingerprint``).
+chunk_fingerprint = payload_fingerprint(chunk_schema, CHUNK_SCHEMA_VERSION, CHUNK_VERSION)
 
 
 def chunk_request(prompt: Prompt, item: ChunkItem) -> JudgeRequest:
     """The request that asks for one chunk's grade: the rendered prompt and schema, and the
-    inputs (the model-free baseline reads those: the chunk as the one context chunk)."""
-    from judge.judging.types import ContextChunk
-
+    inputs (the chunk as the one context chunk), with the baseline's rule for them."""
     return JudgeRequest(
         prompt=prompt.fill(question=item.question, chunk=item.text),
         schema=chunk_schema(),
@@ -150,6 +146,7 @@ def chunk_request(prompt: Prompt, item: ChunkItem) -> JudgeRequest:
         context=[ContextChunk(item.rank, item.chunk_id, item.text)],
         answer="",
         task="chunk",
+        baseline=lambda _refusals: grade_chunk_lexically(item.question, item.text),
     )
 
 
@@ -176,22 +173,7 @@ def grade_for(item: ChunkItem, reply: Reply, cached: bool) -> ChunkGrade:
     )
 
 
-class ChunkOutcome(NamedTuple):
-    """The grades of the chunks that were graded (all of them unless interrupted)."""
-
-    grades: dict[str, tuple[ChunkGrade, ...]]
-    """Per question id, its chunks' grades in rank order."""
-    fingerprint: Fingerprint
-    interrupted: bool
-    elapsed_s: float
-
-    @property
-    def graded(self) -> int:
-        """Chunks with a grade (of any status)."""
-        return sum(len(grades) for grades in self.grades.values())
-
-
-def _in_rank_order(grades: Iterable[ChunkGrade]) -> dict[str, tuple[ChunkGrade, ...]]:
+def in_rank_order(grades: Iterable[ChunkGrade]) -> dict[str, tuple[ChunkGrade, ...]]:
     """Per question id, its chunks' grades in rank order."""
     out: dict[str, list[ChunkGrade]] = {}
     for grade in grades:
@@ -199,49 +181,41 @@ def _in_rank_order(grades: Iterable[ChunkGrade]) -> dict[str, tuple[ChunkGrade, 
     return {qid: tuple(sorted(found, key=lambda g: g.rank)) for qid, found in out.items()}
 
 
-def grade_chunks(
-    items: Sequence[ChunkItem],
-    backend: JudgeBackend,
-    prompt: Prompt,
-    cache: VerdictCache,
-    *,
-    concurrency: int = 1,
-    max_attempts: int = 4,
-    retry_wait: WaitBaseT = DEFAULT_RETRY_WAIT,
-    on_progress: Callable[[JudgeProgress], None] = lambda _: None,
-    rejudge_failed: bool = False,
-) -> ChunkOutcome:
-    """Grade every chunk item, reusing cached replies; each new reply is cached as it arrives
-    (``grading.ask_all``, which says what Ctrl-C does: what was graded stays in the cache).
-    Items of the same key are asked once. ``rejudge_failed``: a cached reply that gave no
-    grade is asked again."""
-    fingerprint = chunk_fingerprint(backend.identity, prompt)
-    graded = ask_each(
-        items,
-        functools.partial(chunk_request, prompt),
-        grade_for,
-        lambda grade: grade.status == "ok",
-        backend,
-        cache,
-        fingerprint,
-        task_label(backend.identity, prompt),
-        concurrency=concurrency,
-        max_attempts=max_attempts,
-        retry_wait=retry_wait,
-        on_progress=on_progress,
-        rejudge_failed=rejudge_failed,
-    )
-    return ChunkOutcome(
-        _in_rank_order(graded.results), fingerprint, graded.interrupted, graded.elapsed_s
+def grades_as_then(
+    rederived: tuple[ChunkGrade, ...], saved: tuple[ChunkGrade, ...]
+) -> tuple[ChunkGrade, ...]:
+    """Re-derived grades, each marked cached as it was in the run (by chunk id)."""
+    before = {g.chunk_id: g.cached for g in saved}
+    return tuple(
+        g.model_copy(update={"cached": before[g.chunk_id]}) if g.chunk_id in before else g
+        for g in rederived
     )
 
 
-def cached_grades(
-    items: Sequence[ChunkItem], fingerprint: str, cache: VerdictCache
-) -> dict[str, tuple[ChunkGrade, ...]]:
-    """The grades of the items whose replies are in the cache for ``fingerprint`` (nothing is
-    asked): what ``rerender`` re-derives."""
-    replies = cache.get_many(fingerprint, (item.key for item in items))
-    return _in_rank_order(
-        grade_for(item, replies[item.key], True) for item in items if item.key in replies
-    )
+def _describe(items: Sequence[ChunkItem], config: Config) -> str:
+    questions = len({item.question_id for item in items})
+    return f"chunk grades (top {depth_of(config)} chunks of {questions} answers)"
+
+
+def _progress(items: Sequence[ChunkItem], graded: Mapping[str, tuple[ChunkGrade, ...]]) -> str:
+    unique = len({item.key for item in items})
+    done = len({g.item_key for grades in graded.values() for g in grades})
+    return f"{done} of {unique} chunks graded"
+
+
+CHUNK: TaskDef[ChunkItem, ChunkGrade, tuple[ChunkGrade, ...]] = TaskDef(
+    name="chunk",
+    table="judge.chunks",
+    prompt=CHUNK_PROMPT,
+    settings=lambda config: TaskSettings(config.judge.chunks.enabled, config.judge.chunks.prompt),
+    items=lambda golden, run, config: build_chunk_items(golden, run, depth_of(config)),
+    request=chunk_request,
+    parse=lambda item, reply, cached, _parts: grade_for(item, reply, cached),
+    fingerprint=chunk_fingerprint,
+    per_question=in_rank_order,
+    as_then=grades_as_then,
+    describe=_describe,
+    progress=_progress,
+    all_done="every chunk graded",
+    row_field="chunk_grades",
+)
