@@ -419,3 +419,66 @@ def test_judge_toml_keeps_its_baseline_and_another_config_does_not_take_it(
     assert not config.reports.baseline.exists()
     [warning] = [r.getMessage() for r in caplog.records if "baseline" in r.getMessage()]
     assert "judge-baseline.json is judge.toml's, so this run is held to no baseline" in warning
+
+
+def test_correctness_on_leaves_every_bar_met_and_a_correctness_bar_counts_its_own_questions(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """With ``[judge.correctness]`` on, the judge table has the correctness counts beside the
+    statuses: a bar on faithfulness is not failed by the questions that were asked about
+    correctness (they are no failures), and a correctness bar is over the questions given an
+    ok correctness verdict, its failures the correctness verdicts that are not ok."""
+    path = sample_toml(
+        tmp_path,
+        extra=(
+            f'\n[judge.correctness]\nenabled = true\nprompt = "{REPO / "prompts" / "correctness.v1.md"}"\n'
+        ),
+    )
+    assert main(["--config", str(path), "run"]) == 0
+    metrics = ["faithfulness", "relevance", "correctness", "recall@5"]
+    args = [arg for metric in metrics for arg in ("--metric", metric)]
+    assert main(["--config", str(path), "bars", "suggest", "--write", *args]) == 0
+    bars = load_config(path).bars
+    assert "correctness" in bars and bars["correctness"]
+    capsys.readouterr()
+    assert main(["--config", str(path), "run", "--bars", "--json", str(tmp_path / "s.json")]) == 0
+    out = capsys.readouterr().out
+    total = sum(map(len, bars.values()))
+    assert f"bars: {total} of {total} met" in out
+    assert "got no answer or no verdict" not in out
+    assert json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["verdict"].startswith("ok")
+
+
+def test_a_correctness_bar_is_over_the_ok_correctness_verdicts() -> None:
+    judge = TypeTable(
+        metrics=["faithfulness", "relevance", "correctness"],
+        count_columns=[
+            "n",
+            "parse_error",
+            "adapter_failed",
+            "correctness_asked",
+            "correctness_not_ok",
+        ],
+        primary="faithfulness",
+        weakest=None,
+        rows=[
+            {
+                "type": "factual",
+                "n": 12,
+                "parse_error": 0,
+                "adapter_failed": 0,
+                "correctness_asked": 8,
+                "correctness_not_ok": 1,
+                "faithfulness": 1.5,
+                "relevance": 1.5,
+                "correctness": 1.25,
+            },
+        ],
+    )
+    bars = {"faithfulness": {"factual": 1.0}, "correctness": {"factual": 1.0}}
+    # faithfulness: over the 12 answers, none failed (8 asked about correctness is no failure);
+    # correctness: 8 asked, 1 not ok, so over 7 of 8
+    assert [r.line() for r in check_bars(bars, judge, RETRIEVAL)] == [
+        "bar: factual faithfulness 1.50 ≥ 1.00 (12 questions)",
+        "bar: factual correctness 1.25 ≥ 1.00 over 7 of 8 questions: 1 got no answer or no verdict",
+    ]

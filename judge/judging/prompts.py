@@ -268,13 +268,16 @@ def load_prompt(
     found = set(template.get_identifiers())
     known = {spec.task: spec for spec in (ANSWER_PROMPT, *others, task)}
     other = _task_of(found, list(known.values()))
+    problems = _answer_problems(found) if task is ANSWER_PROMPT else _task_problems(task, found)
     if other is not None and other.task != task.task:
+        # What it lacks for its own task too: a prompt of the right task with one placeholder
+        # missing can have exactly another task's placeholders.
         raise PromptError(
             f"{path}: a prompt for the {other.words} (its placeholders are "
             f"{_listed(found)}), given as {setting}, which needs a prompt for the "
-            f"{task.words} with {_listed(task.placeholders)} (as {task.shipped} has)"
+            f"{task.words} with {_listed(task.placeholders)} (as {task.shipped} has): "
+            + "; ".join(problems)
         )
-    problems = _answer_problems(found) if task is ANSWER_PROMPT else _task_problems(task, found)
     if problems:
         raise PromptError(f"{path}: " + "; ".join(problems))
     return Prompt(path, text, text_sha256(text), task.task)

@@ -16,7 +16,13 @@ from typing import NamedTuple
 
 from judge.axes import metric_scale
 from judge.grouped import ALL
-from judge.results.tables import ADAPTER_FAILED, TypeTable
+from judge.results.tables import (
+    ADAPTER_FAILED,
+    CORRECTNESS_ASKED,
+    CORRECTNESS_NOT_OK,
+    NOT_OK,
+    TypeTable,
+)
 
 #: The default margins of ``judge bars suggest``: "today's value minus about 0.05" on 0-1
 #: shares, the same step on the judge's 0-2 scores (as the gate's ``margin_share`` and
@@ -80,13 +86,32 @@ def _shown(value: float, floor: float) -> tuple[str, str]:
     return f"{value:.6f}", f"{floor:.6f}"
 
 
-def _failures(table: TypeTable, row: Mapping[str, object]) -> int:
-    """A row's questions with no answer or no verdict: the judge table counts every non-ok
-    status and the adapter's failures; retrieval counts the adapter's failures only (its other
-    counts, out-of-scope and unlabelled questions, are not failures)."""
-    judge = "faithfulness" in table.metrics
-    columns = [c for c in table.count_columns if c != "n"] if judge else [ADAPTER_FAILED]
+def _failures(table: TypeTable, row: Mapping[str, object], metric: str) -> int:
+    """A row's questions with no answer or no verdict for ``metric``: for the answer's scores
+    the judge table's non-ok statuses and the adapter's failures; for correctness the
+    correctness verdicts that are not ok and the adapter's failures (a question without a
+    reference answer is not asked, which is no failure); for retrieval the adapter's failures
+    only (its other counts, out-of-scope and unlabelled questions, are not failures)."""
+    if metric == "correctness":
+        columns = [CORRECTNESS_NOT_OK, ADAPTER_FAILED]
+    elif "faithfulness" in table.metrics:
+        columns = [*NOT_OK, ADAPTER_FAILED]
+    else:
+        columns = [ADAPTER_FAILED]
     return sum(int(value) for c in columns if isinstance(value := row.get(c, 0), int))
+
+
+def _over(row: Mapping[str, object], metric: str) -> int:
+    """How many questions the row's mean of ``metric`` is over: correctness is asked of the
+    questions with a reference answer (or out of scope) only, and its mean is over the ok
+    verdicts among them; every other metric's mean is over the row's ``n``."""
+    if metric == "correctness":
+        asked, not_ok = row.get(CORRECTNESS_ASKED, 0), row.get(CORRECTNESS_NOT_OK, 0)
+        if isinstance(asked, int) and isinstance(not_ok, int):
+            return asked - not_ok
+        return 0
+    n = row.get("n", 0)
+    return n if isinstance(n, int) else 0
 
 
 def check_bars(
@@ -100,15 +125,14 @@ def check_bars(
         for qtype, floor in floors.items():
             row = rows.get(qtype, {})
             value = row.get(metric)
-            n = row.get("n", 0)
             results.append(
                 BarResult(
                     metric,
                     qtype,
                     float(floor),
                     float(value) if isinstance(value, int | float) else None,
-                    n if isinstance(n, int) else 0,
-                    _failures(table, row) if row else 0,
+                    _over(row, metric),
+                    _failures(table, row, metric) if row else 0,
                 )
             )
     return results

@@ -385,3 +385,21 @@ def test_progress_counts_the_calls(tmp_path: Path) -> None:
         cache.close()
     assert seen[0] == (0, 1, 0, 0) and seen[1] == (1, 1, 0, 0)
     assert seen[-1] == (1, 1, 1, 0)
+
+
+def test_a_prompt_taken_for_another_task_says_what_it_lacks_for_its_own(tmp_path: Path) -> None:
+    """A prompt whose placeholders are exactly another task's is refused by that task's name,
+    and with what it lacks for the task it was given for: a correctness prompt that lost its
+    $reference could have exactly the placeholders of a further task of $question and $answer
+    alone, and then the missing $reference would be said too."""
+    path = tmp_path / "p.md"
+    path.write_text("$question $chunk", encoding="utf-8")
+    with pytest.raises(PromptError) as caught:
+        load_task_prompt(path, TASKS["correctness"])
+    assert str(caught.value) == (
+        f"{path}: a prompt for the chunk grade (its placeholders are $chunk, $question), given "
+        "as judge.correctness.prompt, which needs a prompt for the correctness verdict with "
+        "$question, $reference, $answer (as prompts/correctness.v1.md has): missing "
+        "placeholder $reference, $answer; unknown placeholder $chunk (allowed in the "
+        "correctness verdict's prompt: $question, $reference, $answer)"
+    )

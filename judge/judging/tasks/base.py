@@ -10,8 +10,9 @@ fix applies to old replies), and how its results enter the record (per question:
 verdict, a chunk task's grades in rank order, ...). The model-free baseline's rule for the task
 travels with each request (``JudgeRequest.baseline``); its version is in the fingerprint.
 
-Adding a judgement is one task module (``judge.judging.tasks.<name>``), its prompt file, and a
-line in ``judge.judging.tasks.registry``; its settings are ``[judge.tasks.<name>]``
+Adding a judgement is one task module (``judge.judging.tasks.<name>``, defining one
+``TaskDef`` named ``<name>``, which ``judge.judging.tasks.registry`` finds) and its prompt
+file; its settings are ``[judge.tasks.<name>]``
 (``enabled``, ``prompt``) unless it declares a table of its own.
 """
 

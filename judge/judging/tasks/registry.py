@@ -1,22 +1,50 @@
 """Every judgement the judge knows, by name, in the order a run asks them: the answer's
-verdict first, then the further judgements (``judge.judging.tasks.base``: what a task is).
+verdict first, then the further judgements in the order of their names
+(``judge.judging.tasks.base``: what a task is).
 
-Adding a judgement is a task module, its prompt file, and its line here.
+The judgements are the task modules of ``judge.judging.tasks``: each module defines one
+``TaskDef`` named like the module (``chunk.py`` defines the task ``chunk``). Adding a
+judgement is its task module and its prompt file; nothing here changes.
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
 from pathlib import Path
 
 from judge.config import Config
 from judge.errors import ConfigError
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.tasks.answer import ANSWER
-from judge.judging.tasks.base import AnyTask
-from judge.judging.tasks.chunk import CHUNK
-from judge.judging.tasks.correctness import CORRECTNESS
+from judge.judging.tasks.base import AnyTask, TaskDef
 
-TASKS: dict[str, AnyTask] = {task.name: task for task in (ANSWER, CHUNK, CORRECTNESS)}
+#: The modules of the tasks package that define no task.
+_NOT_TASKS = frozenset({"base", "registry"})
+
+
+def discovered(package_name: str = "judge.judging.tasks") -> dict[str, AnyTask]:
+    """The ``TaskDef`` of each task module, by name: the answer's first, then by name. A task
+    module must define exactly one task, named like the module (a test holds every module to
+    it), so a misnamed or missing one fails at import, not in a run."""
+    package = importlib.import_module(package_name)
+    found: dict[str, AnyTask] = {ANSWER.name: ANSWER}
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.name in _NOT_TASKS or info.name == ANSWER.name:
+            continue
+        module = importlib.import_module(f"{package.__name__}.{info.name}")
+        tasks = [value for value in vars(module).values() if isinstance(value, TaskDef)]
+        if len(tasks) != 1 or tasks[0].name != info.name:
+            named = ", ".join(task.name for task in tasks) or "none"
+            raise RuntimeError(
+                f"judge/judging/tasks/{info.name}.py must define one task named "
+                f"'{info.name}' (it defines: {named})"
+            )
+        found[info.name] = tasks[0]
+    return found
+
+
+TASKS: dict[str, AnyTask] = discovered()
 #: The judgements asked after the answers, each when its configuration turns it on.
 FURTHER: tuple[AnyTask, ...] = tuple(task for task in TASKS.values() if task is not ANSWER)
 
