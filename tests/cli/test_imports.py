@@ -14,7 +14,7 @@ import pytest
 
 from judge.cli import main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "foreign"
 
 
