@@ -397,3 +397,19 @@ def committed_replies(cache: Path) -> int:
             return int(db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
     except sqlite3.OperationalError:  # no such table, yet
         return 0
+
+
+def sample_toml(
+    folder: Path, name: str = "judge.toml", extra: str = "", run: Path | None = None
+) -> Path:
+    """A configuration of the shipped sample set in ``folder`` (its reports and cache there)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(
+        f'[data]\nquestions = "{SAMPLE / "questions.jsonl"}"\ncorpus = "{SAMPLE / "corpus.jsonl"}"\n'
+        f'run = "{run or SAMPLE / "run.jsonl"}"\n'
+        f'\n[judge]\nbackend = "lexical"\nprompt = "{REPO / "prompts" / "judge.v1.md"}"\n'
+        f'cache_path = "cache.sqlite3"\n\n[reports]\ndir = "reports"\n' + extra,
+        encoding="utf-8",
+    )
+    return path
