@@ -1,9 +1,10 @@
 """Issue 22's small frictions, each at its root: one type order everywhere, no ``◀ weakest``
-when every type ties, ``judge run`` saying what the cache holds before it judges, ``judge
-audit`` with the lexical judge printing its section once, and a ``license`` that setuptools
-does not warn about. Fast, no model: the lexical backend. Items 4 (no absolute prompt path in
-the reports) and 5 (``judge diff`` naming the answers that changed) are tested with their
-modules: tests/report/test_markdown.py, tests/pipeline/test_diff.py, tests/cli/test_folders.py."""
+when every type ties, ``judge run`` saying what the cache holds before it judges, and a
+``license`` that setuptools does not warn about. Fast, no model: the lexical backend. Items 4
+(no absolute prompt path in the reports), 5 (``judge diff`` naming the answers that changed)
+and 7 (``judge audit`` with the lexical judge printing its section once) are tested with their
+modules: tests/report/test_markdown.py, tests/pipeline/test_diff.py, tests/cli/test_folders.py
+and tests/cli/test_audit.py."""
 
 from __future__ import annotations
 
@@ -212,27 +213,6 @@ def test_run_says_how_many_answers_are_cached_before_judging(
     run[3]["answer"] = "いいえ、iPadでは使えません。"  # one answer new: one item to judge
     assert run_lexical(tiny(run=run)) == 0
     assert "3 of 4 already in the cache; judging the other 1" in capsys.readouterr().out
-
-
-# --- 7. judge audit with the lexical judge: one section ---------------------------------------
-
-
-def test_audit_with_the_lexical_judge_prints_its_figures_once(
-    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    config = tiny(extra_toml=f'labels = "{tmp_path / "labels.jsonl"}"\n')
-    assert run_lexical(config) == 0
-    assert config.source is not None
-    toml = str(config.source)
-    sample_label_and_import(toml, tmp_path / "sheet.csv")
-    capsys.readouterr()
-    assert main(["--config", toml, "audit"]) == 0
-    out = capsys.readouterr().out
-    assert "the judge is the lexical baseline: its figures are the baseline's, shown once" in out
-    assert out.count("both scores exact") == 1
-    assert "lexical baseline: both scores exact" not in out
-    assert out.count("  faithfulness\n") == 2  # the agreement table once, the corrected one
-    assert "both scored on these" not in out
 
 
 # --- 8. pyproject.toml: the SPDX license string ----------------------------------------------
