@@ -15,13 +15,16 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from judge.cli import main
 from judge.config import Config, load_config
 from judge.results.history import HistoryEntry
+
+if TYPE_CHECKING:
+    from judge.record import Record
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "golden" / "sample"
@@ -413,3 +416,17 @@ def sample_toml(
         encoding="utf-8",
     )
     return path
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Record, Config, Path]:
+    """The shipped sample judged by the lexical baseline (once per test module): its record,
+    its configuration and its report folder."""
+    from judge.pipeline import evaluate
+
+    tmp = tmp_path_factory.mktemp("sample")
+    config = load_config(REPO / "judge.toml").with_overrides(
+        judge={"cache_path": tmp / "cache.sqlite"}, reports={"dir": tmp / "reports"}
+    )
+    result = evaluate(config, backend="lexical")
+    return result.report, config, result.folder.path

@@ -12,9 +12,10 @@ from collections.abc import Callable
 
 from judge.config import Config
 from judge.folders import ReportsDir
+from judge.pipeline import evaluate
 from judge.report.data import reference_answer, verdicts_csv
 from judge.results.item_record import ItemRecord
-from tests.conftest import RUN, run_lexical
+from tests.conftest import QUESTIONS, RUN, run_lexical
 
 Tiny = Callable[..., Config]
 METRICS = ["hit@1", "hit@10", "hit@5", "mrr", "ndcg@1", "ndcg@10", "ndcg@5"]
@@ -95,3 +96,13 @@ def test_the_reference_answer_is_empty_when_there_is_none(tiny: Tiny) -> None:
     with_reference = item.model_copy(update={"reference_answer": "3,800円です。"})
     assert isinstance(with_reference, ItemRecord)
     assert reference_answer(with_reference) == "3,800円です。"
+
+
+def test_a_formula_in_a_question_or_answer_stays_text_in_the_csv(tiny: Tiny) -> None:
+    questions = [dict(q) for q in QUESTIONS]
+    questions[0]["question"] = "=HYPERLINK(1)"
+    run = [dict(r) for r in RUN]
+    run[1]["answer"] = "+cmd|' /C calc'!A0"
+    result = evaluate(tiny(questions=questions, run=run), backend="lexical")
+    text = (result.folder.path / "verdicts.csv").read_bytes().decode("utf-8-sig")
+    assert "'=HYPERLINK(1)" in text and "'+cmd|" in text
