@@ -15,13 +15,16 @@ from collections.abc import Callable, Generator, Iterator, Sequence
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from judge.cli import main
 from judge.config import Config, load_config
 from judge.results.history import HistoryEntry
+
+if TYPE_CHECKING:
+    from judge.record import Record
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "golden" / "sample"
@@ -397,3 +400,33 @@ def committed_replies(cache: Path) -> int:
             return int(db.execute("SELECT COUNT(*) FROM replies").fetchone()[0])
     except sqlite3.OperationalError:  # no such table, yet
         return 0
+
+
+def sample_toml(
+    folder: Path, name: str = "judge.toml", extra: str = "", run: Path | None = None
+) -> Path:
+    """A configuration of the shipped sample set in ``folder`` (its reports and cache there)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(
+        f'[data]\nquestions = "{SAMPLE / "questions.jsonl"}"\ncorpus = "{SAMPLE / "corpus.jsonl"}"\n'
+        f'run = "{run or SAMPLE / "run.jsonl"}"\n'
+        f'\n[judge]\nbackend = "lexical"\nprompt = "{REPO / "prompts" / "judge.v1.md"}"\n'
+        f'cache_path = "cache.sqlite3"\n\n[reports]\ndir = "reports"\n' + extra,
+        encoding="utf-8",
+    )
+    return path
+
+
+@pytest.fixture(scope="module")
+def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Record, Config, Path]:
+    """The shipped sample judged by the lexical baseline (once per test module): its record,
+    its configuration and its report folder."""
+    from judge.pipeline import evaluate
+
+    tmp = tmp_path_factory.mktemp("sample")
+    config = load_config(REPO / "judge.toml").with_overrides(
+        judge={"cache_path": tmp / "cache.sqlite"}, reports={"dir": tmp / "reports"}
+    )
+    result = evaluate(config, backend="lexical")
+    return result.report, config, result.folder.path

@@ -1,13 +1,14 @@
 """Issue 22's small frictions, each at its root: one type order everywhere, no ``◀ weakest``
-when every type ties, no absolute prompt path in the reports, ``judge diff`` naming the answers
-that changed, ``judge run`` saying what the cache holds before it judges, ``judge audit`` with
-the lexical judge printing its section once, and a ``license`` that setuptools does not warn
-about. Fast, no model: the lexical backend."""
+when every type ties, ``judge run`` saying what the cache holds before it judges, and a
+``license`` that setuptools does not warn about. Fast, no model: the lexical backend. Items 4
+(no absolute prompt path in the reports), 5 (``judge diff`` naming the answers that changed)
+and 7 (``judge audit`` with the lexical judge printing its section once) are tested with their
+modules: tests/report/test_markdown.py, tests/pipeline/test_diff.py, tests/cli/test_folders.py
+and tests/cli/test_audit.py."""
 
 from __future__ import annotations
 
 import copy
-import json
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
@@ -27,11 +28,7 @@ from judge.judging.cache import VerdictCache
 from judge.judging.items import build_items
 from judge.judging.prompts import load_prompt
 from judge.judging.stability import check_stability
-from judge.pipeline.diff import changed_answers, diff_records
-from judge.report.markdown import prompt_label, prompt_path
-from judge.report.show import diff_lines
 from judge.report.summary import cached_line
-from judge.results.compare import GateRule
 from judge.results.tables import per_type_table
 from tests.audit.conftest import sample_label_and_import
 from tests.conftest import QUESTIONS, REPO, RUN, run_lexical, worse_run
@@ -190,83 +187,6 @@ def test_every_comparison_count_says_cells(tiny: Tiny, capsys: pytest.CaptureFix
     assert all("(type, metric) cells" in line for line in counted)
 
 
-# --- 4. no absolute prompt path in report.md and review.html ---------------------------------
-
-
-def test_prompt_paths_are_shown_without_the_machines_folders() -> None:
-    sha = "ab" * 32
-    assert prompt_path("/home/ana/project/prompts/judge.v1.md") == "judge.v1.md"
-    assert prompt_path("prompts/judge.v1.md") == "prompts/judge.v1.md"
-    assert prompt_label("/srv/x/prompts/judge.v1.md", sha) == f"judge.v1.md (sha256 {sha[:12]}…)"
-
-
-def test_report_md_and_review_html_never_name_the_absolute_prompt_path(tiny: Tiny) -> None:
-    config = tiny()
-    assert run_lexical(config) == 0
-    folder = config.reports.dir / _folder(config)
-    absolute = str(config.judge.prompt)
-    assert Path(absolute).is_absolute()
-    report = (folder / "report.md").read_text(encoding="utf-8")
-    page = (folder / "review.html").read_text(encoding="utf-8")
-    assert absolute not in report
-    assert absolute not in page
-    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    sha = manifest["judge"]["prompt_sha256"]
-    assert f"- prompt: judge.v1.md (sha256 {sha[:12]}…) · fingerprint" in report
-    assert f"prompt judge.v1.md (sha256 {sha[:12]}…)" in page
-
-
-# --- 5. judge diff names the answers and the retrieval that changed ---------------------------
-
-
-def test_diff_names_the_questions_whose_answer_or_retrieval_changed(tiny: Tiny) -> None:
-    config = tiny()
-    assert run_lexical(config) == 0
-    first = _folder(config)
-    run = worse_run()  # q1's relevant chunk pushed from rank 1 to rank 5
-    run[3]["answer"] = "いいえ、iPadでは使えません。"  # q3's answer rewritten
-    assert run_lexical(tiny(run=run)) == 0
-    second = _folder(config)
-    reports = ReportsDir(config.reports.dir)
-    old, new = reports.folder(first).record(), reports.folder(second).record()
-    changed = changed_answers(old, new)
-    assert changed.answers == ["q3"]
-    assert changed.retrieval == ["q1"]
-    diff = diff_records(old, new, GateRule.from_config(config.reports))
-    assert (diff.answers_changed, diff.retrieval_changed) == (("q3",), ("q1",))
-    lines = diff_lines(diff)
-    assert "answers changed: 1 (q3)" in lines
-    assert "retrieval changed (context chunks or their order): 1 (q1)" in lines
-    # Listed before the comparisons: what the moved means are to be read against.
-    assert lines.index("answers changed: 1 (q3)") < next(
-        i for i, line in enumerate(lines) if "within noise" in line
-    )
-    # The same run twice: nothing changed, and it says so.
-    same = changed_answers(new, new)
-    assert same.answers == [] and same.retrieval == []
-    assert "answers changed: 0" in diff_lines(
-        diff_records(new, new, GateRule.from_config(config.reports))
-    )
-
-
-def test_judge_diff_names_the_changed_answers(
-    tiny: Tiny, capsys: pytest.CaptureFixture[str]
-) -> None:
-    config = tiny()
-    assert run_lexical(config) == 0
-    first = _folder(config)
-    run = worse_run()
-    run[3]["answer"] = "いいえ、iPadでは使えません。"
-    assert run_lexical(tiny(run=run)) == 0
-    second = _folder(config)
-    capsys.readouterr()
-    assert config.source is not None
-    assert main(["--config", str(config.source), "diff", first, second]) == 0
-    out = capsys.readouterr().out
-    assert "answers changed: 1 (q3)" in out
-    assert "retrieval changed (context chunks or their order): 1 (q1)" in out
-
-
 # --- 6. judge run says what the cache holds before it judges ----------------------------------
 
 
@@ -293,27 +213,6 @@ def test_run_says_how_many_answers_are_cached_before_judging(
     run[3]["answer"] = "いいえ、iPadでは使えません。"  # one answer new: one item to judge
     assert run_lexical(tiny(run=run)) == 0
     assert "3 of 4 already in the cache; judging the other 1" in capsys.readouterr().out
-
-
-# --- 7. judge audit with the lexical judge: one section ---------------------------------------
-
-
-def test_audit_with_the_lexical_judge_prints_its_figures_once(
-    tiny: Tiny, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    config = tiny(extra_toml=f'labels = "{tmp_path / "labels.jsonl"}"\n')
-    assert run_lexical(config) == 0
-    assert config.source is not None
-    toml = str(config.source)
-    sample_label_and_import(toml, tmp_path / "sheet.csv")
-    capsys.readouterr()
-    assert main(["--config", toml, "audit"]) == 0
-    out = capsys.readouterr().out
-    assert "the judge is the lexical baseline: its figures are the baseline's, shown once" in out
-    assert out.count("both scores exact") == 1
-    assert "lexical baseline: both scores exact" not in out
-    assert out.count("  faithfulness\n") == 2  # the agreement table once, the corrected one
-    assert "both scored on these" not in out
 
 
 # --- 8. pyproject.toml: the SPDX license string ----------------------------------------------

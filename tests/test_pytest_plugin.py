@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from judge.cli import main
-from tests.conftest import REPO, SAMPLE
-from tests.test_bars import _lowered_run, first_full_marks, sample_toml
+from tests.conftest import REPO, SAMPLE, sample_toml
+from tests.pipeline.test_bars import _lowered_run, first_full_marks
 
 
 def _with_bars(folder: Path) -> Path:

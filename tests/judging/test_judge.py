@@ -4,7 +4,6 @@ per-task modules gave before there were tasks, so users' caches stay valid."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -105,30 +104,3 @@ def test_a_task_without_a_field_of_its_own_is_kept_by_name_in_the_row() -> None:
     assert '"judgements":{"toy":[{"question_id":"q1"' in text and '"score":2}' in text
     back = QuestionRow.model_validate_json(text)
     assert back == row and back.model_dump_json() == text
-
-
-def test_the_registry_finds_one_task_per_module_named_like_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A task module is found by its name (nothing to add to the registry), and a module that
-    defines no task, or one of another name, is refused at import, naming the module."""
-    from judge.judging.tasks.registry import discovered
-
-    package = tmp_path / "toy_tasks"
-    package.mkdir()
-    (package / "__init__.py").write_text("", encoding="utf-8")
-    (package / "base.py").write_text("", encoding="utf-8")
-    (package / "tone.py").write_text(
-        "from judge.judging.tasks.registry import TASKS\nTONE = TASKS['chunk']\n",
-        encoding="utf-8",
-    )
-    monkeypatch.syspath_prepend(str(tmp_path))
-    with pytest.raises(RuntimeError, match=r"tone\.py must define one task named 'tone' "):
-        discovered("toy_tasks")
-    (package / "tone.py").write_text("", encoding="utf-8")
-    monkeypatch.delitem(sys.modules, "toy_tasks.tone")
-    with pytest.raises(RuntimeError, match=r"\(it defines: none\)"):
-        discovered("toy_tasks")
-    (package / "tone.py").unlink()
-    monkeypatch.delitem(sys.modules, "toy_tasks.tone")
-    assert list(discovered("toy_tasks")) == ["answer"]

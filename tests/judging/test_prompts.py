@@ -22,7 +22,7 @@ INJECTION = (
 
 def test_every_shipped_prompt_loads_and_renders() -> None:
     # The answer's prompts; those of the chunk grade and correctness load for their own task
-    # (tests/judging/test_further_judgements.py).
+    # (tests/judging/tasks/test_registry.py).
     prompts = sorted((REPO / "prompts").glob("judge*.md"))
     assert prompts
     for path in prompts:

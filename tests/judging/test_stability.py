@@ -1,6 +1,6 @@
 """The stability check: variants of sampled items, judged and counted through the cache.
 
-Its rendering is tested in tests/report/test_stability_view.py."""
+Its rendering is tested in tests/report/test_stability.py."""
 
 from __future__ import annotations
 
@@ -249,7 +249,7 @@ def test_verdicts_that_are_not_ok_are_counted_and_listed(
         assert (report.row(variant).not_ok, report.row(variant).pairs) == (1, 3)
     assert (report.row("injection_ja").not_ok, report.row("injection_ja").pairs) == (4, 0)
     assert report.row("injection_ja").changed["faithfulness"] == Count(0, 0)
-    # How the failures are shown: tests/report/test_stability_view.py.
+    # How the failures are shown: tests/report/test_stability.py.
 
 
 def test_flags_are_reported_for_every_verdict_whatever_its_status(

@@ -15,8 +15,7 @@ from judge.cli import main
 from judge.folders import read_record
 from judge.formatting import markdown_text
 from judge.results.manifest import FORMAT_VERSION
-from tests.conftest import REPO, SAMPLE
-from tests.test_bars import sample_toml
+from tests.conftest import REPO, SAMPLE, sample_toml
 
 
 def _sample_toml(folder: Path) -> Path:

@@ -6,18 +6,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import re
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from judge.config import Config
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.types import ContextChunk, EvidenceMatch, Verdict
-from judge.pipeline import evaluate
 from judge.record import Record
-from judge.report import answers_text
 from judge.report.summary import console_summary, diagnosis_line
 from judge.results.diagnosis import DIAGNOSES, Diagnosis, diagnose, summarise
 from judge.results.item_record import ItemRecord
@@ -166,19 +161,6 @@ def test_the_sentence_says_which_layer_to_fix_first() -> None:
 # --- the views, on the shipped sample with the lexical judge ------------------------------------
 
 
-@pytest.fixture(scope="module")
-def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Record, Config, Path]:
-    from judge.config import load_config
-    from tests.conftest import REPO
-
-    tmp = tmp_path_factory.mktemp("sample")
-    config = load_config(REPO / "judge.toml").with_overrides(
-        judge={"cache_path": tmp / "cache.sqlite"}, reports={"dir": tmp / "reports"}
-    )
-    result = evaluate(config, backend="lexical")
-    return result.report, config, result.folder.path
-
-
 def test_the_sample_diagnosis_table_matches_a_hand_count(
     sample_run: tuple[Record, Config, Path],
 ) -> None:
@@ -239,29 +221,6 @@ def test_the_diagnosis_is_in_report_json_and_the_console(
     )
 
 
-def test_bad_answers_first_worst_first_with_written_scores(
-    sample_run: tuple[Record, Config, Path], monkeypatch: pytest.MonkeyPatch
-) -> None:
-    record, _, folder = sample_run
-    report_md = (folder / "report.md").read_text(encoding="utf-8")
-    section = report_md.split("## Bad answers first", 1)[1].split("\n## ", 1)[0]
-    rows = [line for line in section.splitlines() if re.match(r"\| q\d\d ", line)]
-    # Below full marks: 30 answers, 10 of them at 2/2 (q23's over-refusal is at F2 R0).
-    assert len(rows) == 20
-    assert section.count("F0 R2") == 4 and rows[0].startswith(
-        "| q14 | factual | retrieval miss | F0 R2 |"
-    )
-    assert [r.split(" | ")[0] for r in rows[:4]] == ["| q14", "| q18", "| q22", "| q30"]
-    assert rows[4].startswith("| q07 | factual | generation | F1 R1 |")
-    assert "quote (verified: exact)" in rows[0]
-    assert "有料のきせかえテーマは全部で20種類あります。" in rows[0]  # the answer's excerpt
-    # Capped: the rest are counted and said where to find.
-    monkeypatch.setattr(answers_text, "BAD_ANSWERS_SHOWN", 5)
-    capped = answers_text.bad_answer_lines(record.questions)
-    assert len([line for line in capped if re.match(r"\| q\d\d ", line)]) == 5
-    assert any("15 more below full marks are left out" in line for line in capped)
-
-
 def test_verdicts_csv_carries_question_answer_reference_and_diagnosis(
     sample_run: tuple[Record, Config, Path],
 ) -> None:
@@ -274,15 +233,3 @@ def test_verdicts_csv_carries_question_answer_reference_and_diagnosis(
     assert first.item is not None
     assert rows[0]["question"] == first.question and rows[0]["answer"] == first.item.answer
     assert [r["diagnosis"] for r in rows] == [q.diagnosis for q in record.questions]
-
-
-def test_a_formula_in_a_question_or_answer_stays_text_in_the_csv(tiny: Any) -> None:
-    from tests.conftest import QUESTIONS, RUN
-
-    questions = [dict(q) for q in QUESTIONS]
-    questions[0]["question"] = "=HYPERLINK(1)"
-    run = [dict(r) for r in RUN]
-    run[1]["answer"] = "+cmd|' /C calc'!A0"
-    result = evaluate(tiny(questions=questions, run=run), backend="lexical")
-    text = (result.folder.path / "verdicts.csv").read_bytes().decode("utf-8-sig")
-    assert "'=HYPERLINK(1)" in text and "'+cmd|" in text

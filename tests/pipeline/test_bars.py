@@ -1,10 +1,10 @@
-"""Per-type bars: the [bars] table, judge bars suggest (parsed back, written into judge.toml),
-judge run --bars, and the per-config baseline (issue 22, items 2 and 5)."""
+"""Per-type bars end to end: the [bars] table read and validated, ``judge bars suggest``
+(parsed back, written into judge.toml by ``judge.pipeline.bars``), ``judge run --bars`` and the
+nightly's bars (issue 22, item 2)."""
 
 from __future__ import annotations
 
 import json
-import logging
 import tomllib
 from pathlib import Path
 
@@ -13,27 +13,7 @@ import pytest
 from judge.cli import main
 from judge.config import load_config
 from judge.errors import ConfigError
-from judge.results.bars import BarResult, check_bars, suggest_bars
-from judge.results.gate import bar_checks
-from judge.results.tables import TypeTable
-from tests.conftest import REPO, SAMPLE
-
-
-def sample_toml(
-    folder: Path, name: str = "judge.toml", extra: str = "", run: Path | None = None
-) -> Path:
-    """A configuration of the shipped sample set in ``folder`` (its reports and cache there)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / name
-    path.write_text(
-        f'[data]\nquestions = "{SAMPLE / "questions.jsonl"}"\ncorpus = "{SAMPLE / "corpus.jsonl"}"\n'
-        f'run = "{run or SAMPLE / "run.jsonl"}"\n'
-        f'\n[judge]\nbackend = "lexical"\nprompt = "{REPO / "prompts" / "judge.v1.md"}"\n'
-        f'cache_path = "cache.sqlite3"\n\n[reports]\ndir = "reports"\n' + extra,
-        encoding="utf-8",
-    )
-    return path
-
+from tests.conftest import REPO, SAMPLE, sample_toml
 
 # --- the [bars] table ------------------------------------------------------------------------
 
@@ -77,118 +57,6 @@ def test_a_bad_bar_is_one_located_error(tmp_path: Path, table: str, expected: st
         load_config(path)
     assert str(caught.value).startswith(f"{path}: ")
     assert expected in str(caught.value)
-
-
-# --- checking bars ---------------------------------------------------------------------------
-
-
-def _judge_table(rows: list[dict[str, str | int | float | None]]) -> TypeTable:
-    return TypeTable(
-        metrics=["faithfulness", "relevance"],
-        count_columns=["n", "parse_error", "adapter_failed"],
-        primary="faithfulness",
-        weakest=None,
-        rows=rows,
-    )
-
-
-RETRIEVAL = TypeTable(
-    metrics=["recall@5"],
-    count_columns=["n", "excluded"],
-    primary="recall@5",
-    weakest=None,
-    rows=[{"type": "factual", "n": 12, "excluded": 0, "recall@5": 0.75}],
-)
-
-
-def test_a_bar_fails_below_its_floor_without_a_value_and_with_failed_questions() -> None:
-    judge = _judge_table(
-        [
-            {
-                "type": "factual",
-                "n": 12,
-                "parse_error": 0,
-                "adapter_failed": 0,
-                "faithfulness": 1.42,
-                "relevance": 1.9,
-            },
-            {
-                "type": "negative",
-                "n": 3,
-                "parse_error": 1,
-                "adapter_failed": 1,
-                "faithfulness": 2.0,
-                "relevance": 2.0,
-            },
-            {
-                "type": "out_of_scope",
-                "n": 0,
-                "parse_error": 0,
-                "adapter_failed": 0,
-                "faithfulness": None,
-                "relevance": None,
-            },
-        ]
-    )
-    bars = {
-        "faithfulness": {"factual": 1.6, "negative": 1.0, "out_of_scope": 1.0},
-        "relevance": {"factual": 1.9},
-        "recall@5": {"factual": 0.7},
-    }
-    results = check_bars(bars, judge, RETRIEVAL)
-    lines = [r.line() for r in results]
-    assert lines == [
-        "bar: factual faithfulness 1.42 < 1.60 (12 questions)",
-        "bar: negative faithfulness 2.00 ≥ 1.00 over 3 of 5 questions: 2 got no answer or no verdict",
-        "bar: out_of_scope faithfulness has no value (0 questions), bar 1.00",
-        "bar: factual relevance 1.90 ≥ 1.90 (12 questions)",
-        "bar: factual recall@5 0.75 ≥ 0.70 (12 questions)",
-    ]
-    assert [r.passed for r in results] == [False, False, False, True, True]
-    checks = bar_checks(results)
-    assert [(c.name, c.passed, c.kind) for c in checks][:2] == [
-        ("bar: factual faithfulness", False, "bar"),
-        ("bar: negative faithfulness", False, "bar"),
-    ]
-    assert checks[0].message == lines[0]
-
-
-def test_two_decimals_never_hide_which_side_of_the_floor_a_value_is() -> None:
-    assert BarResult("faithfulness", "factual", 1.6, 1.597, 10, 0).line() == (
-        "bar: factual faithfulness 1.597 < 1.600 (10 questions)"
-    )
-
-
-def test_suggest_is_todays_value_minus_the_margin_rounded_down() -> None:
-    judge = _judge_table(
-        [
-            {
-                "type": "factual",
-                "n": 12,
-                "parse_error": 0,
-                "adapter_failed": 0,
-                "faithfulness": 1.333333,
-                "relevance": 0.05,
-            },
-            {
-                "type": "all",
-                "n": 12,
-                "parse_error": 0,
-                "adapter_failed": 0,
-                "faithfulness": 1.333333,
-                "relevance": 0.05,
-            },
-        ]
-    )
-    suggested = suggest_bars(
-        ["faithfulness", "relevance", "recall@5"], judge, RETRIEVAL, ["factual", "negative"]
-    )
-    # 1.333333 - 0.10 = 1.233333 -> 1.23; 0.05 - 0.10 < 0 -> 0.0; 0.75 - 0.05 = 0.70 (not 0.69)
-    assert [(s.metric, s.type, s.floor) for s in suggested] == [
-        ("faithfulness", "factual", 1.23),
-        ("relevance", "factual", 0.0),
-        ("recall@5", "factual", 0.7),
-    ]
 
 
 # --- judge bars suggest, judge run --bars ----------------------------------------------------
@@ -358,69 +226,6 @@ def test_the_nightly_checks_the_bars_of_its_configuration(
     assert first.startswith("nightly: FAILED: bar: factual faithfulness 1.17 < 1.23 (12 questions)")
 
 
-# --- the per-config baseline -----------------------------------------------------------------
-
-
-def test_two_configs_in_one_folder_keep_two_baselines(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    a = sample_toml(tmp_path, "judge.toml")
-    b = sample_toml(tmp_path, "nightly.toml", extra="").with_name("nightly.toml")
-    b.write_text(
-        a.read_text(encoding="utf-8").replace('dir = "reports"', 'dir = "reports-b"'),
-        encoding="utf-8",
-    )
-    assert load_config(a).reports.baseline == tmp_path / "judge-baseline.json"
-    assert load_config(b).reports.baseline == tmp_path / "nightly-baseline.json"
-    assert main(["--config", str(a), "run"]) == 0
-    assert main(["--config", str(a), "baseline", "pin"]) == 0
-    pinned_a = (tmp_path / "judge-baseline.json").read_bytes()
-    assert main(["--config", str(b), "run"]) == 0
-    # nightly.toml's pin writes its own file (without --replace: nothing was there) ...
-    assert main(["--config", str(b), "baseline", "pin"]) == 0
-    assert (tmp_path / "nightly-baseline.json").is_file()
-    # ... and leaves judge.toml's as it was
-    assert (tmp_path / "judge-baseline.json").read_bytes() == pinned_a
-
-
-def test_a_given_baseline_path_is_kept(tmp_path: Path) -> None:
-    path = sample_toml(tmp_path, "nightly.toml", extra='baseline = "pins/b.json"\n')
-    assert load_config(path).reports.baseline == tmp_path / "pins" / "b.json"
-
-
-def test_the_old_shared_baseline_is_copied_once_with_a_warning(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    path = sample_toml(tmp_path, "nightly.toml")
-    shared = tmp_path / "judge-baseline.json"
-    shared.write_bytes(b'{"format_version": 2}\n')
-    with caplog.at_level(logging.WARNING, logger="judge"):
-        config = load_config(path)
-    own = tmp_path / "nightly-baseline.json"
-    assert config.reports.baseline == own
-    assert own.read_bytes() == shared.read_bytes()  # copied; the old file left for the others
-    [warning] = [r.getMessage() for r in caplog.records if "baseline" in r.getMessage()]
-    assert f"copied the shared judge-baseline.json to {own}" in warning
-    caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="judge"):
-        load_config(path)  # read once: its own file now, no warning again
-    assert not [r for r in caplog.records if "baseline" in r.getMessage()]
-
-
-def test_judge_toml_keeps_its_baseline_and_another_config_does_not_take_it(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
-) -> None:
-    sample_toml(tmp_path, "judge.toml")
-    path = sample_toml(tmp_path, "nightly.toml")
-    (tmp_path / "judge-baseline.json").write_bytes(b'{"format_version": 2}\n')
-    with caplog.at_level(logging.WARNING, logger="judge"):
-        config = load_config(path)
-    assert config.reports.baseline == tmp_path / "nightly-baseline.json"
-    assert not config.reports.baseline.exists()
-    [warning] = [r.getMessage() for r in caplog.records if "baseline" in r.getMessage()]
-    assert "judge-baseline.json is judge.toml's, so this run is held to no baseline" in warning
-
-
 def test_correctness_on_leaves_every_bar_met_and_a_correctness_bar_counts_its_own_questions(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -447,38 +252,3 @@ def test_correctness_on_leaves_every_bar_met_and_a_correctness_bar_counts_its_ow
     assert f"bars: {total} of {total} met" in out
     assert "got no answer or no verdict" not in out
     assert json.loads((tmp_path / "s.json").read_text(encoding="utf-8"))["verdict"].startswith("ok")
-
-
-def test_a_correctness_bar_is_over_the_ok_correctness_verdicts() -> None:
-    judge = TypeTable(
-        metrics=["faithfulness", "relevance", "correctness"],
-        count_columns=[
-            "n",
-            "parse_error",
-            "adapter_failed",
-            "correctness_asked",
-            "correctness_not_ok",
-        ],
-        primary="faithfulness",
-        weakest=None,
-        rows=[
-            {
-                "type": "factual",
-                "n": 12,
-                "parse_error": 0,
-                "adapter_failed": 0,
-                "correctness_asked": 8,
-                "correctness_not_ok": 1,
-                "faithfulness": 1.5,
-                "relevance": 1.5,
-                "correctness": 1.25,
-            },
-        ],
-    )
-    bars = {"faithfulness": {"factual": 1.0}, "correctness": {"factual": 1.0}}
-    # faithfulness: over the 12 answers, none failed (8 asked about correctness is no failure);
-    # correctness: 8 asked, 1 not ok, so over 7 of 8
-    assert [r.line() for r in check_bars(bars, judge, RETRIEVAL)] == [
-        "bar: factual faithfulness 1.50 ≥ 1.00 (12 questions)",
-        "bar: factual correctness 1.25 ≥ 1.00 over 7 of 8 questions: 1 got no answer or no verdict",
-    ]

@@ -1,9 +1,8 @@
-"""``judge import ragas|deepeval|otel`` on the command line: the [data] lines it prints make a
-judge.toml that ``judge check`` accepts and ``judge run --backend lexical`` judges; bad input
-exits 2 with located lines; existing files need --replace.
-
-Skipped until ``cmd_import`` and its parser lines are in ``judge.cli`` (the wiring itself is
-tested in tests/pipeline/test_imports.py).
+"""``judge.cli.imports``: ``judge import ragas|deepeval|otel`` on the command line: the [data]
+lines it prints make a judge.toml that ``judge check`` accepts and ``judge run --backend
+lexical`` judges; bad input exits 2 with located lines; existing files need --replace. (The
+wiring itself is tested in tests/pipeline/test_imports.py; ``judge golden accept``, the group's
+other command, end to end in tests/pipeline/test_golden.py.)
 """
 
 from __future__ import annotations
@@ -14,7 +13,7 @@ import pytest
 
 from judge.cli import main
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "tests" / "data" / "foreign"
 
 
