@@ -30,9 +30,10 @@ from judge.report.answers_text import (
     unsupported_lines,
     verdict_scores,
 )
-from judge.report.audit_text import audit_lines, corrected_markdown_lines
+from judge.report.audit_text import audit_lines
 from judge.report.chunks_text import chunk_lines
 from judge.report.comparisons_text import comparison_lines, detectable_lines, rule_line
+from judge.report.corrected_text import corrected_markdown_lines
 from judge.report.evidence_text import evidence_summary
 from judge.report.text_tables import render_markdown
 from judge.report.tokens_text import token_lines
