@@ -8,9 +8,10 @@ enters the Markdown through ``md`` (``judge.formatting.markdown_text``), so that
 the text it is: no HTML, link or table cell can come out of it.
 
 The sections are each a module's: the answers (``answers_text``), the comparisons
-(``comparisons_text``), the audit (``audit_text``), the chunk grades (``chunks_text``), tokens
-(``tokens_text``); how a verdict's evidence is described is ``evidence_text``'s, which
-``judge show`` and ``review.html`` share.
+(``comparisons_text``), the audit (``audit_text``) and its corrected estimates
+(``corrected_text``), the chunk grades (``chunks_text``), tokens (``tokens_text``); how a
+verdict's evidence is described is ``evidence_text``'s, which ``judge show`` and ``review.html``
+share.
 """
 
 from __future__ import annotations
