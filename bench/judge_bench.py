@@ -26,7 +26,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from judge.config import Config, OllamaConfig, load_config
+from judge.config import Config, load_config
+from judge.config_backends import OllamaConfig
 from judge.judging.backends import BackendIdentity, JudgeRequest
 from judge.judging.cache import VerdictCache
 from judge.judging.items import build_items

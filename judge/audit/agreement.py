@@ -127,28 +127,15 @@ def agreement(
         if (scores := scores_of[item.question_id]) is not None
         and (scored_on is None or scored_on(item))
     ]
-    per_axis: dict[ScoredAxis, dict[str, AxisStats]] = {}
-    for index, axis in enumerate(AXES):
-        grouped: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        for item, label, scores in triples:
-            pair = (getattr(label, axis), scores[index])
-            grouped[item.type].append(pair)
-            grouped["all"].append(pair)
-        per_axis[axis] = {t: axis_stats(p) for t, p in grouped.items()}
+    per_axis = _per_axis_stats(triples)
     both: list[tuple[int, int]] = [
         (1, int((label.faithfulness, label.relevance) == scores)) for _, label, scores in triples
     ]
-    disagreements = []
-    not_ok: dict[str, int] = defaultdict(int)
+    disagreements: list[Disagreement] = []
+    not_ok: dict[str, int] = {}
     if verdicts is not None:
-        for item, label, scores in triples:
-            if (label.faithfulness, label.relevance) != scores:
-                disagreements.append(Disagreement(item, label, verdicts[item.question_id]))
-        for item, _ in labelled:
-            if scores_of[item.question_id] is None:
-                verdict = verdicts.get(item.question_id)
-                not_ok["no verdict" if verdict is None else verdict.status] += 1
-    disagreements.sort(key=lambda d: (-d.gap, d.item.question_id, d.label.labeller))
+        disagreements = _disagreements(triples, verdicts)
+        not_ok = _not_ok(labelled, scores_of, verdicts)
     return Agreement(
         name,
         per_axis,
@@ -160,6 +147,50 @@ def agreement(
         exact_all / len(labelled) if labelled else None,
         tuple(sorted(not_ok.items())),
     )
+
+
+#: A labelled item, its label, and the (faithfulness, relevance) scores compared with it.
+_Scored = tuple[ItemRecord, HumanLabel, tuple[int, int]]
+
+
+def _per_axis_stats(triples: list[_Scored]) -> dict[ScoredAxis, dict[str, AxisStats]]:
+    """Per axis, per question type and over every type (``all``): the agreement of the scores
+    with the labels."""
+    per_axis: dict[ScoredAxis, dict[str, AxisStats]] = {}
+    for index, axis in enumerate(AXES):
+        grouped: dict[str, list[tuple[int, int]]] = defaultdict(list)
+        for item, label, scores in triples:
+            pair = (getattr(label, axis), scores[index])
+            grouped[item.type].append(pair)
+            grouped["all"].append(pair)
+        per_axis[axis] = {t: axis_stats(p) for t, p in grouped.items()}
+    return per_axis
+
+
+def _disagreements(triples: list[_Scored], verdicts: dict[str, Verdict]) -> list[Disagreement]:
+    """The labels whose scores differ from the ones compared, largest score gap first."""
+    found = [
+        Disagreement(item, label, verdicts[item.question_id])
+        for item, label, scores in triples
+        if (label.faithfulness, label.relevance) != scores
+    ]
+    found.sort(key=lambda d: (-d.gap, d.item.question_id, d.label.labeller))
+    return found
+
+
+def _not_ok(
+    labelled: list[tuple[ItemRecord, HumanLabel]],
+    scores_of: dict[str, tuple[int, int] | None],
+    verdicts: dict[str, Verdict],
+) -> dict[str, int]:
+    """Per verdict status (``no verdict`` where there is none), how many labels fall on items
+    that have no scores to compare (a verdict that is not ok)."""
+    not_ok: dict[str, int] = defaultdict(int)
+    for item, _ in labelled:
+        if scores_of[item.question_id] is None:
+            verdict = verdicts.get(item.question_id)
+            not_ok["no verdict" if verdict is None else verdict.status] += 1
+    return not_ok
 
 
 def axis_agreement(
@@ -337,41 +368,6 @@ def corrected_json(
     if pooled is None:
         pooled = pooled_estimates(corrected)
 
-    def cell_json(cell: CorrectedCell) -> dict[str, Any]:
-        e, halving = cell.estimate, cell.halving
-        return {
-            "items": cell.items,
-            "judged": cell.judged,
-            "judge_mean": cell.judge_mean,
-            "labelled": cell.labelled,
-            "labels": cell.labels,
-            "unused_labels": cell.unused_labels,
-            "review_labels_not_used": cell.chosen_labels,
-            "unlabelled": None if e is None else e.unlabelled,
-            "estimate": None if e is None else e.value,
-            "interval": None if e is None else e.shown._asdict(),
-            "ppi_estimate": None if e is None else e.estimate,
-            "normal_interval": None if e is None else e.interval._asdict(),
-            "lambda": None if e is None else e.lam,
-            "matched": cell.matched,
-            "note": cell.note,
-            "remark": cell.remark,
-            "labels_to_halve": None if halving is None else halving._asdict(),
-        }
-
-    def pooled_json(cell: PooledCell) -> dict[str, Any]:
-        return {
-            "types": list(cell.types),
-            "weights": dict(zip(cell.types, cell.weights, strict=True)),
-            "types_without_labels": list(cell.without_labels),
-            "judged": cell.judged,
-            "labelled": cell.labelled,
-            "judge_mean": cell.judge_mean,
-            "estimate": cell.estimate,
-            "interval": None if cell.interval is None else cell.interval._asdict(),
-            "note": cell.note,
-        }
-
     return {
         "method": (
             "PPI++ (power-tuned prediction-powered inference); interval: plus-four variance "
@@ -381,13 +377,52 @@ def corrected_json(
         "level": LEVEL,
         "min_labelled": MIN_LABELLED,
         "per_axis": {
-            axis: {name: cell_json(cell) for name, cell in by_type.items()}
+            axis: {name: _cell_json(cell) for name, cell in by_type.items()}
             for axis, by_type in corrected.items()
         },
         "pooled": {
             "method": (
                 "stratified: the types' estimates weighted by their shares of the judged items"
             ),
-            "per_axis": {axis: pooled_json(cell) for axis, cell in pooled.items()},
+            "per_axis": {axis: _pooled_json(cell) for axis, cell in pooled.items()},
         },
+    }
+
+
+def _cell_json(cell: CorrectedCell) -> dict[str, Any]:
+    """One type's corrected estimate for report.json (``corrected_json``)."""
+    e, halving = cell.estimate, cell.halving
+    return {
+        "items": cell.items,
+        "judged": cell.judged,
+        "judge_mean": cell.judge_mean,
+        "labelled": cell.labelled,
+        "labels": cell.labels,
+        "unused_labels": cell.unused_labels,
+        "review_labels_not_used": cell.chosen_labels,
+        "unlabelled": None if e is None else e.unlabelled,
+        "estimate": None if e is None else e.value,
+        "interval": None if e is None else e.shown._asdict(),
+        "ppi_estimate": None if e is None else e.estimate,
+        "normal_interval": None if e is None else e.interval._asdict(),
+        "lambda": None if e is None else e.lam,
+        "matched": cell.matched,
+        "note": cell.note,
+        "remark": cell.remark,
+        "labels_to_halve": None if halving is None else halving._asdict(),
+    }
+
+
+def _pooled_json(cell: PooledCell) -> dict[str, Any]:
+    """One axis' pooled estimate for report.json (``corrected_json``)."""
+    return {
+        "types": list(cell.types),
+        "weights": dict(zip(cell.types, cell.weights, strict=True)),
+        "types_without_labels": list(cell.without_labels),
+        "judged": cell.judged,
+        "labelled": cell.labelled,
+        "judge_mean": cell.judge_mean,
+        "estimate": cell.estimate,
+        "interval": None if cell.interval is None else cell.interval._asdict(),
+        "note": cell.note,
     }

@@ -171,6 +171,22 @@ def ask_all(
     in-flight call before freeing the model.
     """
     cache.register(fingerprint.value, fingerprint.parts, label)
+    todo = _from_cache(asks, cache, fingerprint, reuse, on_reply)
+    after_cache()
+    return _from_backend(
+        todo, backend, cache, fingerprint, on_reply, concurrency, max_attempts, retry_wait
+    )
+
+
+def _from_cache(
+    asks: Sequence[Ask],
+    cache: VerdictCache,
+    fingerprint: Fingerprint,
+    reuse: Callable[[Ask, Reply], bool],
+    on_reply: Callable[[Ask, Reply, bool], None],
+) -> list[Ask]:
+    """``ask_all``'s first pass: every cached reply that stands reported, in order; returns the
+    asks still to send."""
     cached_replies = cache.get_many(fingerprint.value, (ask.key for ask in asks))
     todo = []
     for ask in asks:
@@ -179,7 +195,21 @@ def ask_all(
             on_reply(ask, reply, True)
         else:
             todo.append(ask)
-    after_cache()
+    return todo
+
+
+def _from_backend(
+    todo: list[Ask],
+    backend: JudgeBackend,
+    cache: VerdictCache,
+    fingerprint: Fingerprint,
+    on_reply: Callable[[Ask, Reply, bool], None],
+    concurrency: int,
+    max_attempts: int,
+    retry_wait: WaitBaseT,
+) -> bool:
+    """``ask_all``'s second pass: the asks sent to the backend, ``concurrency`` at a time, each
+    reply cached, then reported; returns whether Ctrl-C interrupted it."""
     interrupted = False
     stopping = threading.Event()
     pool = Workers(concurrency, "judge")
@@ -329,28 +359,7 @@ def ask_each(
     first: dict[str, Item] = {}
     for item in items:
         first.setdefault(item.key, item)
-    replies: dict[str, tuple[Reply, bool]] = {}
-    derived: dict[str, Result] = {}  # a cached reply's result, derived once to decide on it
-    kept: dict[str, Result] = {}  # the first item's result of each key, derived once
-    progress = JudgeProgress(0, len(first), 0, 0)
-
-    def reuse(ask: Ask, reply: Reply) -> bool:
-        result = derived[ask.key] = derive(first[ask.key], reply, True)
-        return not (rejudge_failed and not ok(result))
-
-    def on_reply(ask: Ask, reply: Reply, cached: bool) -> None:
-        nonlocal progress
-        result = derived.pop(ask.key) if cached else derive(first[ask.key], reply, False)
-        replies[ask.key] = (reply, cached)
-        kept[ask.key] = result
-        progress = JudgeProgress(
-            progress.done + 1,
-            progress.total,
-            progress.cached + cached,
-            progress.not_ok + (not ok(result)),
-        )
-        on_progress(progress)
-
+    got = _Replies(first, derive, ok, rejudge_failed, on_progress)
     interrupted = ask_all(
         [
             Ask(key, item.question_id, functools.partial(request, item))
@@ -360,9 +369,9 @@ def ask_each(
         cache,
         fingerprint,
         label,
-        reuse=reuse,
-        on_reply=on_reply,
-        after_cache=lambda: on_progress(progress),
+        reuse=got.reuse,
+        on_reply=got.on_reply,
+        after_cache=got.report,
         concurrency=concurrency,
         max_attempts=max_attempts,
         retry_wait=retry_wait,
@@ -370,8 +379,51 @@ def ask_each(
     # Each item its own result: the first of a key has it already, another (the same question,
     # chunks and answer under another id) derives its own from the same reply.
     results = [
-        kept[item.key] if item is first[item.key] else derive(item, *replies[item.key])
+        got.kept[item.key] if item is first[item.key] else derive(item, *got.replies[item.key])
         for item in items
-        if item.key in replies
+        if item.key in got.replies
     ]
     return Graded(results, interrupted, time.perf_counter() - start)
+
+
+class _Replies(Generic[Item, Result]):
+    """What ``ask_each`` keeps of the replies ``ask_all`` reports: per key, the reply and whether
+    it was cached, and the result of the key's first item (derived once); the progress over
+    the unique keys."""
+
+    def __init__(
+        self,
+        first: dict[str, Item],
+        derive: Callable[[Item, Reply, bool], Result],
+        ok: Callable[[Result], bool],
+        rejudge_failed: bool,
+        on_progress: Callable[[JudgeProgress], None],
+    ) -> None:
+        self.first, self.derive, self.ok = first, derive, ok
+        self.rejudge_failed, self.on_progress = rejudge_failed, on_progress
+        self.replies: dict[str, tuple[Reply, bool]] = {}
+        self.derived: dict[str, Result] = {}  # a cached reply's result, derived once to decide
+        self.kept: dict[str, Result] = {}  # the first item's result of each key
+        self.progress = JudgeProgress(0, len(first), 0, 0)
+
+    def reuse(self, ask: Ask, reply: Reply) -> bool:
+        """Whether a cached reply stands: always, but a failed one when failed ones are
+        judged again."""
+        result = self.derived[ask.key] = self.derive(self.first[ask.key], reply, True)
+        return not (self.rejudge_failed and not self.ok(result))
+
+    def on_reply(self, ask: Ask, reply: Reply, cached: bool) -> None:
+        """Keep a key's reply and its first item's result, and report the progress."""
+        key = ask.key
+        result = self.derived.pop(key) if cached else self.derive(self.first[key], reply, False)
+        self.replies[key] = (reply, cached)
+        self.kept[key] = result
+        p = self.progress
+        self.progress = JudgeProgress(
+            p.done + 1, p.total, p.cached + cached, p.not_ok + (not self.ok(result))
+        )
+        self.on_progress(self.progress)
+
+    def report(self) -> None:
+        """Report the progress as it stands (once the cached replies are in)."""
+        self.on_progress(self.progress)

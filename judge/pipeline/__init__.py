@@ -9,7 +9,7 @@ command                                     wiring (``judge.pipeline.<module>``)
 ``check``                                   ``check``: ``check``
 ``retrieval`` (``--trec-run``), ``trec``    ``retrieval``: ``retrieval``, ``export_trec``
 ``run``, ``nightly``                        ``evaluate``: ``evaluate``; ``run``: the CI files
-``report``                                  ``evaluate``: ``rerender``
+``report``                                  ``report``: ``rerender``
 ``show``, ``diff``                          ``folders``: ``folder_record``, ``diff_folders``
                                             (``diff``: ``diff_records``)
 ``baseline pin``, ``baseline ratchet``      ``baseline``: ``pin``, ``ratchet``
@@ -33,8 +33,9 @@ own namespace: a test replaces ``judge.pipeline.session.open_backend``.
 """
 
 from judge.judging.backends import open_backend
-from judge.pipeline.evaluate import Evaluation, Hooks, evaluate, rerender
+from judge.pipeline.evaluate import Evaluation, Hooks, evaluate
 from judge.pipeline.inputs import Inputs, load_inputs, measure_retrieval
+from judge.pipeline.report import rerender
 from judge.pipeline.session import JudgeChoice
 from judge.pipeline.stability import judge_stability
 from judge.pipeline.sweep import SweepHooks, SweepStep, sweep

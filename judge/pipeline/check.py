@@ -118,32 +118,10 @@ def check(
     inputs = load_inputs(config, run_path, fresh_answers=fresh_answers, on_adapter=on_adapter)
     on_inputs(inputs)
     golden, run = inputs.golden, inputs.run
-    problems = [problem for problem in [inputs.labels.missing_problem()] if problem]
-    prompt: Prompt | None = None
-    try:  # the prompt, exactly as `run` loads it
-        prompt = load_task_prompt(config.judge.prompt, ANSWER)
-    except PromptError as exc:
-        problems.append(str(exc))
-    tasks: list[tuple[AnyTask, Prompt]] = []
-    try:  # and those of the further judgements, where they are on
-        tasks = enabled_tasks(config)
-    except (PromptError, ConfigError) as exc:
-        problems.append(str(exc))
-    problems += [
-        f"{inputs.run_source}: the adapter failed for question '{q.id}': {run.meta.failed[q.id]}"
-        for q in golden.questions
-        if q.id in run.meta.failed
-    ]
+    prompt, tasks, problems = _prompts_and_problems(config, inputs)
     if problems:
         raise InputError(problems)
-    per_type = dict.fromkeys(config.data.question_types, 0)
-    for q in golden.questions:
-        per_type[q.type] = per_type.get(q.type, 0) + 1
-    ordered = {t: per_type[t] for t in config.data.question_types}
-    scored = dict.fromkeys(ordered, 0)
-    for q in golden.questions:
-        if q.relevant_chunks:
-            scored[q.type] = scored.get(q.type, 0) + 1
+    ordered, scored = _questions_per_type(config, inputs)
     family = night_family(
         ordered,
         scored,
@@ -165,6 +143,47 @@ def check(
         _answers(config, run_path, inputs),
         judged,
     )
+
+
+def _prompts_and_problems(
+    config: Config, inputs: Inputs
+) -> tuple[Prompt | None, list[tuple[AnyTask, Prompt]], list[str]]:
+    """The answer prompt and the enabled further judgements' prompts, loaded exactly as `run`
+    loads them, and every problem found: labels gone from the labels file, a prompt that does
+    not load, a question the adapter failed. Check reports them all in one error."""
+    problems = [problem for problem in [inputs.labels.missing_problem()] if problem]
+    prompt: Prompt | None = None
+    try:  # the prompt, exactly as `run` loads it
+        prompt = load_task_prompt(config.judge.prompt, ANSWER)
+    except PromptError as exc:
+        problems.append(str(exc))
+    tasks: list[tuple[AnyTask, Prompt]] = []
+    try:  # and those of the further judgements, where they are on
+        tasks = enabled_tasks(config)
+    except (PromptError, ConfigError) as exc:
+        problems.append(str(exc))
+    failed = inputs.run.meta.failed
+    problems += [
+        f"{inputs.run_source}: the adapter failed for question '{q.id}': {failed[q.id]}"
+        for q in inputs.golden.questions
+        if q.id in failed
+    ]
+    return prompt, tasks, problems
+
+
+def _questions_per_type(config: Config, inputs: Inputs) -> tuple[dict[str, int], dict[str, int]]:
+    """Per question type, in the configured order: how many questions, and how many of them
+    retrieval scores (those with relevant chunks)."""
+    questions = inputs.golden.questions
+    per_type = dict.fromkeys(config.data.question_types, 0)
+    for q in questions:
+        per_type[q.type] = per_type.get(q.type, 0) + 1
+    ordered = {t: per_type[t] for t in config.data.question_types}
+    scored = dict.fromkeys(ordered, 0)
+    for q in questions:
+        if q.relevant_chunks:
+            scored[q.type] = scored.get(q.type, 0) + 1
+    return ordered, scored
 
 
 def _answers(config: Config, run_path: Path | None, inputs: Inputs) -> AnswerSource:

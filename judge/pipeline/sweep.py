@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
-from judge.config import Config, SweepConfig
+from judge.config import Config
+from judge.config_sweep import SweepConfig
 from judge.errors import AdapterError, ConfigError, Interrupted
 from judge.folders import ReportsDir
 from judge.formatting import timestamp

@@ -8,9 +8,10 @@ enters the Markdown through ``md`` (``judge.formatting.markdown_text``), so that
 the text it is: no HTML, link or table cell can come out of it.
 
 The sections are each a module's: the answers (``answers_text``), the comparisons
-(``comparisons_text``), the audit (``audit_text``), the chunk grades (``chunks_text``), tokens
-(``tokens_text``); how a verdict's evidence is described is ``evidence_text``'s, which
-``judge show`` and ``review.html`` share.
+(``comparisons_text``), the audit (``audit_text``) and its corrected estimates
+(``corrected_text``), the chunk grades (``chunks_text``), tokens (``tokens_text``); how a
+verdict's evidence is described is ``evidence_text``'s, which ``judge show`` and ``review.html``
+share.
 """
 
 from __future__ import annotations
@@ -30,9 +31,10 @@ from judge.report.answers_text import (
     unsupported_lines,
     verdict_scores,
 )
-from judge.report.audit_text import audit_lines, corrected_markdown_lines
+from judge.report.audit_text import audit_lines
 from judge.report.chunks_text import chunk_lines
 from judge.report.comparisons_text import comparison_lines, detectable_lines, rule_line
+from judge.report.corrected_text import corrected_markdown_lines
 from judge.report.evidence_text import evidence_summary
 from judge.report.text_tables import render_markdown
 from judge.report.tokens_text import token_lines

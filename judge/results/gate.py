@@ -211,40 +211,8 @@ def gate(
         for section in SECTIONS
         if not any(c.baseline is not None for c in comparisons if c.section == section)
     ]
-    for section in SECTIONS:
-        why = [c.note for c in comparisons if c.section == section and c.baseline is None]
-        checks.append(
-            GateCheck(
-                f"{section} has something to compare with",
-                section not in missing,
-                "; ".join(why) if section in missing else "compared",
-                "baseline",
-            )
-        )
-    checks.append(
-        GateCheck(
-            "answers were produced",
-            not failed,
-            failed_answers(failed, total)
-            if failed
-            else f"the adapter answered all {total} questions"
-            if total
-            else "the adapter answered every question",
-            "regression",
-        )
-    )
-    checks.append(
-        GateCheck(
-            "answers were judged",
-            not unjudged,
-            unjudged_answers(unjudged, judged)
-            if unjudged
-            else f"the judge gave a verdict for all {judged} answers"
-            if judged
-            else "the judge gave a verdict for every answer",
-            "regression",
-        )
-    )
+    checks += _baseline_checks(comparisons, missing)
+    checks += _answer_checks(failed, total, unjudged, judged)
     regressions = [c for comp in comparisons for c in comp.regressions]
     listed = tuple(c for comp in comparisons for c in comp.listed)
     return Gate(
@@ -258,6 +226,52 @@ def gate(
         listed,
         tuple(notes),
     )
+
+
+def _baseline_checks(
+    comparisons: list[SectionComparison], missing: Sequence[str]
+) -> list[GateCheck]:
+    """Per section, whether the run had something to compare with (``missing``: the sections
+    that had not); where it had not, the comparisons' notes say why."""
+    checks = []
+    for section in SECTIONS:
+        why = [c.note for c in comparisons if c.section == section and c.baseline is None]
+        checks.append(
+            GateCheck(
+                f"{section} has something to compare with",
+                section not in missing,
+                "; ".join(why) if section in missing else "compared",
+                "baseline",
+            )
+        )
+    return checks
+
+
+def _answer_checks(
+    failed: Sequence[str], total: int, unjudged: Sequence[str], judged: int
+) -> list[GateCheck]:
+    """Whether the adapter answered every question and the judge gave every answer a verdict."""
+    produced = GateCheck(
+        "answers were produced",
+        not failed,
+        failed_answers(failed, total)
+        if failed
+        else f"the adapter answered all {total} questions"
+        if total
+        else "the adapter answered every question",
+        "regression",
+    )
+    verdicts = GateCheck(
+        "answers were judged",
+        not unjudged,
+        unjudged_answers(unjudged, judged)
+        if unjudged
+        else f"the judge gave a verdict for all {judged} answers"
+        if judged
+        else "the judge gave a verdict for every answer",
+        "regression",
+    )
+    return [produced, verdicts]
 
 
 class Detectable(NamedTuple):

@@ -180,7 +180,7 @@ def upgrade_format_2(version: int, value: dict[str, Any]) -> dict[str, Any]:
     """A document of format 2 read as format 3: the same fields, the configuration (a dict
     then) validated into the typed model by the reader. ``report.json``'s untyped agreement
     (``agreement``) is not read: the record of format 2 has no audit figures, and ``judge
-    report`` rebuilds it from the run and the cache (``judge.pipeline.evaluate``)."""
+    report`` rebuilds it from the run and the cache (``judge.pipeline.report``)."""
     if version != OLDEST_FORMAT:
         raise ValueError(f"of the formats before it, this judge reads {OLDEST_FORMAT} only")
     return {k: v for k, v in value.items() if k != "agreement"}

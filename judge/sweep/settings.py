@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from judge.config import ParamValue, SweepConfig, same_value
+from judge.config_sweep import ParamValue, SweepConfig, same_value
 from judge.errors import AdapterError
 from judge.inputs.user_code import Adapter, load_adapter
 

@@ -19,7 +19,8 @@ from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenQuestion
 from judge.inputs.labels import HumanLabel, load_labels
 from judge.judging.types import ContextChunk, CorrectnessVerdict, Verdict
-from judge.report.audit_text import audit_lines, corrected_markdown_lines, render_audit
+from judge.report.audit_text import audit_lines, render_audit
+from judge.report.corrected_text import corrected_markdown_lines
 from judge.results.item_record import ItemRecord
 
 #: Japanese and English questions, two types.

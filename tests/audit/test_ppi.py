@@ -8,7 +8,6 @@ a missing package is a collection error, not a skip.
 import json
 import math
 import random
-import re
 import sys
 import warnings
 from pathlib import Path
@@ -27,7 +26,8 @@ from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.types import ContextChunk, Verdict
 from judge.pipeline.audit import run_audit
-from judge.report.audit_text import corrected_lines, corrected_markdown_lines, render_audit
+from judge.report.audit_text import render_audit
+from judge.report.corrected_text import corrected_lines, corrected_markdown_lines
 from judge.results.item_record import ItemRecord
 from tests.conftest import REPO, SAMPLE
 
@@ -348,34 +348,6 @@ def test_json_has_a_note_wherever_a_number_is_missing(mixed: AuditResult) -> Non
     assert factual["labels_to_halve"]["more"] >= 1
     negative = data["per_axis"]["faithfulness"]["negative"]
     assert negative["estimate"] is None and negative["note"] == "too few labels (3 of 10)"
-
-
-def test_terminal_and_markdown_show_the_cells(mixed: AuditResult) -> None:
-    text = render_audit(mixed, "lexical")
-    assert "corrected estimates" in text
-    assert "too few labels (3 of 10)" in text
-    assert "labels on items without an ok verdict, not used: factual 2" in text
-    lines = corrected_markdown_lines(mixed)
-    rows = [line for line in lines if line.startswith("| factual ")]
-    assert len(rows) == 1 and "12 (13 labels)" in rows[0]
-    cell = mixed.corrected["faithfulness"]["factual"]
-    assert cell.estimate is not None
-    low, high = cell.estimate.shown
-    assert f"{cell.estimate.value:.2f} [{low:.2f}, {high:.2f}]" in rows[0]
-    assert any("too few labels (3 of 10)" in line for line in lines)
-    assert lines[-1] == "Labels on items without an ok verdict, not used: factual 2."
-
-
-def test_a_type_name_from_data_cannot_break_the_table() -> None:
-    items, verdicts, labels = _mixed()
-    items = {
-        q: i.model_copy(update={"type": "neg|<b>x</b>"}) if i.type == "negative" else i
-        for q, i in items.items()
-    }
-    lines = corrected_markdown_lines(audit_items("run-1", items, verdicts, labels))
-    row = next(line for line in lines if "neg" in line)
-    assert "<b>" not in row and "neg\\|" in row
-    assert len(re.findall(r"(?<!\\)\|", row)) == 10  # 9 columns: the type's pipe is escaped
 
 
 # --- the shipped sample ----------------------------------------------------------------------

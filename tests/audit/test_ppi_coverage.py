@@ -16,7 +16,8 @@ from judge.audit.types import PSEUDO_LABELS
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.types import ContextChunk, Verdict
-from judge.report.audit_text import corrected_markdown_lines, render_audit
+from judge.report.audit_text import render_audit
+from judge.report.corrected_text import corrected_markdown_lines
 from judge.results.item_record import ItemRecord
 from tests.conftest import REPO
 

@@ -14,7 +14,8 @@ import httpx
 import pytest
 from tenacity import wait_none
 
-from judge.config import Config, OllamaConfig
+from judge.config import Config
+from judge.config_backends import OllamaConfig
 from judge.errors import ConfigError
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run

@@ -59,7 +59,7 @@ def test_a_reply_without_probabilities_or_scores_gives_none() -> None:
 
 def test_an_openai_completion_carries_the_score_distributions() -> None:
     # choices[0].logprobs.content as OpenAI (and vLLM) return it with logprobs/top_logprobs.
-    from judge.config import OpenAIConfig
+    from judge.config_backends import OpenAIConfig
     from judge.judging.backends.openai import completion_reply, request_body
 
     assert request_body(OpenAIConfig(), "p", {})["top_logprobs"] == 5

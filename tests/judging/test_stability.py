@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from judge.axes import AXES
-from judge.config import Config, EmbeddedConfig
+from judge.config import Config
+from judge.config_backends import EmbeddedConfig
 from judge.errors import ConfigError, Interrupted
 from judge.grouped import ALL
 from judge.inputs.golden import load_golden

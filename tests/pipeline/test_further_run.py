@@ -15,7 +15,7 @@ from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.verdict import Reply
 from judge.pipeline import Hooks, JudgeChoice, evaluate
 from judge.pipeline.check import check
-from judge.pipeline.evaluate import rerender
+from judge.pipeline.report import rerender
 from judge.record import Record
 from tests.conftest import REPO
 

@@ -14,7 +14,8 @@ from types import ModuleType
 
 import pytest
 
-from judge.config import Config, SweepConfig
+from judge.config import Config
+from judge.config_sweep import SweepConfig
 from judge.errors import AdapterError
 from judge.sweep.settings import Built, Setting, grid_settings, setting_adapter, sweep_spec
 from tests.sweep.conftest import ORACLE_GRID

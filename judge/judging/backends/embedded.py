@@ -39,7 +39,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from judge.config import EmbeddedConfig
+from judge.config_backends import EmbeddedConfig
 from judge.errors import BackendUnavailable, PromptTooLong
 from judge.hashing import file_sha256
 from judge.judging.backends import BackendIdentity, JudgeRequest, PlainBackend, token_count

@@ -17,7 +17,7 @@ from typing import Any
 import httpx
 import ollama
 
-from judge.config import OllamaConfig
+from judge.config_backends import OllamaConfig
 from judge.errors import (
     BackendRequestError,
     BackendUnavailable,

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from judge.config import OpenAIConfig
+from judge.config_backends import OpenAIConfig
 from judge.errors import (
     BackendError,
     BackendRequestError,

@@ -75,7 +75,7 @@ def embedded_backend() -> Iterator[object]:
     """The embedded backend with the real Gemma 3 270M, loaded once for every test that
     uses it (skipped where llama-cpp-python is not installed)."""
     embedded = pytest.importorskip("judge.judging.backends.embedded")
-    from judge.config import EmbeddedConfig
+    from judge.config_backends import EmbeddedConfig
 
     loaded = embedded.EmbeddedBackend(EmbeddedConfig())
     yield loaded

@@ -5,7 +5,8 @@ from pathlib import Path
 import pytest
 from tenacity import wait_none
 
-from judge.config import Config, EmbeddedConfig
+from judge.config import Config
+from judge.config_backends import EmbeddedConfig
 from judge.judging.cache import VerdictCache
 from judge.judging.items import build_items
 from judge.judging.judge import judge_items

@@ -9,7 +9,8 @@ import httpx
 import pytest
 from tenacity import wait_none
 
-from judge.config import Config, OpenAIConfig
+from judge.config import Config
+from judge.config_backends import OpenAIConfig
 from judge.errors import (
     BackendRequestError,
     BackendUnavailable,

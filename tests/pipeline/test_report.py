@@ -18,8 +18,8 @@ from judge.pipeline import rerender
 from tests.conftest import RUN, run_lexical, write_jsonl
 
 Tiny = Callable[..., Config]
-#: The module (``judge.pipeline.evaluate`` as an attribute is the function of that name).
-evaluate_module = importlib.import_module("judge.pipeline.evaluate")
+#: The module that wires ``judge report`` (``judge.pipeline`` re-exports its ``rerender``).
+report_module = importlib.import_module("judge.pipeline.report")
 
 
 def _folder(config: Config) -> Path:
@@ -30,13 +30,13 @@ def _folder(config: Config) -> Path:
 def _rebuilds(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The folders rebuilt from their run and the cache (the record path never calls it)."""
     rebuilt: list[str] = []
-    original = evaluate_module._rederive
+    original = report_module._rederive
 
     def spy(*args: object, **kwargs: object) -> object:
         rebuilt.append(args[2].name)  # type: ignore[attr-defined]
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(evaluate_module, "_rederive", spy)
+    monkeypatch.setattr(report_module, "_rederive", spy)
     return rebuilt
 
 
