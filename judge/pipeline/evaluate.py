@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from judge.config import Config
 from judge.errors import ConfigError, InputError, Interrupted
-from judge.folders import ReportFolder, ReportsDir, read_saved_verdicts
 from judge.hashing import text_sha256
 from judge.inputs.adapter import AdapterProgress
 from judge.inputs.golden import GoldenSet, load_golden
@@ -36,7 +35,7 @@ from judge.judging.tasks.answer import ANSWER
 from judge.judging.tasks.base import AnyTask, by_question
 from judge.judging.tasks.registry import enabled_tasks, load_task_prompt, task_named
 from judge.pipeline.bars import bars_asked
-from judge.pipeline.build import Earlier, Judged, TaskResults, build_report, package_version
+from judge.pipeline.build import build_report, package_version
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
 from judge.pipeline.session import (
     JudgeChoice,
@@ -45,7 +44,9 @@ from judge.pipeline.session import (
     judging_session,
     task_plans,
 )
-from judge.record import REPORT_FILE, QuestionRow, Record
+from judge.record.model import QuestionRow, Record
+from judge.record.stages import Earlier, Judged, TaskResults
+from judge.record.store import REPORT_FILE, ReportFolder, ReportsDir, read_saved_verdicts
 from judge.report.files import render_files
 from judge.results.baseline import read_baseline
 from judge.results.compare import QuestionValues

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from judge.formatting import FEW_ITEMS, fmt_interval, fmt_number, fmt_share
 from judge.formatting import markdown_text as md
 from judge.grouped import ALL
-from judge.record import ChunkSummary, Record
+from judge.record.model import ChunkSummary, Record
 from judge.report.text_tables import render_markdown
 from judge.report.tokens_text import cost_text
 from judge.results.chunk_grades import missing_labels_csv

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from judge.formatting import bom_csv
 from judge.judging.types import Verdict
-from judge.record import CorrectnessVerdict, QuestionRow, Record
+from judge.record.model import CorrectnessVerdict, QuestionRow, Record
 from judge.results.item_record import ItemRecord
 
 

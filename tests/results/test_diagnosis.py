@@ -16,7 +16,7 @@ from judge.config import Config
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.types import ContextChunk, EvidenceMatch, Verdict
 from judge.pipeline import evaluate
-from judge.record import Record
+from judge.record.model import Record
 from judge.report import answers_text
 from judge.report.summary import console_summary, diagnosis_line
 from judge.results.diagnosis import DIAGNOSES, Diagnosis, diagnose, summarise

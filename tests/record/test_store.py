@@ -1,22 +1,25 @@
-"""The run record: report.json is its dump, and a folder reads back into the same object."""
+"""The record's store (``judge.record.store``): report.json is the record's dump, refused when its
+reader would refuse it; a folder reads back into the same record; the reports directory
+resolves folders, reads their records and publishes a new one whole."""
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from judge.config import Config
-from judge.errors import InputError
-from judge.folders import ReportsDir, read_record
-from judge.judging.types import Verdict
+from judge.errors import ConfigError, InputError
+from judge.judging.types import ContextChunk, Verdict
 from judge.pipeline import evaluate
-from judge.record import DERIVED, QuestionRow, record_json
+from judge.record.model import QuestionRow
+from judge.record.store import ReportsDir, read_record, record_json
 from judge.results.item_record import ItemRecord
-from tests.conftest import QUESTIONS, run_lexical
+from tests.conftest import QUESTIONS, RUN, history_entry, run_lexical
 
 Tiny = Callable[..., Config]
 
@@ -32,19 +35,6 @@ def test_a_folder_reads_back_into_the_record_it_was_written_from(tiny: Tiny) -> 
     assert back.gate.verdict == record.gate.verdict
     assert [row.question_id for row in back.questions] == [q.question_id for q in record.questions]
     assert back.audit is None
-
-
-def test_report_json_is_the_record_then_what_follows_from_it(tiny: Tiny) -> None:
-    result = evaluate(tiny(), backend="lexical")
-    data = json.loads((result.folder.path / "report.json").read_text(encoding="utf-8"))
-    assert next(iter(data)) == "format_version"
-    assert list(data)[-len(DERIVED) :] == list(DERIVED)
-    record = result.report
-    assert data["regressions"] == len(record.regressions)
-    assert data["needs_review"] == {r.question_id: r.triage.reasons for r in record.needs_review}
-    assert data["adapter_failed"] == {}
-    # The comparisons keep their readable shape: objects, with "against".
-    assert all({"section", "against", "note", "changes"} <= set(c) for c in data["comparisons"])
 
 
 @pytest.mark.parametrize(
@@ -73,17 +63,17 @@ def test_a_record_over_the_size_limit_is_not_written(
     tiny: Tiny, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Measured in bytes of UTF-8: a file exactly at the limit is written, a byte more is not."""
-    import judge.record
+    import judge.record.store
 
     record = evaluate(tiny(), backend="lexical").report
     data = record_json(record)
     assert not data.isascii()  # Japanese: its bytes are not its characters
     size = len(data)
     mb = 1024 * 1024
-    kind = judge.record.REPORT_FILE
-    monkeypatch.setattr(judge.record, "REPORT_FILE", kind._replace(max_mb=size / mb))
+    kind = judge.record.store.REPORT_FILE
+    monkeypatch.setattr(judge.record.store, "REPORT_FILE", kind._replace(max_mb=size / mb))
     assert record_json(record) == data  # exactly at the limit: written
-    monkeypatch.setattr(judge.record, "REPORT_FILE", kind._replace(max_mb=(size - 1) / mb))
+    monkeypatch.setattr(judge.record.store, "REPORT_FILE", kind._replace(max_mb=(size - 1) / mb))
     with pytest.raises(InputError, match=r"MB limit for a report\.json") as caught:
         record_json(record)
     (line,) = caught.value.problems
@@ -141,60 +131,6 @@ def test_a_row_holds_its_item_and_verdict_as_the_jsonl_files_do(tiny: Tiny) -> N
     assert read_record(path) == result.report
 
 
-def _free_form(schema: dict[str, Any]) -> list[str]:
-    """Where a JSON schema lets data of any shape in (an ``Any``: no type at all; a
-    ``dict[str, Any]``) or refers back to itself (unbounded depth): the paths, empty when every
-    value has a type and the whole a fixed depth."""
-    defs = schema.get("$defs", {})
-    typed = {"type", "$ref", "anyOf", "oneOf", "allOf", "enum", "const"}
-    found: list[str] = []
-
-    def walk(node: dict[str, Any], path: str, seen: tuple[str, ...]) -> None:
-        if not typed & set(node):
-            found.append(f"{path or '/'} (any JSON)")
-        ref = node.get("$ref")
-        if isinstance(ref, str):
-            name = ref.rsplit("/", 1)[-1]
-            if name in seen:
-                found.append(f"{path} (refers back to {name})")
-                return
-            walk(defs[name], f"{path}<{name}>", (*seen, name))
-        extra = node.get("additionalProperties")
-        if extra is True:
-            found.append(f"{path} (an object of any keys and values)")
-        elif isinstance(extra, dict):
-            walk(extra, f"{path}/*", seen)
-        for key in ("properties", "patternProperties"):
-            for name, sub in node.get(key, {}).items():
-                walk(sub, f"{path}/{name}", seen)
-        for key in ("anyOf", "oneOf", "allOf", "prefixItems"):
-            for index, sub in enumerate(node.get(key, [])):
-                walk(sub, f"{path}[{index}]", seen)
-        if isinstance(node.get("items"), dict):
-            walk(node["items"], f"{path}[]", seen)
-
-    walk({k: v for k, v in schema.items() if k != "$defs"}, "", ())
-    return found
-
-
-def test_a_question_row_holds_typed_fields_of_fixed_depth_only() -> None:
-    """What lets ``record_json`` skip reading the rows back (see its docstring): a row field of
-    free-form JSON would need the rows read back too."""
-    from pydantic import BaseModel
-
-    from judge.record import QuestionRow
-
-    # The validation schema: the serialized rows are the same fields (``plain`` writes a named
-    # tuple as an object of its fields, no deeper).
-    assert _free_form(QuestionRow.model_json_schema(mode="validation")) == []
-
-    class Loose(BaseModel):  # the check can fail
-        extra: dict[str, Any]
-        anything: Any
-
-    assert len(_free_form(Loose.model_json_schema(mode="validation"))) == 2
-
-
 def test_a_folders_values_are_its_records_and_read_without_the_record(tiny: Tiny) -> None:
     # values.json holds what the comparisons read (Record.values), so a later run reads a few
     # numbers per question rather than validating a whole record; a folder without it (written
@@ -210,41 +146,108 @@ def test_a_folders_values_are_its_records_and_read_without_the_record(tiny: Tiny
     assert ReportsDir(config.reports.dir).folder(None).values() == from_file
 
 
-def test_a_record_written_before_the_season_gate_still_reads(tiny: Tiny, tmp_path: Path) -> None:
-    # The previous release wrote format 2 too: its rule had min_questions, a move in a small
-    # type was "too_few", and nothing of the season, the diagnosis, the exact p-values, the
-    # tokens or the gate's notes and moves existed. Such a folder must still be compared with,
-    # shown and re-rendered (checked by hand against that release's code too).
+def test_no_latest_folder_before_the_first_run(tmp_path: Path) -> None:
+    reports = ReportsDir(tmp_path / "reports")
+    with pytest.raises(ConfigError, match="no runs in") as caught:
+        reports.folder(None)
+    assert str(caught.value) == f"no runs in {tmp_path / 'reports'} yet; run 'judge run' first"
+
+
+def test_latest_a_name_and_a_path_resolve_to_the_same_folder(tiny: Tiny) -> None:
     config = tiny()
-    assert run_lexical(config) == 0
-    assert run_lexical(config) == 0
-    folder = ReportsDir(config.reports.dir).folder(None).path
-    data = json.loads((folder / "report.json").read_text(encoding="utf-8"))
-    data["rule"]["min_questions"] = 8
-    data.pop("season", None)
-    data["manifest"].pop("tokens", None)
-    for row in data["questions"]:
-        row.pop("diagnosis", None)
-        if row["item"] is not None:
-            row["item"].pop("reference_answer", None)
-    changes = [c for comp in data["comparisons"] for c in comp["changes"]]
-    assert changes
-    for c in changes:
-        for key in ("p_fall", "p_rise", "nights"):
-            c.pop(key)
-    changes[0]["direction"] = "too_few"
-    data["gate"]["listed"] = [changes[0]]
-    data["gate"].pop("notes")
-    for check in data["gate"]["checks"]:
-        check.pop("moves")
-    old = tmp_path / "old"
-    old.mkdir()
-    for name in ("manifest.json", "items.jsonl", "verdicts.jsonl"):
-        (old / name).write_bytes((folder / name).read_bytes())
-    (old / "report.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
-    record = read_record(old)
-    assert record.comparisons[0].changes[0].direction == "listed"
-    assert record.gate.listed[0].direction == "listed"
-    assert record.rule.margin_share == data["rule"]["margin_share"]
-    assert {row.diagnosis for row in record.questions} == {"not judged"}
-    assert record.values() == read_record(folder).values()
+    result = evaluate(config, backend="lexical")
+    reports = ReportsDir(config.reports.dir)
+    by_latest = reports.folder(None)
+    by_name = reports.folder(result.folder.name)
+    by_path = reports.folder(str(result.folder.path))
+    assert by_latest.path == by_name.path == by_path.path == config.reports.dir / result.folder.name
+    assert by_latest.manifest == by_name.manifest == by_path.manifest
+    with pytest.raises(ConfigError, match="not a report folder"):
+        reports.folder("19700101T000000Z-00000000")
+
+
+def test_items_are_typed_records_of_what_the_judge_saw(tiny: Tiny) -> None:
+    config = tiny()
+    folder = evaluate(config, backend="lexical").folder
+    items = folder.items()
+    assert list(items) == ["q1", "q2", "q3", "q4"]
+    q2 = items["q2"]
+    assert isinstance(q2, ItemRecord)
+    assert q2.type == "procedural" and q2.split == "tune"
+    assert q2.answer == RUN[2]["answer"]
+    assert all(isinstance(c, ContextChunk) for c in q2.context)
+    # context_k is 5 by default: all three chunks q2's run retrieved, in rank order.
+    assert [(c.rank, c.chunk_id) for c in q2.context] == [
+        (1, "backup/auto"),
+        (2, "widgets/sizes"),
+        (3, "backup/restore"),
+    ]
+    assert q2.context[2].text.startswith("1. 設定を開きます。")
+    assert q2.relevant_chunks == ["backup/restore", "backup/auto"]
+    assert items["q4"].relevant_chunks == []
+    assert q2.labels == []
+    assert set(folder.verdicts()) == {"q1", "q2", "q3", "q4"}
+
+
+def test_publish_leaves_no_partial_folder_and_points_latest_at_it(tiny: Tiny) -> None:
+    config = tiny()
+    first = evaluate(config, backend="lexical").folder
+    second = evaluate(config, backend="lexical").folder
+    assert first.name != second.name
+    reports = config.reports.dir
+    assert list(reports.glob("*.partial")) == list(reports.glob(".*.partial")) == []
+    assert (reports / "latest").read_text(encoding="utf-8") == second.name + "\n"
+    assert [e.folder for e in ReportsDir(reports).history()] == [first.name, second.name]
+    assert {"manifest.json", "items.jsonl", "verdicts.jsonl", "run.jsonl", "report.md"} <= {
+        p.name for p in second.path.iterdir()
+    }
+
+
+def test_new_folder_name_adds_a_suffix_when_the_name_is_taken(tmp_path: Path) -> None:
+    reports = ReportsDir(tmp_path)
+    now = datetime(2026, 11, 29, 13, 5, 28, tzinfo=UTC)
+    fingerprint = "h1:4f71d269aabbccdd"
+    name = reports.new_folder_name(fingerprint, now)
+    assert name == "20261129T130528Z-4f71d269"
+    (tmp_path / name).mkdir()
+    assert reports.new_folder_name(fingerprint, now) == "20261129T130528Z-4f71d269-2"
+    (tmp_path / "20261129T130528Z-4f71d269-2").mkdir()
+    assert reports.new_folder_name(fingerprint, now) == "20261129T130528Z-4f71d269-3"
+
+
+def test_publish_replaces_a_stale_partial_folder_of_this_process(tmp_path: Path) -> None:
+    reports = ReportsDir(tmp_path / "reports")
+    name = "20261129T130528Z-4f71d269"
+    stale = tmp_path / "reports" / f".{name}.{os.getpid()}.partial"
+    stale.mkdir(parents=True)
+    (stale / "left-over.txt").write_text("from a crashed attempt", encoding="utf-8")
+    entry = history_entry(name, started_at="2026-11-29T13:05:28+00:00")
+    folder = reports.publish(name, {"report.md": "# Report\n"}, entry)
+    assert folder.path == tmp_path / "reports" / name
+    assert sorted(p.name for p in folder.path.iterdir()) == ["report.md"]
+    assert not stale.exists()
+    assert sorted(p.name for p in reports.path.iterdir()) == [name, "history.jsonl", "latest"]
+    assert (reports.path / "latest").read_text(encoding="utf-8") == name + "\n"
+    assert reports.history() == [entry]
+
+
+def test_publish_removes_the_partial_folder_of_a_run_that_died(tiny: Tiny) -> None:
+    from judge.pipeline import evaluate
+
+    config = tiny()
+    config.reports.dir.mkdir(parents=True)
+    dead = config.reports.dir / ".20261129T000000Z-deadbeef.99999.partial"
+    dead.mkdir()
+    (dead / "manifest.json").write_text("{", encoding="utf-8")
+    evaluate(config, backend="lexical")
+    assert not dead.exists()
+    assert [p.name for p in config.reports.dir.glob(".*.partial")] == []
+
+
+def test_latest_is_a_name_too(tiny: Tiny) -> None:
+    from judge.pipeline import evaluate
+
+    config = tiny()
+    folder = evaluate(config, backend="lexical").folder
+    reports = ReportsDir(config.reports.dir)
+    assert reports.folder("latest").path == folder.path == reports.folder(None).path
