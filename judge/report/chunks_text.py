@@ -1,5 +1,5 @@
 """The judge's chunk grades in report.md, the console and ``missing-labels.csv``: views of the
-record's ``ChunkSummary`` (``judge.record``), which the run built once (``judge.pipeline.build``).
+record's ``ChunkSummary`` (``judge.record.model``), which the run built once (``judge.record.rows``).
 
 Judged retrieval numbers are always shown under their own heading and with their ``judged_``
 names, never beside or inside the tables from the golden labels: they measure something else

@@ -1,5 +1,5 @@
 """``verdicts.csv``: the run record's questions for spreadsheets (``report.json`` is the record
-itself: ``judge.record.record_json``)."""
+itself: ``judge.record.store.record_json``)."""
 
 from __future__ import annotations
 
