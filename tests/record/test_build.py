@@ -296,3 +296,47 @@ def test_a_sentence_mode_run_reports_its_unsupported_sentences(tiny: Tiny) -> No
         "faithful, but the cited sentence comes from pricing/trial, not a golden chunk "
         "(widgets/sizes)"
     ]
+
+
+def test_the_build_reads_nothing_its_provenance_comes_in(tiny: Tiny) -> None:
+    """``build_record`` takes the clock, the git commit and the package versions from its
+    caller: the manifest holds exactly those, and the same inputs build the same record."""
+    from datetime import UTC, datetime
+
+    from judge.inputs.golden import load_golden
+    from judge.inputs.runs import load_run
+    from judge.judging.grading import Fingerprint
+    from judge.judging.types import Verdict
+    from judge.pipeline import measure_retrieval
+    from judge.record.build import build_record
+    from judge.record.manifest_build import Provenance
+    from judge.record.stages import Earlier, Judged
+    from judge.results.manifest import GitInfo
+    from tests.record.test_stages import JUDGE
+
+    config = tiny()
+    golden = load_golden(config.data)
+    assert config.data.run is not None
+    measured = measure_retrieval(config, golden, load_run(config.data.run, golden), "run")
+    verdicts = {
+        q.id: Verdict(question_id=q.id, item_key=q.id, status="ok", faithfulness=2, relevance=2)
+        for q in golden.questions
+    }
+    judged = Judged(verdicts, JUDGE, Fingerprint("fp", {}), 1.0)
+    earlier = Earlier([], None, lambda _: None, lambda _: None)
+    started = datetime(2026, 12, 1, tzinfo=UTC)
+    provenance = Provenance(
+        finished_at=datetime(2026, 12, 1, 0, 5, tzinfo=UTC),
+        git=GitInfo(commit="c0ffee", dirty=True),
+        versions={"python": "3.0", "judge": None},
+    )
+
+    def build() -> Any:
+        return build_record(config, measured, judged, [], started, "f-1", earlier, provenance)
+
+    record = build()
+    manifest = record.manifest
+    assert manifest.finished_at == "2026-12-01T00:05:00+00:00"
+    assert (manifest.git.commit, manifest.git.dirty) == ("c0ffee", True)
+    assert manifest.versions == {"python": "3.0", "judge": None}
+    assert build() == record
