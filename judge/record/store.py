@@ -1,8 +1,9 @@
 """Report folders and the reports directory that holds them: the one module that opens a
 folder's files (``manifest.json``, ``report.json``, ``values.json``, ``verdicts.jsonl``) and
 writes them, and the encoder of the record's own JSON files (``record_json``, ``values_json``).
-The rendered views come in from the wiring as text or bytes (``judge.report.files``, a layer
-above): this module writes them and never imports the views.
+The views render the other files (``judge.report.files``, a layer above, which takes the
+record's two from here); the wiring hands every file here as text or bytes, and this module
+writes them without importing the views.
 
 ``reports/`` (``reports.dir``) holds:
 

@@ -29,7 +29,7 @@ from judge.report.review_page import (
 from judge.results.item_record import ItemRecord
 from judge.results.review import triage
 from tests.conftest import CORPUS, QUESTIONS, RUN, write_jsonl
-from tests.pipeline.test_build import (
+from tests.record.test_build import (
     CITED_BY_1,
     CITED_FOR_Q2,
     SENTENCE_ANSWER,
