@@ -46,8 +46,8 @@ _EXPORTS = {
     "Evaluation": "judge.pipeline",
     "Hooks": "judge.pipeline",
     "JudgeProgress": "judge.judging.grading",
-    "Record": "judge.record",
-    "read_record": "judge.folders",
+    "Record": "judge.record.model",
+    "read_record": "judge.record.store",
     "HarnessError": "judge.errors",
     "InputError": "judge.errors",
     "ConfigError": "judge.errors",
@@ -64,12 +64,12 @@ if TYPE_CHECKING:
         load_config,
     )
     from judge.errors import ConfigError, HarnessError, InputError
-    from judge.folders import read_record as read_record
     from judge.judging.grading import JudgeProgress
     from judge.pipeline.evaluate import Evaluation, Hooks, evaluate
     from judge.pipeline.inputs import load_inputs
     from judge.pipeline.report import rerender
-    from judge.record import Record as Record
+    from judge.record.model import Record as Record
+    from judge.record.store import read_record as read_record
 
 
 def _version() -> str:

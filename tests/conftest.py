@@ -24,7 +24,7 @@ from judge.config import Config, load_config
 from judge.results.history import HistoryEntry
 
 if TYPE_CHECKING:
-    from judge.record import Record
+    from judge.record.model import Record
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "golden" / "sample"

@@ -33,7 +33,7 @@ def test_the_record_is_part_of_the_api(tmp_path: Path) -> None:
     ``evaluate`` returned (loaded on first use, like every name of the package)."""
     code = (
         "import sys, judge\n"
-        "print('judge.record' in sys.modules, 'judge.folders' in sys.modules)\n"
+        "print('judge.record' in sys.modules, 'judge.record.store' in sys.modules)\n"
         f"config = judge.load_config({str(REPO / 'judge.toml')!r}).with_overrides(\n"
         f"    judge={{'cache_path': {str(tmp_path / 'cache.sqlite3')!r}}},\n"
         f"    reports={{'dir': {str(tmp_path / 'reports')!r}}})\n"

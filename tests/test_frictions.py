@@ -19,7 +19,6 @@ from judge.audit.agreement import judge_scores
 from judge.audit.ppi import corrected_estimates
 from judge.cli import main
 from judge.config import Config
-from judge.folders import ReportsDir
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import load_labels_if_any
 from judge.inputs.runs import load_run
@@ -28,6 +27,7 @@ from judge.judging.cache import VerdictCache
 from judge.judging.items import build_items
 from judge.judging.prompts import load_prompt
 from judge.judging.stability import check_stability
+from judge.record.store import ReportsDir
 from judge.report.summary import cached_line
 from judge.results.tables import per_type_table
 from tests.audit.conftest import sample_label_and_import

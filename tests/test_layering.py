@@ -257,8 +257,8 @@ TODAY: dict[str, tuple[frozenset[str], str]] = {
         "of a run against its baseline",
     ),
     "read_manifest": (
-        frozenset({"judge.pipeline.batch", "judge.folders"}),
-        "batch: a batch export's manifest; folders: a report folder's manifest.json",
+        frozenset({"judge.pipeline.batch", "judge.record.store"}),
+        "batch: a batch export's manifest; record.store: a report folder's manifest.json",
     ),
     "sample_items": (
         frozenset({"judge.audit.sampling", "judge.judging.stability"}),
@@ -384,10 +384,10 @@ def _file_names(source: str) -> set[str]:
     }
 
 
-def test_only_the_folder_module_names_a_report_folders_json_files() -> None:
-    """One reader of a report folder (judge.folders: manifest.json and report.json, through
-    the state-file reader). Besides it, only writers name them: the record and the manifest
-    in the messages of their own writers (judge.record, judge.results.manifest), the views in
+def test_only_the_record_store_names_a_report_folders_json_files() -> None:
+    """One reader of a report folder (judge.record.store: manifest.json and report.json, through
+    the state-file reader; it writes report.json too). Besides it, only writers name them: the
+    manifest in the messages of its own writer (judge.results.manifest), the views in
     the files they render (judge.report.files); the batch folder has a manifest.json of its
     own (judge.pipeline.batch, its own state file)."""
     package = Path(__file__).resolve().parent.parent / "judge"
@@ -400,8 +400,7 @@ def test_only_the_folder_module_names_a_report_folders_json_files() -> None:
         )
     }
     assert naming == {
-        "judge.folders": {"report.json", "manifest.json"},
-        "judge.record": {"report.json"},
+        "judge.record.store": {"report.json", "manifest.json"},
         "judge.results.manifest": {"manifest.json"},
         "judge.report.files": {"manifest.json"},  # report.json by the record's REPORT_FILE
         "judge.pipeline.batch": {"manifest.json"},

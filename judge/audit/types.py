@@ -312,7 +312,7 @@ class AuditResult(NamedTuple):
     computes a statistic."""
 
     def figures(self) -> AuditResult:
-        """What the run record keeps (``judge.record.Record.audit``): every figure a view shows
+        """What the run record keeps (``judge.record.model.Record.audit``): every figure a view shows
         (report.md, the console summary), without the disagreements (``judge audit`` lists them
         with the labels they disagree with, read from the labels file) and without each cell's
         ``fit`` (what ``pooled`` was computed from; a fit of one label has an infinite t, which

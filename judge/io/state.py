@@ -274,7 +274,7 @@ def checked_document_text(text: str, kind: StateFile, name: object = None) -> st
 def checked_size(text: Text, kind: StateFile, name: object = None) -> Text:
     """``text`` if it is UTF-8 and within ``kind``'s size limit, else ``checked_document_text``'s
     ``InputError``: the part of the writer's rules that needs no reading back (for a text whose
-    parts were each checked, ``judge.record.record_json``, which hands over the UTF-8 bytes
+    parts were each checked, ``judge.record.store.record_json``, which hands over the UTF-8 bytes
     pydantic's serializer made: they are measured as they are)."""
     if isinstance(text, bytes):
         size = len(text)

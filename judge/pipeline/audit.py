@@ -19,12 +19,12 @@ from judge.audit.terminal import label_in_terminal
 from judge.audit.types import AuditResult
 from judge.config import Config
 from judge.errors import ConfigError
-from judge.folders import ReportFolder, ReportsDir
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import HumanLabel, given_text_problems, load_labels_if_any
 from judge.io.lock import locked
 from judge.io.write import end_with_newline
 from judge.judging.types import CorrectnessVerdict
+from judge.record.store import ReportFolder, ReportsDir
 
 
 def judged_correctness(folder: ReportFolder) -> dict[str, CorrectnessVerdict]:

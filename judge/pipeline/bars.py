@@ -11,8 +11,8 @@ from typing import Any, NamedTuple
 
 from judge.config import Config, bar_problems
 from judge.errors import ConfigError, InputError
-from judge.folders import ReportsDir
 from judge.io.write import write_atomic
+from judge.record.store import ReportsDir
 from judge.results.bars import (
     SUGGEST_MARGIN_SCORE,
     SUGGEST_MARGIN_SHARE,

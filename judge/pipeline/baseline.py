@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from judge.config import Config
-from judge.folders import ReportsDir
+from judge.record.store import ReportsDir
 from judge.results.baseline import Raised, pin_baseline, ratchet_baseline
 from judge.results.compare import GateRule
 

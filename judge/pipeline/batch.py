@@ -45,7 +45,6 @@ from judge.errors import (
     InputError,
     PromptTooLong,
 )
-from judge.folders import ReportsDir
 from judge.formatting import timestamp
 from judge.io.state import StateFile, read_json_document, write_json_document
 from judge.io.text import StrictInt, StrictRecord, check_readable
@@ -66,6 +65,7 @@ from judge.judging.tasks.registry import FURTHER, enabled_tasks, load_task_promp
 from judge.judging.verdict import Reply, verdict_schema
 from judge.pipeline.inputs import load_inputs
 from judge.pipeline.session import TaskPlan, earlier_replies, task_plans
+from judge.record.store import ReportsDir
 from judge.results.tokens import Estimate, estimate
 
 #: Bump when BatchManifest changes; it is the manifest's first field.

@@ -14,7 +14,6 @@ from typing import NamedTuple
 from judge.axes import OPTIONAL_AXES
 from judge.config import Config
 from judge.errors import ConfigError, InputError, PromptError
-from judge.folders import ReportsDir
 from judge.inputs.adapter import AdapterProgress, log_note, produce_run
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run, validate_run
@@ -28,6 +27,7 @@ from judge.judging.tasks.registry import enabled_tasks, load_task_prompt
 from judge.metrics import metric_names
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs
 from judge.pipeline.session import Preflight, preflight, task_plans
+from judge.record.store import ReportsDir
 from judge.results.compare import GateRule
 from judge.results.gate import Detectable, detectable, gate_judge_metrics, night_family
 from judge.results.reproducibility import Repeated, repeated

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from judge.record import Record, RunDiff
+from judge.record.model import Record, RunDiff
 from judge.results.compare import (
     SECTIONS,
     GateRule,

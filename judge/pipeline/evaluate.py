@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from judge.config import Config
 from judge.errors import ConfigError, InputError, Interrupted
-from judge.folders import ReportFolder, ReportsDir
 from judge.inputs.adapter import AdapterProgress
 from judge.inputs.runs import run_lines
 from judge.io.jsonl import jsonl_text
@@ -29,7 +28,7 @@ from judge.judging.tasks.answer import ANSWER
 from judge.judging.tasks.base import by_question
 from judge.judging.tasks.registry import enabled_tasks, load_task_prompt
 from judge.pipeline.bars import bars_asked
-from judge.pipeline.build import Earlier, Judged, TaskResults, build_report
+from judge.pipeline.build import build_report
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
 from judge.pipeline.session import (
     JudgeChoice,
@@ -38,7 +37,9 @@ from judge.pipeline.session import (
     judging_session,
     task_plans,
 )
-from judge.record import Record
+from judge.record.model import Record
+from judge.record.stages import Earlier, Judged, TaskResults
+from judge.record.store import ReportFolder, ReportsDir
 from judge.report.files import render_files
 from judge.results.baseline import read_baseline
 from judge.results.compare import QuestionValues

@@ -4,9 +4,9 @@ views are ``judge.report.show``'s."""
 from __future__ import annotations
 
 from judge.config import Config
-from judge.folders import ReportsDir
 from judge.pipeline.diff import diff_records
-from judge.record import Record, RunDiff
+from judge.record.model import Record, RunDiff
+from judge.record.store import ReportsDir
 from judge.results.compare import GateRule
 
 

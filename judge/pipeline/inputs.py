@@ -12,12 +12,12 @@ from typing import Any, NamedTuple
 
 from judge.config import Config
 from judge.errors import ConfigError
-from judge.folders import ReportsDir
 from judge.inputs.adapter import AdapterProgress, adapter_answers, log_note
 from judge.inputs.golden import GoldenSet, Leak, find_leaks, load_golden
 from judge.inputs.labels import Labels, load_labels_if_any
 from judge.inputs.runs import Run, load_run
-from judge.pipeline.build import Measured
+from judge.record.stages import Measured
+from judge.record.store import ReportsDir
 from judge.results.tables import retrieval_table
 from judge.retrieval import score_run
 

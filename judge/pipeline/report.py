@@ -15,7 +15,6 @@ from typing import Any
 
 from judge.config import Config
 from judge.errors import ConfigError, InputError
-from judge.folders import ReportFolder, ReportsDir, read_saved_verdicts
 from judge.hashing import text_sha256
 from judge.inputs.golden import GoldenSet, load_golden
 from judge.inputs.labels import labels_by_answer, load_labels_if_any
@@ -26,10 +25,12 @@ from judge.judging.items import build_items
 from judge.judging.judge import cached_verdicts, read_cached
 from judge.judging.tasks.base import AnyTask
 from judge.judging.tasks.registry import task_named
-from judge.pipeline.build import Judged, TaskResults, build_report, package_version
+from judge.pipeline.build import build_report, package_version
 from judge.pipeline.evaluate import earlier_runs
 from judge.pipeline.inputs import _ignore, measure_retrieval
-from judge.record import REPORT_FILE, QuestionRow, Record
+from judge.record.model import QuestionRow, Record
+from judge.record.stages import Judged, TaskResults
+from judge.record.store import REPORT_FILE, ReportFolder, ReportsDir, read_saved_verdicts
 from judge.report.files import render_files
 from judge.results.manifest import FORMAT_VERSION, Manifest
 

@@ -13,8 +13,8 @@ from judge.inputs.adapter import AdapterProgress
 from judge.inputs.golden import load_golden
 from judge.inputs.trec import read_qrels, read_trec_run, with_qrels, write_qrels, write_trec_run
 from judge.io.write import write_atomic
-from judge.pipeline.build import Measured
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
+from judge.record.stages import Measured
 
 
 class RetrievalResult(NamedTuple):

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, NamedTuple
 from judge.config import Config
 from judge.config_sweep import SweepConfig
 from judge.errors import AdapterError, ConfigError, Interrupted
-from judge.folders import ReportsDir
 from judge.formatting import timestamp
 from judge.inputs.adapter import AdapterProgress, adapter_answers
 from judge.inputs.golden import GoldenSet, load_golden
@@ -27,6 +26,7 @@ from judge.judging.tasks.base import by_question
 from judge.judging.tasks.registry import load_task_prompt
 from judge.pipeline.inputs import _ignore
 from judge.pipeline.session import JudgeChoice, judging_session
+from judge.record.store import ReportsDir
 
 if TYPE_CHECKING:
     from judge.sweep.measure import JudgeMeans, PooledChange, SettingScores

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 from judge.formatting import markdown_text as md
 from judge.judging.types import Verdict
-from judge.record import QuestionRow, Record
+from judge.record.model import QuestionRow, Record
 from judge.report.evidence_text import CITED_CAVEAT, SENTENCES_CAVEAT, evidence_origin
 from judge.results.diagnosis import CORRECTNESS_DIAGNOSES, DIAGNOSES, TypeDiagnosis
 from judge.results.review import unsupported

@@ -1,5 +1,5 @@
 """The judge's chunk grades in report.md, the console and ``missing-labels.csv``: views of the
-record's ``ChunkSummary`` (``judge.record``), which the run built once (``judge.pipeline.build``).
+record's ``ChunkSummary`` (``judge.record.model``), which the run built once (``judge.record.rows``).
 
 Judged retrieval numbers are always shown under their own heading and with their ``judged_``
 names, never beside or inside the tables from the golden labels: they measure something else
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from judge.formatting import FEW_ITEMS, fmt_interval, fmt_number, fmt_share
 from judge.formatting import markdown_text as md
 from judge.grouped import ALL
-from judge.record import ChunkSummary, Record
+from judge.record.model import ChunkSummary, Record
 from judge.report.text_tables import render_markdown
 from judge.report.tokens_text import cost_text
 from judge.results.chunk_grades import missing_labels_csv

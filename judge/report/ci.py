@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.formatting import terminal_text
-from judge.record import Record
+from judge.record.model import Record
 
 
 def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) -> str:

@@ -4,7 +4,7 @@ can see per type, and per comparison a table of the questions that moved."""
 from __future__ import annotations
 
 from judge.formatting import markdown_text as md
-from judge.record import Record
+from judge.record.model import Record
 from judge.results.compare import SEASON, GateRule, SectionComparison, moved_list, p_value
 from judge.results.gate import detectable, gate_judge_metrics, night_family
 

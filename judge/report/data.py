@@ -1,11 +1,11 @@
 """``verdicts.csv``: the run record's questions for spreadsheets (``report.json`` is the record
-itself: ``judge.record.record_json``)."""
+itself: ``judge.record.store.record_json``)."""
 
 from __future__ import annotations
 
 from judge.formatting import bom_csv
 from judge.judging.types import Verdict
-from judge.record import CorrectnessVerdict, QuestionRow, Record
+from judge.record.model import CorrectnessVerdict, QuestionRow, Record
 from judge.results.item_record import ItemRecord
 
 

@@ -1,9 +1,10 @@
-"""Every rendered file of a report folder, from its ``Record`` (written by ``judge.folders``;
-the folder's ``run.jsonl``, the input that was judged, is the wiring's copy).
+"""Every rendered file of a report folder, from its ``Record`` (written by
+``judge.record.store``, which also encodes ``report.json`` and ``values.json``; the folder's
+``run.jsonl``, the input that was judged, is the wiring's copy).
 
 - ``manifest.json``  format version first; configuration, fingerprints, versions, timings
 - ``report.md``      per-type tables, the comparison with earlier runs, items needing review
-- ``report.json``    the run record itself (``judge.record``), for machines and for every
+- ``report.json``    the run record itself (``judge.record.model``), for machines and for every
                      later command that reads the folder
 - ``values.json``    the run's values question by question: what later runs compare with
 - ``verdicts.csv``   one row per question: every metric, score, quote, match kind, span
@@ -21,7 +22,8 @@ from pydantic import BaseModel
 from pydantic_core import PydanticSerializationError
 
 from judge.io.jsonl import jsonl_text
-from judge.record import REPORT_FILE, Record, record_json, values_json
+from judge.record.model import Record
+from judge.record.store import REPORT_FILE, record_json, values_json
 from judge.report.chunks_text import MISSING_LABELS_FILE, missing_labels_file
 from judge.report.data import verdicts_csv
 from judge.report.markdown import render_report_md

@@ -21,7 +21,7 @@ from pathlib import PurePath
 
 from judge.formatting import fmt_share
 from judge.formatting import markdown_text as md
-from judge.record import Record
+from judge.record.model import Record
 from judge.report.answers_text import (
     CORRECTNESS_NOTE,
     bad_answer_lines,

@@ -61,7 +61,7 @@ from judge.results.review import TRIAGE_FLAGS
 from judge.textnorm import normalise
 
 if TYPE_CHECKING:
-    from judge.record import QuestionRow, Record
+    from judge.record.model import QuestionRow, Record
 
 #: One localStorage key for the marks of every page (documented in docs/review.md).
 STORE_KEY = "judge-review-marks"

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from judge.errors import ConfigError
 from judge.formatting import terminal_text
 from judge.judging.types import ContextChunk, SentenceCheck, Verdict
-from judge.record import QuestionRow, Record, RunDiff
+from judge.record.model import QuestionRow, Record, RunDiff
 from judge.report.evidence_text import (
     SENTENCE_WORDS,
     answer_pieces,

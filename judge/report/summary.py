@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from judge.formatting import fmt_share, terminal_text
-from judge.record import Record
+from judge.record.model import Record
 from judge.report.chunks_text import chunk_console_line
 from judge.report.markdown import judge_warnings
 from judge.report.text_tables import render_text

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from judge.formatting import markdown_text as md
 from judge.grouped import ALL
-from judge.record import Record
+from judge.record.model import Record
 from judge.results.tokens import TokenCount, TokenTotals
 
 NOT_REPORTED = "not reported"

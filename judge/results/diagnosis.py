@@ -3,8 +3,8 @@
 The article this project learns from found that most wrong answers were retrieval misses, not
 generation failures, and that prompt tweaks were wasted until the two layers were told apart.
 The per-type tables measure both layers side by side; the diagnosis says, answer by answer,
-which one failed. It is computed once per question (``judge.pipeline.build``, into
-``judge.record.QuestionRow.diagnosis``); every view (report.md, the console, report.json,
+which one failed. It is computed once per question (``judge.record.rows``, into
+``judge.record.model.QuestionRow.diagnosis``); every view (report.md, the console, report.json,
 review.html) reads that field and none derives it again.
 
 The rule, first match wins:

@@ -1,7 +1,7 @@
 """The verdicts that changed between two runs of the same items, question by question.
 
 ``judge diff`` lists them, and a run re-judged after a prompt edit lists the verdicts the edit
-changed (the record's prompt-edit section, ``judge.pipeline.build``): a change of status or of a score is a flip; a new note or
+changed (the record's prompt-edit section, ``judge.record.build``): a change of status or of a score is a flip; a new note or
 quote with the same scores is not.
 """
 

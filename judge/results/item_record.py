@@ -1,5 +1,5 @@
 """What the judge saw for one question: the per-question part of the run record that the audit,
-the review page and the comparisons read (``judge.record.QuestionRow.item``; a report folder's
+the review page and the comparisons read (``judge.record.model.QuestionRow.item``; a report folder's
 ``items.jsonl`` holds one a line)."""
 
 from __future__ import annotations

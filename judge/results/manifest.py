@@ -21,7 +21,7 @@ from judge.io.validation import describe_validation_error
 from judge.results.tokens import TokenTotals
 
 #: 3: the record holds the whole run, typed: the configuration (``Manifest.config``), the
-#: audit's figures (``judge.record.Record.audit``) and the bar checks in the gate.
+#: audit's figures (``judge.record.model.Record.audit``) and the bar checks in the gate.
 #: 2: ``report.json`` is the run record (``judge.record``), one row per question; still read
 #: (``upgrade_format_2``). Folders of format 1 are refused with what to do (run again).
 FORMAT_VERSION = 3

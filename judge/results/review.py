@@ -4,7 +4,7 @@ The verdict's own flags (``judge.judging.verdict``: status not ok, quote checks,
 plus what needs the human labels or the golden chunks: a disagreement with a label, a
 faithful verdict whose evidence comes from a chunk the golden set does not list, a quote
 not verified, unsupported sentences, low confidence. The run record keeps the result per
-question (``judge.record.QuestionRow.triage``); the console, report.md, report.json and
+question (``judge.record.model.QuestionRow.triage``); the console, report.md, report.json and
 review.html show those same questions and count them the same way.
 
 It also catches what a weak judge does rather than what one verdict says (issue 21: a small

@@ -2,7 +2,7 @@
 what the pending items will cost before they are sent.
 
 Pure functions of verdicts (and, for the estimate, of earlier replies' recorded counts):
-``judge.record.Record.tokens`` and the manifest read ``token_totals``; the pipeline computes
+``judge.record.model.Record.tokens`` and the manifest read ``token_totals``; the pipeline computes
 ``estimate`` from the verdict cache before a run or a batch export
 (``judge.pipeline.session``), and ``judge.report.tokens_text`` writes the lines.
 

@@ -21,11 +21,11 @@ from judge.audit.ppi import labels_to_halve, ppi_mean, projected_variance
 from judge.audit.types import MIN_LABELLED, AuditResult, Halving
 from judge.cli import main
 from judge.config import load_config
-from judge.folders import ReportsDir
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
 from judge.judging.types import ContextChunk, Verdict
 from judge.pipeline.audit import run_audit
+from judge.record.store import ReportsDir
 from judge.report.audit_text import render_audit
 from judge.report.corrected_text import corrected_lines, corrected_markdown_lines
 from judge.results.item_record import ItemRecord

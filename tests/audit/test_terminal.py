@@ -5,9 +5,9 @@ from pathlib import Path
 
 from judge.audit.terminal import label_in_terminal
 from judge.config import Config
-from judge.folders import ReportFolder
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import load_labels
+from judge.record.store import ReportFolder
 
 
 def _typed(*replies: str) -> Callable[[str], str]:

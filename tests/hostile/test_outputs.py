@@ -492,7 +492,7 @@ def test_the_world_ran_cleanly(world: World) -> None:
 
 def test_styled_show_colours_only_our_text(world: World) -> None:
     """With colours on, `judge show` still escapes the data: only our own codes are ESC."""
-    from judge.folders import ReportFolder
+    from judge.record.store import ReportFolder
     from judge.report.show import show_item
 
     case = Case("chunk", OSC)

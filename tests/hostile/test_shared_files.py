@@ -35,12 +35,12 @@ import pytest
 
 from judge.cli import main
 from judge.config import Config, load_config
-from judge.folders import ReportsDir
 from judge.formatting import timestamp
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import load_labels
 from judge.io.lock import Busy, lock_file, locked
 from judge.io.write import claim_unique
+from judge.record.store import ReportsDir
 from judge.results.history import append_history, load_history
 from tests.conftest import REPO, history_entry, run_lexical
 

@@ -87,7 +87,7 @@ def test_a_task_without_a_field_of_its_own_is_kept_by_name_in_the_row() -> None:
     """A judgement whose ``row_field`` is ``judgements`` (``[judge.tasks.<name>]``): the row
     keeps its results by task name, typed, and reads back exactly what it wrote."""
     from judge.judging.types import TaskJudgement
-    from judge.record import QuestionRow
+    from judge.record.model import QuestionRow
 
     result = TaskJudgement(question_id="q1", item_key="h1:k", status="ok", score=2)
     row = QuestionRow(

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from judge.config import Config, load_config
-from judge.folders import read_record
 from judge.pipeline import evaluate
 from judge.pipeline.golden import accept_labels
-from judge.record import Record
+from judge.record.model import Record
+from judge.record.store import read_record
 from judge.report.chunks_text import MISSING_LABELS_FILE
 from judge.results.chunk_grades import MISSING_LABELS_COLUMNS, RELEVANT_GRADE
 from tests.conftest import REPO

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from judge.config import Config
-from judge.folders import ReportsDir
 from judge.pipeline.diff import changed_answers, diff_records
+from judge.record.store import ReportsDir
 from judge.report.show import diff_lines
 from judge.results.compare import GateRule
 from tests.conftest import run_lexical, worse_run

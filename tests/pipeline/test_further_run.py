@@ -16,7 +16,7 @@ from judge.judging.verdict import Reply
 from judge.pipeline import Hooks, JudgeChoice, evaluate
 from judge.pipeline.check import check
 from judge.pipeline.report import rerender
-from judge.record import Record
+from judge.record.model import Record
 from tests.conftest import REPO
 
 SAMPLES = ["judge.toml", "golden/sample-en/judge.toml"]

@@ -12,8 +12,8 @@ import pytest
 
 from judge.audit.agreement import as_json
 from judge.cli import main
-from judge.folders import read_record
 from judge.formatting import markdown_text
+from judge.record.store import read_record
 from judge.results.manifest import FORMAT_VERSION
 from tests.conftest import REPO, SAMPLE, sample_toml
 

@@ -11,7 +11,7 @@ import pytest
 
 from judge.config import Config
 from judge.judging.tasks.correctness import correctness_for
-from judge.record import Record
+from judge.record.model import Record
 from judge.report import answers_text
 from tests.judging.tasks.samples import ANSWER_ITEM, reply
 

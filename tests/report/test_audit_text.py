@@ -7,9 +7,9 @@ import pytest
 from judge.audit.agreement import audit_items
 from judge.cli import main
 from judge.config import Config
-from judge.folders import ReportsDir
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import load_labels_if_any
+from judge.record.store import ReportsDir
 from judge.report.audit_text import render_audit
 from tests.audit import conftest as audit_fixtures
 from tests.audit.conftest import sample_label_and_import

@@ -11,8 +11,8 @@ import io
 from collections.abc import Callable
 
 from judge.config import Config
-from judge.folders import ReportsDir
 from judge.pipeline import evaluate
+from judge.record.store import ReportsDir
 from judge.report.data import reference_answer, verdicts_csv
 from judge.results.item_record import ItemRecord
 from tests.conftest import QUESTIONS, RUN, run_lexical

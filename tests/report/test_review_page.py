@@ -13,12 +13,12 @@ import pytest
 from judge.audit.marks import import_labels_file
 from judge.cli import main
 from judge.config import Config
-from judge.folders import ReportFolder
 from judge.hashing import text_sha256
 from judge.inputs.golden import load_golden
 from judge.inputs.labels import LabelScores, load_labels
 from judge.judging.types import ContextChunk, EvidenceMatch, SentenceCheck, Verdict
 from judge.pipeline.audit import run_audit
+from judge.record.store import ReportFolder
 from judge.report.review_page import (
     SCRIPT_ASSET,
     STYLE_ASSET,
@@ -29,7 +29,7 @@ from judge.report.review_page import (
 from judge.results.item_record import ItemRecord
 from judge.results.review import triage
 from tests.conftest import CORPUS, QUESTIONS, RUN, write_jsonl
-from tests.pipeline.test_build import (
+from tests.record.test_build import (
     CITED_BY_1,
     CITED_FOR_Q2,
     SENTENCE_ANSWER,

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from judge.config import Config
-from judge.folders import read_record
 from judge.hashing import text_sha256
 from judge.judging.types import EvidenceMatch
-from judge.record import Record
+from judge.record.model import Record
+from judge.record.store import read_record
 from judge.report.review_page import page_data, prompt_view, render_review_page
 from judge.results.diagnosis import DIAGNOSES
 from tests.conftest import QUESTIONS, REPO, run_lexical

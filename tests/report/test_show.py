@@ -8,7 +8,7 @@ from judge.cli import main
 from judge.config import Config
 from judge.report.show import show_item
 from tests.conftest import run_lexical, worse_run
-from tests.pipeline.test_build import CITED_BY_1, CITED_FOR_Q2, SENTENCES, sentence_mode_report
+from tests.record.test_build import CITED_BY_1, CITED_FOR_Q2, SENTENCES, sentence_mode_report
 
 Tiny = Callable[..., Config]
 

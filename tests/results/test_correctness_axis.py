@@ -26,8 +26,10 @@ from judge.inputs.runs import load_run
 from judge.judging.grading import Fingerprint
 from judge.judging.types import CorrectnessVerdict, Verdict
 from judge.pipeline import measure_retrieval
-from judge.pipeline.build import Earlier, Judged, TaskResults, build_report
-from judge.record import Record, SavedValues
+from judge.pipeline.build import build_report
+from judge.record.model import Record
+from judge.record.stages import Earlier, Judged, TaskResults
+from judge.record.store import SavedValues
 from judge.report.data import verdicts_csv
 from judge.report.markdown import render_report_md
 from judge.results.compare import GateRule, QuestionValues, collapsible, compare_values, decide

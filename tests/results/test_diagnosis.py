@@ -12,7 +12,7 @@ from typing import Any
 from judge.config import Config
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.types import ContextChunk, EvidenceMatch, Verdict
-from judge.record import Record
+from judge.record.model import Record
 from judge.report.summary import console_summary, diagnosis_line
 from judge.results.diagnosis import DIAGNOSES, Diagnosis, diagnose, summarise
 from judge.results.item_record import ItemRecord

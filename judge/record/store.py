@@ -1,5 +1,9 @@
 """Report folders and the reports directory that holds them: the one module that opens a
-folder's files (``manifest.json``, ``report.json``, ``verdicts.jsonl``) and writes them.
+folder's files (``manifest.json``, ``report.json``, ``values.json``, ``verdicts.jsonl``) and
+writes them, and the encoder of the record's own JSON files (``record_json``, ``values_json``).
+The views render the other files (``judge.report.files``, a layer above, which takes the
+record's two from here); the wiring hands every file here as text or bytes, and this module
+writes them without importing the views.
 
 ``reports/`` (``reports.dir``) holds:
 
@@ -12,7 +16,7 @@ folder's files (``manifest.json``, ``report.json``, ``verdicts.jsonl``) and writ
 - ``.lock``          held while a run writes here (``judge.io.lock``).
 
 A folder holds ``manifest.json`` (``judge.results.manifest``), ``report.json`` (the run record,
-``judge.record``), ``items.jsonl`` (what the judge saw, ``ItemRecord``), ``verdicts.jsonl``,
+``judge.record.model``), ``items.jsonl`` (what the judge saw, ``ItemRecord``), ``verdicts.jsonl``,
 ``run.jsonl`` (the judged run) and the other rendered files (``judge.report``). This module is
 the only place that resolves, reads and writes them; ``tests/test_layering.py`` checks that no
 other module names the two JSON files.
@@ -27,20 +31,32 @@ from contextlib import contextmanager
 from datetime import datetime
 from functools import cached_property
 from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+from pydantic_core import PydanticSerializationError
 
 from judge.errors import ConfigError
 from judge.formatting import timestamp
 from judge.io.jsonl import read_jsonl
 from judge.io.lock import run_lock
-from judge.io.state import StateFile, read_json_document, read_pointer, write_pointer
+from judge.io.state import (
+    StateFile,
+    checked_document_text,
+    checked_size,
+    json_document_text,
+    read_json_document,
+    read_pointer,
+    write_pointer,
+)
 from judge.io.validation import parse_records
 from judge.io.write import write_atomic
 from judge.judging.types import Verdict
-from judge.record import REPORT_FILE, VALUES_FILE, Record, SavedValues
-from judge.results.compare import QuestionValues
+from judge.record.model import Record
+from judge.results.compare import SECTIONS, MetricValues, QuestionValues, Section
 from judge.results.history import HistoryEntry, append_history, read_history
 from judge.results.item_record import ItemRecord
-from judge.results.manifest import MANIFEST_FILE, Manifest
+from judge.results.manifest import FORMAT_VERSION, MANIFEST_FILE, Manifest, upgrade_format_2
 
 #: ``reports/latest``: the name of the newest report folder.
 LATEST_FILE = StateFile(
@@ -49,6 +65,52 @@ LATEST_FILE = StateFile(
     "or delete it and run 'judge run'",
     error=ConfigError,
 )
+
+
+#: ``report.json``: the run record, of the manifest's format version (read by
+#: ``read_record``, written by ``record_json``).
+REPORT_FILE = StateFile(
+    what="report.json",
+    remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
+    current=FORMAT_VERSION,
+    upgrade=upgrade_format_2,
+    error=ConfigError,
+)
+
+#: ``values.json``: the run's values question by question (``Record.values``), kept apart from
+#: the record so that later runs' comparisons (the last run, the season's twenty) read a few
+#: numbers per question instead of validating whole records.
+VALUES_FILE = StateFile(
+    what="values.json",
+    remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
+    current=FORMAT_VERSION,
+    upgrade=upgrade_format_2,
+    error=ConfigError,
+)
+
+
+class SavedValues(BaseModel):
+    """``values.json``: ``QuestionValues`` as a document of its own."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    format_version: int = FORMAT_VERSION
+    types: dict[str, str]
+    values: dict[Section, MetricValues]
+
+    def question_values(self) -> QuestionValues:
+        return QuestionValues(dict(self.types), {s: self.values.get(s, {}) for s in SECTIONS})
+
+
+def values_json(record: Record) -> str:
+    """``values.json`` of a record (checked by the one writer's rules, as report.json)."""
+    values = record.values()
+    # Built from the record's own typed values, not read: nothing to validate (reading it back
+    # does, and checked_document_text below reads it back).
+    saved = SavedValues.model_construct(types=values.types, values=dict(values.values))
+    return checked_document_text(
+        saved.model_dump_json() + "\n", VALUES_FILE, record.manifest.folder
+    )
 
 
 class ReportFolder:
@@ -201,3 +263,31 @@ def read_saved_verdicts(folder: Path) -> dict[str, Verdict]:
     the rendered files (``report.json`` among them) are damaged."""
     path = folder / "verdicts.jsonl"
     return {v.question_id: v for _, v in parse_records(path, read_jsonl(path), Verdict)}
+
+
+def _json(model: BaseModel, **options: Any) -> bytes:
+    """``model_dump_json`` as the UTF-8 bytes pydantic makes (not decoded to a string)."""
+    return model.__pydantic_serializer__.to_json(model, **options)
+
+
+def record_json(record: Record) -> bytes:
+    """``report.json`` (UTF-8): the record as pydantic's serializer writes it, indented, with
+    what follows from it for machines (``Record.derived_*``, after the record's own keys);
+    refused, like every state file, when its own reader would refuse it.
+
+    The one writer's rules (``checked_document_text``) check everything but the rows by reading
+    it back: that is where JSON of a shape the record does not fix can be (the fingerprints'
+    parts, the run's metadata) and so an integer the reader would refuse. A row holds only
+    typed fields of fixed depth (``tests/record/test_model.py`` keeps it so), each value read under
+    the same limits, so reading 10,000 rows back would prove nothing more; the whole file is
+    still measured against the size limit, and half a UTF-16 character anywhere fails the
+    encoding (then ``json_document_text`` says which, in one line).
+    """
+    where = record.manifest.folder
+    try:
+        data = _json(record, indent=2, by_alias=True) + b"\n"
+        head = _json(record, by_alias=True, exclude={"questions"}).decode("utf-8")
+    except PydanticSerializationError:  # half a UTF-16 character, too deep: the writer says which
+        return json_document_text(record, REPORT_FILE, where, by_alias=True).encode("utf-8")
+    checked_document_text(head, REPORT_FILE, where)
+    return checked_size(data, REPORT_FILE, where)

@@ -1,11 +1,12 @@
 """The run record: one typed, versioned account of one judged run (like inspect_ai's EvalLog).
 
-``judge.pipeline.evaluate`` builds it (``judge.pipeline.build``), ``report.json`` is its dump
-by pydantic's serializer (``record_json``), and ``judge.folders.read_record`` reads a folder's
-``report.json`` back into the same object. Every view (report.md, review.html, verdicts.csv,
-the console summary, JUnit, the JSON summary) is a function of it alone, so the same words count the same things everywhere: the review
+``judge.pipeline.evaluate`` builds it (``judge.record.build``), ``report.json`` is its dump
+by pydantic's serializer (``judge.record.store.record_json``), and
+``judge.record.store.read_record`` reads a folder's ``report.json`` back into the same object.
+Every view (report.md, review.html, verdicts.csv, the console summary, JUnit, the JSON summary)
+is a function of it alone, so the same words count the same things everywhere: the review
 reasons of a question (``QuestionRow.triage``) are computed once, here, and every view counts
-those.
+those. This module holds the types only; reading and writing them is ``judge.record.store``'s.
 
 What it holds, in the order of ``report.json``:
 
@@ -41,83 +42,26 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import PydanticSerializationError
 
 from judge.audit.chunk_agreement import ChunkAgreement, CorrectedRecall
 from judge.audit.types import AuditResult
-from judge.errors import ConfigError
-from judge.io.state import StateFile, checked_document_text, checked_size, json_document_text
 
 # Re-exported: the views read the record's further judgements through the record's types.
 from judge.judging.types import ChunkGrade as ChunkGrade
 from judge.judging.types import CorrectnessVerdict as CorrectnessVerdict
 from judge.judging.types import TaskJudgement, Verdict
 from judge.results.chunk_grades import MissingLabel
-from judge.results.compare import (
-    SECTIONS,
-    Change,
-    GateRule,
-    MetricValues,
-    QuestionValues,
-    Section,
-    SectionComparison,
-)
+from judge.results.compare import Change, GateRule, QuestionValues, SectionComparison
 from judge.results.diagnosis import Diagnosis, TypeDiagnosis, summarise
 from judge.results.flips import Flip
 from judge.results.gate import Gate
 from judge.results.history import HistoryEntry
 from judge.results.item_record import ItemRecord
-from judge.results.manifest import FORMAT_VERSION, Manifest, upgrade_format_2
+from judge.results.manifest import FORMAT_VERSION, Manifest
 from judge.results.review import NO_TRIAGE, Triage
 from judge.results.tables import TypeTable
 from judge.results.tokens import TokenCount, TokenTotals, count_of, token_totals
 from judge.results.values import question_values
-
-#: ``report.json``: the run record, of the manifest's format version (read by
-#: ``judge.folders.read_record``, written by ``record_json``).
-REPORT_FILE = StateFile(
-    what="report.json",
-    remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
-    current=FORMAT_VERSION,
-    upgrade=upgrade_format_2,
-    error=ConfigError,
-)
-
-#: ``values.json``: the run's values question by question (``Record.values``), kept apart from
-#: the record so that later runs' comparisons (the last run, the season's twenty) read a few
-#: numbers per question instead of validating whole records.
-VALUES_FILE = StateFile(
-    what="values.json",
-    remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
-    current=FORMAT_VERSION,
-    upgrade=upgrade_format_2,
-    error=ConfigError,
-)
-
-
-class SavedValues(BaseModel):
-    """``values.json``: ``QuestionValues`` as a document of its own."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    format_version: int = FORMAT_VERSION
-    types: dict[str, str]
-    values: dict[Section, MetricValues]
-
-    def question_values(self) -> QuestionValues:
-        return QuestionValues(dict(self.types), {s: self.values.get(s, {}) for s in SECTIONS})
-
-
-def values_json(record: Record) -> str:
-    """``values.json`` of a record (checked by the one writer's rules, as report.json)."""
-    values = record.values()
-    # Built from the record's own typed values, not read: nothing to validate (reading it back
-    # does, and checked_document_text below reads it back).
-    saved = SavedValues.model_construct(types=values.types, values=dict(values.values))
-    return checked_document_text(
-        saved.model_dump_json() + "\n", VALUES_FILE, record.manifest.folder
-    )
-
 
 #: The keys of report.json derived from the rest (written for machines, not read back).
 DERIVED = ("adapter_failed", "needs_review", "regressions")
@@ -210,7 +154,7 @@ class QuestionRow(BaseModel):
     the one definition every view counts."""
     diagnosis: Diagnosis = "not judged"
     """Where the answer went wrong, if it did (``judge.results.diagnosis``): computed once, in
-    ``judge.pipeline.build``; every view reads it, none derives it again."""
+    ``judge.record.rows``; every view reads it, none derives it again."""
     chunk_grades: tuple[ChunkGrade, ...] | None = None
     """The judge's grades of the retrieved chunks, in rank order (None: chunk grading off or
     no answer; ``judge.judging.tasks.chunk``, whose ``row_field`` this is)."""
@@ -465,31 +409,3 @@ def _comparison_from_json(data: dict[str, Any]) -> dict[str, Any]:
         "changes": data["changes"],
         "note": data["note"],
     }
-
-
-def _json(model: BaseModel, **options: Any) -> bytes:
-    """``model_dump_json`` as the UTF-8 bytes pydantic makes (not decoded to a string)."""
-    return model.__pydantic_serializer__.to_json(model, **options)
-
-
-def record_json(record: Record) -> bytes:
-    """``report.json`` (UTF-8): the record as pydantic's serializer writes it, indented, with
-    what follows from it for machines (``Record.derived_*``, after the record's own keys);
-    refused, like every state file, when its own reader would refuse it.
-
-    The one writer's rules (``checked_document_text``) check everything but the rows by reading
-    it back: that is where JSON of a shape the record does not fix can be (the fingerprints'
-    parts, the run's metadata) and so an integer the reader would refuse. A row holds only
-    typed fields of fixed depth (``tests/test_record.py`` keeps it so), each value read under
-    the same limits, so reading 10,000 rows back would prove nothing more; the whole file is
-    still measured against the size limit, and half a UTF-16 character anywhere fails the
-    encoding (then ``json_document_text`` says which, in one line).
-    """
-    where = record.manifest.folder
-    try:
-        data = _json(record, indent=2, by_alias=True) + b"\n"
-        head = _json(record, by_alias=True, exclude={"questions"}).decode("utf-8")
-    except PydanticSerializationError:  # half a UTF-16 character, too deep: the writer says which
-        return json_document_text(record, REPORT_FILE, where, by_alias=True).encode("utf-8")
-    checked_document_text(head, REPORT_FILE, where)
-    return checked_size(data, REPORT_FILE, where)
