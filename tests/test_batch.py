@@ -23,7 +23,6 @@ from judge.judging.items import build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.tasks.answer import verdict_for
 from judge.judging.verdict import Reply
-from judge.pipeline import evaluate, load_inputs
 from judge.pipeline.batch import (
     MANIFEST_NAME,
     BatchExport,
@@ -32,6 +31,8 @@ from judge.pipeline.batch import (
     import_batch,
     read_manifest,
 )
+from judge.pipeline.evaluate import evaluate
+from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
 from tests.judging.backends.test_openai import completion
 

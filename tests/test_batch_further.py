@@ -15,7 +15,6 @@ from judge.config import Config
 from judge.errors import InputError
 from judge.judging.tasks.chunk import chunk_schema
 from judge.judging.tasks.correctness import correctness_schema
-from judge.pipeline import evaluate, load_inputs
 from judge.pipeline.batch import (
     BatchExport,
     export_batch,
@@ -23,6 +22,8 @@ from judge.pipeline.batch import (
     read_manifest,
     task_of,
 )
+from judge.pipeline.evaluate import evaluate
+from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
 from tests.test_batch import VERDICT, answered, live_backend, openai_config, requests_of
 

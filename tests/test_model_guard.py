@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from judge.config import EmbeddedConfig, JudgeConfig
-from judge.judging.backends import open_backend
+from judge.judging.backends.registry import open_backend
 from tests.conftest import _GUARD, NO_MODEL, REPO
 
 llama_cpp = pytest.importorskip("llama_cpp")

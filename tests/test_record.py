@@ -13,7 +13,7 @@ from judge.config import Config
 from judge.errors import InputError
 from judge.folders import ReportsDir, read_record
 from judge.judging.types import Verdict
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.record import DERIVED, QuestionRow, record_json
 from judge.results.item_record import ItemRecord
 from tests.conftest import QUESTIONS, run_lexical

@@ -27,7 +27,7 @@ from judge.inputs.golden import GoldenSet, load_golden
 from judge.inputs.labels import labels_by_answer, load_labels_if_any
 from judge.inputs.runs import Run, load_run, run_lines
 from judge.io.jsonl import jsonl_text
-from judge.judging.backends import JudgeBackend
+from judge.judging.backends.base import JudgeBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import Fingerprint, JudgeProgress
 from judge.judging.items import build_items

@@ -13,7 +13,7 @@ from judge.config import load_config
 from judge.errors import PromptError
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
-from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.backends.base import BackendIdentity, JudgeRequest
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.confidence import Step, score_probabilities

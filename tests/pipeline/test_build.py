@@ -11,10 +11,10 @@ import pytest
 from judge.cli import main
 from judge.config import Config
 from judge.hashing import text_sha256
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.evidence import answer_sentences, context_sentences
 from judge.judging.verdict import Reply, make_verdict
-from judge.pipeline import Evaluation, evaluate
+from judge.pipeline.evaluate import Evaluation, evaluate
 from judge.report.answers_text import needs_review_lines
 from judge.report.files import render_files
 from judge.report.markdown import render_report_md

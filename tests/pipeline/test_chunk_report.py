@@ -14,7 +14,7 @@ import pytest
 
 from judge.config import Config, load_config
 from judge.folders import read_record
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.pipeline.golden import accept_labels
 from judge.record import Record
 from judge.report.chunks_text import MISSING_LABELS_FILE

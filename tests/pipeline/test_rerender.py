@@ -14,7 +14,7 @@ import pytest
 from judge.cli import main
 from judge.config import Config
 from judge.hashing import text_sha256
-from judge.pipeline import rerender
+from judge.pipeline.evaluate import rerender
 from tests.conftest import RUN, run_lexical, write_jsonl
 
 Tiny = Callable[..., Config]

@@ -25,8 +25,8 @@ from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
 from judge.judging.grading import Fingerprint
 from judge.judging.types import CorrectnessVerdict, Verdict
-from judge.pipeline import measure_retrieval
 from judge.pipeline.build import Earlier, Judged, TaskResults, build_report
+from judge.pipeline.inputs import measure_retrieval
 from judge.record import Record, SavedValues
 from judge.report.data import verdicts_csv
 from judge.report.markdown import render_report_md

@@ -15,7 +15,7 @@ import pytest
 from judge.config import Config
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.types import ContextChunk, EvidenceMatch, Verdict
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.record import Record
 from judge.report import answers_text
 from judge.report.summary import console_summary, diagnosis_line

@@ -11,7 +11,7 @@ from judge.config import Config
 from judge.errors import ConfigError
 from judge.folders import ReportsDir
 from judge.judging.types import ContextChunk
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.results.item_record import ItemRecord
 from tests.conftest import RUN, history_entry
 
@@ -104,7 +104,7 @@ def test_publish_replaces_a_stale_partial_folder_of_this_process(tmp_path: Path)
 
 
 def test_publish_removes_the_partial_folder_of_a_run_that_died(tiny: Tiny) -> None:
-    from judge.pipeline import evaluate
+    from judge.pipeline.evaluate import evaluate
 
     config = tiny()
     config.reports.dir.mkdir(parents=True)
@@ -117,7 +117,7 @@ def test_publish_removes_the_partial_folder_of_a_run_that_died(tiny: Tiny) -> No
 
 
 def test_latest_is_a_name_too(tiny: Tiny) -> None:
-    from judge.pipeline import evaluate
+    from judge.pipeline.evaluate import evaluate
 
     config = tiny()
     folder = evaluate(config, backend="lexical").folder

@@ -10,7 +10,7 @@ from judge.errors import ConfigError
 from judge.folders import read_manifest
 from judge.hashing import file_sha256
 from judge.inputs.golden import load_golden
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.results.manifest import FORMAT_VERSION, Manifest
 from tests.conftest import REPO
 

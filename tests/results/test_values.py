@@ -11,8 +11,7 @@ import pytest
 
 from judge.config import Config
 from judge.folders import ReportsDir
-from judge.pipeline import evaluate
-from judge.pipeline.evaluate import earlier_runs
+from judge.pipeline.evaluate import earlier_runs, evaluate
 from judge.results.compare import QuestionValues, Section
 from judge.results.tables import TypeTable
 from judge.results.values import question_values

@@ -20,11 +20,12 @@ from judge.config import Config, JudgeConfig
 from judge.errors import BackendUnavailable, ConnectionLost, TransientBackendError
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
-from judge.judging import backends
-from judge.judging.backends import JudgeBackend, open_backend
+from judge.judging.backends import registry as backends
+from judge.judging.backends.base import JudgeBackend
 from judge.judging.backends.ollama import OllamaBackend
 from judge.judging.backends.openai import OpenAIBackend
 from judge.judging.backends.pool import PooledBackend, PoolRefused
+from judge.judging.backends.registry import open_backend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import judge_fingerprint
 from judge.judging.items import JudgeItem, build_items
@@ -421,7 +422,7 @@ def test_the_reason_says_how_many_requests_are_in_flight(
 
 
 def _request() -> Any:
-    from judge.judging.backends import JudgeRequest
+    from judge.judging.backends.base import JudgeRequest
 
     return JudgeRequest(prompt="p", schema={}, question="q", context=[], answer="a")
 

@@ -20,8 +20,8 @@ import pytest
 
 from judge.cli import main
 from judge.judging.grading import JudgeProgress
-from judge.pipeline import Hooks, evaluate
 from judge.pipeline.batch import export_batch, read_manifest
+from judge.pipeline.evaluate import Hooks, evaluate
 from tests.conftest import REPO
 from tests.judging.backends.test_batch_roundtrip import (
     QUESTION_IDS,

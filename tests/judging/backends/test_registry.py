@@ -2,8 +2,8 @@ import pytest
 
 from judge.config import JudgeConfig
 from judge.errors import BackendUnavailable, ConfigError
-from judge.judging import backends
-from judge.judging.backends import open_backend
+from judge.judging.backends import registry as backends
+from judge.judging.backends.registry import open_backend
 from tests.fakes import ScriptedBackend
 
 
