@@ -17,20 +17,15 @@ import pytest
 from judge.config import Config
 from judge.errors import ConfigError, InputError
 from judge.judging.backends.openai import OpenAIBackend
+from judge.judging.backends.openai_batch import MANIFEST_NAME, read_manifest
+from judge.judging.backends.openai_batch_output import engine_reply
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import judge_fingerprint
 from judge.judging.items import build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.tasks.answer import verdict_for
 from judge.judging.verdict import Reply
-from judge.pipeline.batch import (
-    MANIFEST_NAME,
-    BatchExport,
-    engine_reply,
-    export_batch,
-    import_batch,
-    read_manifest,
-)
+from judge.pipeline.batch import BatchExport, export_batch, import_batch
 from judge.pipeline.evaluate import evaluate
 from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
@@ -601,7 +596,7 @@ def test_batch_commands_say_what_they_wrote_and_imported(
     tiny: Tiny, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from judge.cli import DEFAULT_BATCH_FILE_MB, main
-    from judge.pipeline.batch import BATCH_MAX_FILE_MB
+    from judge.judging.backends.openai_batch import BATCH_MAX_FILE_MB
 
     assert DEFAULT_BATCH_FILE_MB == BATCH_MAX_FILE_MB  # the literal that keeps --help fast
     config = openai_config(tiny)

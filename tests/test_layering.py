@@ -257,7 +257,7 @@ TODAY: dict[str, tuple[frozenset[str], str]] = {
         "of a run against its baseline",
     ),
     "read_manifest": (
-        frozenset({"judge.pipeline.batch", "judge.folders"}),
+        frozenset({"judge.judging.backends.openai_batch", "judge.folders"}),
         "batch: a batch export's manifest; folders: a report folder's manifest.json",
     ),
     "sample_items": (
@@ -389,7 +389,7 @@ def test_only_the_folder_module_names_a_report_folders_json_files() -> None:
     the state-file reader). Besides it, only writers name them: the record and the manifest
     in the messages of their own writers (judge.record, judge.results.manifest), the views in
     the files they render (judge.report.files); the batch folder has a manifest.json of its
-    own (judge.pipeline.batch, its own state file)."""
+    own (judge.judging.backends.openai_batch, its own state file)."""
     package = Path(__file__).resolve().parent.parent / "judge"
     naming = {
         str(path.relative_to(package.parent).with_suffix("")).replace("/", "."): found
@@ -404,7 +404,7 @@ def test_only_the_folder_module_names_a_report_folders_json_files() -> None:
         "judge.record": {"report.json"},
         "judge.results.manifest": {"manifest.json"},
         "judge.report.files": {"manifest.json"},  # report.json by the record's REPORT_FILE
-        "judge.pipeline.batch": {"manifest.json"},
+        "judge.judging.backends.openai_batch": {"manifest.json"},
     }
 
 

@@ -19,7 +19,7 @@ def _input_models() -> list[type[BaseModel]]:
     import judge.inputs.golden
     import judge.inputs.labels
     import judge.inputs.runs
-    import judge.pipeline.batch
+    import judge.judging.backends.openai_batch
 
     def subclasses(base: type[BaseModel]) -> list[type[BaseModel]]:
         found = []
