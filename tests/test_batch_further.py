@@ -21,7 +21,8 @@ from judge.pipeline.batch import BatchExport, export_batch, import_batch
 from judge.pipeline.evaluate import evaluate
 from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
-from tests.test_batch import VERDICT, answered, live_backend, openai_config, requests_of
+from tests.judging.backends.test_openai_batch_output import VERDICT, answered
+from tests.test_batch import live_backend, openai_config, requests_of
 
 Tiny = Callable[..., Config]
 Line = dict[str, Any]
