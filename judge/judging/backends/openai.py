@@ -7,8 +7,9 @@ Over-long prompts: servers answer 400 naming the context length; that becomes ``
 A server that cut prompts silently instead could not be detected from here.
 
 The request body, the judge's identity and the reading of a response are module functions, so
-that the batch path (``judge.pipeline.batch``) writes exactly the bodies this backend would send and
-reads a batch engine's answers exactly as this backend reads a server's, without a server.
+that the batch format (``judge.judging.backends.openai_batch`` and ``openai_batch_output``)
+writes exactly the bodies this backend would send and reads a batch engine's answers exactly as
+this backend reads a server's, without a server.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The OpenAI batch format (judge.judging.backends.openai_batch): the ``custom_id`` scheme,
 request lines byte for byte, the request files and the manifest's reader. The export and import
-around it are tests/test_batch.py's."""
+around it are tests/pipeline/test_batch.py's."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Reading a batch engine's output (judge.judging.backends.openai_batch_output): each engine's
 success and error lines as the ``Reply`` the openai backend would read, and every line that
-cannot be used, located. The lines here are the engines' own shapes; tests/test_batch.py
+cannot be used, located. The lines here are the engines' own shapes; tests/pipeline/test_batch.py
 imports them to play the engine around a real export."""
 
 from __future__ import annotations

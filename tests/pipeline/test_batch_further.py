@@ -22,7 +22,7 @@ from judge.pipeline.evaluate import evaluate
 from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
 from tests.judging.backends.test_openai_batch_output import VERDICT, answered
-from tests.test_batch import live_backend, openai_config, requests_of
+from tests.pipeline.test_batch import live_backend, openai_config, requests_of
 
 Tiny = Callable[..., Config]
 Line = dict[str, Any]
