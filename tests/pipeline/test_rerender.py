@@ -18,7 +18,7 @@ from judge.pipeline.evaluate import rerender
 from tests.conftest import RUN, run_lexical, write_jsonl
 
 Tiny = Callable[..., Config]
-#: The module (``judge.pipeline.evaluate`` as an attribute is the function of that name).
+#: The module whose ``_rederive`` a test replaces (where ``rerender`` looks it up).
 evaluate_module = importlib.import_module("judge.pipeline.evaluate")
 
 
