@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.config import load_config
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = {

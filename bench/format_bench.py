@@ -19,7 +19,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from judge.config import load_config
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -28,13 +28,13 @@ from typing import Any
 
 from judge.config import Config, load_config
 from judge.config_backends import OllamaConfig
-from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.backends.base import BackendIdentity, JudgeRequest
 from judge.judging.cache import VerdictCache
 from judge.judging.items import build_items
 from judge.judging.judge import judge_items
 from judge.judging.prompts import load_prompt
 from judge.judging.verdict import Reply
-from judge.pipeline import load_inputs
+from judge.pipeline.inputs import load_inputs
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 import loopback_ollama

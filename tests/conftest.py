@@ -422,7 +422,7 @@ def sample_toml(
 def sample_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Record, Config, Path]:
     """The shipped sample judged by the lexical baseline (once per test module): its record,
     its configuration and its report folder."""
-    from judge.pipeline import evaluate
+    from judge.pipeline.evaluate import evaluate
 
     tmp = tmp_path_factory.mktemp("sample")
     config = load_config(REPO / "judge.toml").with_overrides(

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.backends.base import BackendIdentity, JudgeRequest
 from judge.judging.verdict import Reply
 
 

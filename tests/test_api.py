@@ -16,8 +16,8 @@ def test_import_judge_loads_no_model_no_pandas_no_backend() -> None:
         "print(sorted(m for m in ('pandas', 'llama_cpp', 'httpx', 'ollama', "
         "'judge.judging.backends', 'judge.pipeline') if m in sys.modules))\n"
         "print(judge.evaluate.__module__)\n"
-        "import judge.pipeline\n"
-        "print(judge.evaluate is judge.pipeline.evaluate)\n"
+        "import judge.pipeline.evaluate\n"
+        "print(judge.evaluate is judge.pipeline.evaluate.evaluate)\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO

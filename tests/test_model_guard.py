@@ -10,7 +10,7 @@ import pytest
 
 from judge.config import JudgeConfig
 from judge.config_backends import EmbeddedConfig
-from judge.judging.backends import open_backend
+from judge.judging.backends.registry import open_backend
 from tests.conftest import _GUARD, NO_MODEL, REPO
 
 llama_cpp = pytest.importorskip("llama_cpp")

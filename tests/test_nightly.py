@@ -10,7 +10,7 @@ import pytest
 
 from judge.cli import main
 from judge.config import Config, load_config
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.verdict import Reply
 from tests.conftest import REPO, SAMPLE, latest_report
 from tests.fakes import ScriptedBackend, good_reply

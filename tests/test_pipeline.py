@@ -20,7 +20,9 @@ from judge.errors import HarnessError
 from judge.hashing import text_sha256
 from judge.inputs.user_code import adapter_loop
 from judge.io.lock import run_lock
-from judge.pipeline import evaluate, load_inputs, rerender
+from judge.pipeline.evaluate import evaluate
+from judge.pipeline.report import rerender
+from judge.pipeline.inputs import load_inputs
 from tests.conftest import QUESTIONS, RUN, SAMPLE, write_jsonl
 from tests.fakes import ScriptedBackend
 

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from judge.pipeline.batch import engine_reply
+from judge.judging.backends.openai_batch_output import engine_reply
 from tests.conftest import REPO
 
 RECIPE = REPO / "examples" / "ray_batch.py"

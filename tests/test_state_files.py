@@ -179,7 +179,7 @@ def test_history_lines_refuse_what_the_jsonl_loader_refuses(tmp_path: Path) -> N
 
 
 def test_a_manifest_the_reader_would_refuse_is_not_rendered(tiny: Tiny) -> None:
-    from judge.pipeline import evaluate
+    from judge.pipeline.evaluate import evaluate
 
     manifest = evaluate(tiny(), backend="lexical").report.manifest
     meta = manifest.run.meta.model_copy(update={"chunking": {"x": 10**5000}})

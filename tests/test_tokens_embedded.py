@@ -10,7 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from judge.config import Config
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from judge.formatting import terminal_text
 
 if TYPE_CHECKING:
     from judge.config import Config
-    from judge.pipeline import Inputs
+    from judge.pipeline.inputs import Inputs
 
 
 DEFAULT_CONFIG = "judge.toml"

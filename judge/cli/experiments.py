@@ -14,7 +14,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
     from judge.console import adapter_progress, judge_progress
-    from judge.pipeline import JudgeChoice, SweepHooks, SweepStep, sweep
+    from judge.pipeline.session import JudgeChoice
+    from judge.pipeline.sweep import SweepHooks, SweepStep, sweep
     from judge.report.sweep import decision_lines
 
     config = config_of(args)
@@ -50,7 +51,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_stability(args: argparse.Namespace) -> int:
     from judge.console import judge_progress
-    from judge.pipeline import JudgeChoice, judge_stability
+    from judge.pipeline.session import JudgeChoice
+    from judge.pipeline.stability import judge_stability
     from judge.report.stability import stability_lines
 
     def chosen(choice: JudgeChoice) -> None:

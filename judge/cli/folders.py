@@ -44,7 +44,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from judge.pipeline import rerender
+    from judge.pipeline.report import rerender
 
     folder = rerender(
         config_of(args), args.folder, warn=lambda line: warn([line]), rederive=args.rederive

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from judge.cli.common import DEFAULT_CONFIG
 
-#: judge.pipeline.batch.BATCH_MAX_FILE_MB, as a literal so that 'judge --help' imports nothing
-#: (tests/test_batch.py checks they agree).
+#: judge.judging.backends.openai_batch.BATCH_MAX_FILE_MB, as a literal so that 'judge --help' imports nothing
+#: (tests/pipeline/test_batch.py checks they agree).
 DEFAULT_BATCH_FILE_MB = 100.0
 
 

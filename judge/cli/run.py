@@ -26,7 +26,7 @@ from judge.errors import (
 
 if TYPE_CHECKING:
     from judge.config import Config
-    from judge.pipeline import JudgeChoice
+    from judge.pipeline.session import JudgeChoice
 
 
 def cmd_run(args: argparse.Namespace) -> int:
@@ -103,8 +103,8 @@ def _announce_cached(
 
 def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     from judge.console import adapter_progress, judge_progress
-    from judge.pipeline import Hooks, evaluate
     from judge.pipeline.bars import bars_asked
+    from judge.pipeline.evaluate import Hooks, evaluate
     from judge.pipeline.run import write_outputs
     from judge.report.ci import ci_files
     from judge.report.summary import console_summary

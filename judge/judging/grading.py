@@ -31,7 +31,7 @@ from judge.errors import (
     TransientBackendError,
 )
 from judge.hashing import tagged_hash
-from judge.judging.backends import BackendIdentity, JudgeBackend, JudgeRequest, should_retry
+from judge.judging.backends.base import BackendIdentity, JudgeBackend, JudgeRequest, should_retry
 from judge.judging.cache import VerdictCache
 from judge.judging.prompts import Prompt
 from judge.judging.types import MODES, Mode, Status

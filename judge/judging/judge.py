@@ -20,7 +20,7 @@ from typing import Any, Generic, NamedTuple
 
 from tenacity.wait import WaitBaseT
 
-from judge.judging.backends import BackendIdentity, JudgeBackend, max_connections
+from judge.judging.backends.base import BackendIdentity, JudgeBackend, max_connections
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import (
     DEFAULT_RETRY_WAIT,

@@ -45,7 +45,7 @@ from judge.axes import AXES, FULL_MARKS
 from judge.errors import ConfigError, Interrupted
 from judge.grouped import ALL, grouped
 from judge.grouped import type_order as grouped_type_order
-from judge.judging.backends import JudgeBackend
+from judge.judging.backends.base import JudgeBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import JudgeProgress
 from judge.judging.injection import INJECTION_EN, INJECTION_JA, instruction_flags

@@ -26,32 +26,9 @@ Shared by them: ``inputs`` (the golden set, the run and the labels, loaded and v
 retrieval scored on them) and ``session`` (the judge backend and the verdict cache for as long
 as a command judges).
 
-The public names are re-exported here; ``judge.cli`` looks ``evaluate`` up here when a command
-runs, so a test that replaces ``judge.pipeline.evaluate`` changes what the commands call. The
-judge backend is opened by ``judge.pipeline.session``, which looks ``open_backend`` up in its
-own namespace: a test replaces ``judge.pipeline.session.open_backend``.
+Nothing is imported here: a command imports the module it calls
+(``from judge.pipeline.evaluate import evaluate``) when it runs, so a test that replaces
+``judge.pipeline.evaluate.evaluate`` changes what the commands call. The judge backend is opened
+by ``judge.pipeline.session``, which looks ``open_backend`` up in its own namespace: a test
+replaces ``judge.pipeline.session.open_backend``.
 """
-
-from judge.judging.backends import open_backend
-from judge.pipeline.evaluate import Evaluation, Hooks, evaluate
-from judge.pipeline.inputs import Inputs, load_inputs, measure_retrieval
-from judge.pipeline.report import rerender
-from judge.pipeline.session import JudgeChoice
-from judge.pipeline.stability import judge_stability
-from judge.pipeline.sweep import SweepHooks, SweepStep, sweep
-
-__all__ = [
-    "Evaluation",
-    "Hooks",
-    "Inputs",
-    "JudgeChoice",
-    "SweepHooks",
-    "SweepStep",
-    "evaluate",
-    "judge_stability",
-    "load_inputs",
-    "measure_retrieval",
-    "open_backend",
-    "rerender",
-    "sweep",
-]

@@ -18,7 +18,7 @@ from judge.inputs.adapter import AdapterProgress, log_note, produce_run
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run, validate_run
 from judge.inputs.user_code import adapter_output, load_adapter
-from judge.judging.backends import JudgeBackend
+from judge.judging.backends.base import JudgeBackend
 from judge.judging.items import build_items
 from judge.judging.prompts import Prompt
 from judge.judging.tasks.answer import ANSWER

@@ -20,7 +20,7 @@ from judge.errors import ConfigError, InputError, Interrupted
 from judge.inputs.adapter import AdapterProgress
 from judge.inputs.runs import run_lines
 from judge.io.jsonl import jsonl_text
-from judge.judging.backends import JudgeBackend
+from judge.judging.backends.base import JudgeBackend
 from judge.judging.grading import JudgeProgress
 from judge.judging.items import build_items
 from judge.judging.judge import Judge

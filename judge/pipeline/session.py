@@ -25,14 +25,9 @@ from judge.config import Config
 from judge.errors import BackendUnavailable, ConfigError
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
-from judge.judging.backends import (
-    BackendIdentity,
-    JudgeBackend,
-    OpenedBackend,
-    max_connections,
-    open_backend,
-)
+from judge.judging.backends.base import BackendIdentity, JudgeBackend, max_connections
 from judge.judging.backends.pool import PoolRefused
+from judge.judging.backends.registry import OpenedBackend, open_backend
 from judge.judging.cache import VerdictCache
 from judge.judging.evidence import VERIFIER_VERSION
 from judge.judging.grading import Fingerprint, JudgeProgress, judge_fingerprint

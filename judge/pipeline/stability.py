@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from judge.config import Config
 from judge.formatting import timestamp
-from judge.judging.backends import JudgeBackend
+from judge.judging.backends.base import JudgeBackend
 from judge.judging.grading import JudgeProgress
 from judge.judging.items import build_items
 from judge.judging.tasks.answer import ANSWER

@@ -17,7 +17,7 @@ from judge.formatting import timestamp
 from judge.inputs.adapter import AdapterProgress, adapter_answers
 from judge.inputs.golden import GoldenSet, load_golden
 from judge.inputs.runs import load_run
-from judge.judging.backends import JudgeBackend
+from judge.judging.backends.base import JudgeBackend
 from judge.judging.grading import JudgeProgress
 from judge.judging.items import build_items
 from judge.judging.prompts import Prompt

@@ -12,7 +12,7 @@ import pytest
 
 from judge.cli.common import DEFAULT_CONFIG, config_of, say, say_lines, warn, warnings_of
 from judge.errors import ConfigError
-from judge.pipeline import Inputs
+from judge.pipeline.inputs import Inputs
 from tests.conftest import REPO
 
 

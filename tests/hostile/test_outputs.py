@@ -32,12 +32,12 @@ from xml.etree import ElementTree as ET
 import pytest
 from markdown_it import MarkdownIt
 
-import judge.pipeline
+import judge.pipeline.evaluate
 from judge.cli import main
 from judge.config import Config, load_config
 from judge.errors import BackendRequestError
 from judge.hashing import text_sha256
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.verdict import Reply
 from tests.conftest import QUESTIONS, REPO, write_jsonl
 from tests.fakes import ScriptedBackend
@@ -398,13 +398,13 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         terminal[name] = out.getvalue() + err.getvalue()
         return terminal[name]
 
-    real_evaluate = judge.pipeline.evaluate
+    real_evaluate = judge.pipeline.evaluate.evaluate
 
     def scripted(config: Config, *, backend: Any = None, **kwargs: Any) -> Any:
         return real_evaluate(config, backend=ScriptedBackend(_script), **kwargs)
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(judge.pipeline, "evaluate", scripted)
+        patch.setattr(judge.pipeline.evaluate, "evaluate", scripted)
         cli("run-a", "run")
         first = (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
         cli("run", "run", "--prompt", str(root / "edited.md"), "--junit", str(root / "gate.xml"))

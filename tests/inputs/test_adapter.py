@@ -59,7 +59,7 @@ def test_saved_adapter_run_records_failures(
 def test_adapter_answers_are_saved_before_validation(
     tiny: Tiny, adapter_module: str, tmp_path: Path
 ) -> None:
-    from judge.pipeline import load_inputs
+    from judge.pipeline.inputs import load_inputs
 
     (tmp_path / "my_rag.py").write_text(
         ADAPTER
@@ -118,7 +118,7 @@ def switchable(tiny: Tiny, tmp_path: Path) -> Iterator[tuple[Config, Callable[[s
 def test_answers_that_fail_validation_are_never_reused(
     switchable: tuple[Config, Callable[[str], int]],
 ) -> None:
-    from judge.pipeline import load_inputs
+    from judge.pipeline.inputs import load_inputs
 
     config, set_mode = switchable
     set_mode("bad chunk")
@@ -139,7 +139,7 @@ def test_answers_that_fail_validation_are_never_reused(
 def test_questions_the_adapter_failed_are_asked_again_the_others_reused(
     switchable: tuple[Config, Callable[[str], int]],
 ) -> None:
-    from judge.pipeline import load_inputs
+    from judge.pipeline.inputs import load_inputs
 
     config, set_mode = switchable
     set_mode("down")

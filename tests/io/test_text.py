@@ -12,7 +12,8 @@ from judge.io.text import StrictRecord, id_problem
 
 def _input_models() -> list[type[BaseModel]]:
     """Every model a file or a setting is read into: the subclasses of StrictRecord (golden
-    set, runs, labels, adapter output, and every section of the configuration), found, not listed."""
+    set, runs, labels, adapter output, and every section of the configuration), found, not listed
+    (the modules that define them imported here, so that their classes exist)."""
 
     def subclasses(base: type[BaseModel]) -> list[type[BaseModel]]:
         found = []

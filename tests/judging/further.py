@@ -8,7 +8,7 @@ from typing import Any, NamedTuple
 
 from tenacity import wait_none
 
-from judge.judging.backends import JudgeBackend
+from judge.judging.backends.base import JudgeBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import Fingerprint, JudgeProgress
 from judge.judging.judge import Judge, read_cached

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from judge.judging.backends import BackendIdentity
+from judge.judging.backends.base import BackendIdentity
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.judge import Judge

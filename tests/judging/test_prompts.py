@@ -10,7 +10,7 @@ from judge.errors import PromptError
 from judge.judging.items import build_items
 from judge.judging.prompts import CONTROL_MARKERS, load_prompt
 from judge.judging.types import ContextChunk
-from judge.pipeline import load_inputs
+from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
 
 SHIPPED = REPO / "prompts" / "judge.v1.md"

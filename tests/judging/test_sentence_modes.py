@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from judge.errors import PromptError
-from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.backends.base import BackendIdentity, JudgeRequest
 from judge.judging.cache import VerdictCache
 from judge.judging.evidence import answer_sentences, context_sentences, sentence_spans
 from judge.judging.grading import fingerprint_mode, judge_fingerprint

@@ -16,7 +16,7 @@ from judge.errors import ConfigError, Interrupted
 from judge.grouped import ALL
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
-from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.backends.base import BackendIdentity, JudgeRequest
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import JudgeProgress, judge_fingerprint

@@ -7,8 +7,8 @@ import pytest
 
 from judge.config import Config
 from judge.errors import InputError
-from judge.pipeline import Inputs
 from judge.pipeline.check import check
+from judge.pipeline.inputs import Inputs
 
 Tiny = Callable[..., Config]
 

@@ -12,9 +12,9 @@ import pytest
 
 from judge.config import Config
 from judge.errors import BackendUnavailable, InputError
-from judge.judging.backends import open_backend
-from judge.pipeline import evaluate
+from judge.judging.backends.registry import open_backend
 from judge.pipeline.check import check
+from judge.pipeline.evaluate import evaluate
 from tests import loopback_ollama
 from tests.conftest import RUN
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from judge.config import Config, load_config
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.pipeline.golden import accept_labels
 from judge.record.model import Record
 from judge.record.store import read_record

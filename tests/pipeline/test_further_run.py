@@ -10,12 +10,13 @@ import pytest
 
 from judge.config import Config, load_config
 from judge.errors import Interrupted, PromptError
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.verdict import Reply
-from judge.pipeline import Hooks, JudgeChoice, evaluate
 from judge.pipeline.check import check
+from judge.pipeline.evaluate import Hooks, evaluate
 from judge.pipeline.report import rerender
+from judge.pipeline.session import JudgeChoice
 from judge.record.model import Record
 from tests.conftest import REPO
 

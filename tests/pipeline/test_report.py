@@ -14,11 +14,11 @@ import pytest
 from judge.cli import main
 from judge.config import Config
 from judge.hashing import text_sha256
-from judge.pipeline import rerender
+from judge.pipeline.report import rerender
 from tests.conftest import RUN, run_lexical, write_jsonl
 
 Tiny = Callable[..., Config]
-#: The module that wires ``judge report`` (``judge.pipeline`` re-exports its ``rerender``).
+#: The module that wires ``judge report`` (``rerender`` and the ``_rederive`` a test replaces).
 report_module = importlib.import_module("judge.pipeline.report")
 
 

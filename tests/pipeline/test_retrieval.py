@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from judge.config import Config
-from judge.pipeline import Inputs
+from judge.pipeline.inputs import Inputs
 from judge.pipeline.retrieval import export_trec, retrieval
 
 Tiny = Callable[..., Config]

@@ -9,14 +9,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from judge.config import Config
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import judge_fingerprint
 from judge.judging.prompts import load_prompt
 from judge.judging.verdict import Reply
-from judge.pipeline import Hooks, JudgeChoice, evaluate
 from judge.pipeline.batch import export_batch
-from judge.pipeline.session import earlier_replies, pending_estimate
+from judge.pipeline.evaluate import Hooks, evaluate
+from judge.pipeline.session import JudgeChoice, earlier_replies, pending_estimate
 from judge.report.tokens_text import token_lines
 from judge.results.manifest import Manifest
 from judge.results.tokens import TokenCount

@@ -13,10 +13,10 @@ import pytest
 from judge.cli import main
 from judge.config import Config
 from judge.hashing import text_sha256
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.evidence import answer_sentences, context_sentences
 from judge.judging.verdict import Reply, make_verdict
-from judge.pipeline import Evaluation, evaluate
+from judge.pipeline.evaluate import Evaluation, evaluate
 from judge.report.answers_text import needs_review_lines
 from judge.report.files import render_files
 from judge.report.markdown import render_report_md
@@ -307,7 +307,7 @@ def test_the_build_reads_nothing_its_provenance_comes_in(tiny: Tiny) -> None:
     from judge.inputs.runs import load_run
     from judge.judging.grading import Fingerprint
     from judge.judging.types import Verdict
-    from judge.pipeline import measure_retrieval
+    from judge.pipeline.inputs import measure_retrieval
     from judge.record.build import build_record
     from judge.record.manifest_build import Provenance
     from judge.record.stages import Earlier, Judged

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.config import Config
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.record.model import DERIVED
 from judge.record.store import ReportsDir, read_record
 from tests.conftest import run_lexical

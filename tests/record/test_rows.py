@@ -9,7 +9,7 @@ from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
 from judge.judging.grading import Fingerprint
 from judge.judging.types import CorrectnessVerdict, Verdict
-from judge.pipeline import measure_retrieval
+from judge.pipeline.inputs import measure_retrieval
 from judge.record.rows import _task_fields, item_records, question_rows
 from judge.record.stages import Judged, TaskResults
 from tests.record.test_stages import JUDGE

@@ -15,7 +15,7 @@ import pytest
 from judge.config import Config
 from judge.errors import ConfigError, InputError
 from judge.judging.types import ContextChunk, Verdict
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.record.model import QuestionRow
 from judge.record.store import (
     ReportFolder,
@@ -238,7 +238,7 @@ def test_publish_replaces_a_stale_partial_folder_of_this_process(tmp_path: Path)
 
 
 def test_publish_removes_the_partial_folder_of_a_run_that_died(tiny: Tiny) -> None:
-    from judge.pipeline import evaluate
+    from judge.pipeline.evaluate import evaluate
 
     config = tiny()
     config.reports.dir.mkdir(parents=True)
@@ -251,7 +251,7 @@ def test_publish_removes_the_partial_folder_of_a_run_that_died(tiny: Tiny) -> No
 
 
 def test_latest_is_a_name_too(tiny: Tiny) -> None:
-    from judge.pipeline import evaluate
+    from judge.pipeline.evaluate import evaluate
 
     config = tiny()
     folder = evaluate(config, backend="lexical").folder

@@ -14,7 +14,7 @@ import pytest
 
 from judge.audit.chunk_agreement import ChunkAgreement
 from judge.config import Config
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.record.model import ChunkSummary, Record
 from judge.report.chunks_text import (
     MISSING_LABELS_FILE,

@@ -11,7 +11,7 @@ import io
 from collections.abc import Callable
 
 from judge.config import Config
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.record.store import ReportsDir
 from judge.report.data import reference_answer, verdicts_csv
 from judge.results.item_record import ItemRecord

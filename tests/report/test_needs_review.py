@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from judge.config import Config
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.report.summary import console_summary
 
 

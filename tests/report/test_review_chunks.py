@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.record.model import Record
 from judge.report.review_page import page_data
 from tests.conftest import REPO

@@ -16,7 +16,7 @@ from judge.config import Config
 from judge.grouped import ALL
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.injection import INJECTION_EN

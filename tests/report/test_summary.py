@@ -4,9 +4,9 @@ import json
 from pathlib import Path
 
 from judge.config import Config
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.verdict import Reply
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.report.summary import REVIEW_LINES, console_summary
 from tests.fakes import ScriptedBackend
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from judge.config import load_config
-from judge.pipeline import sweep
+from judge.pipeline.sweep import sweep
 from judge.report.sweep import FORMAT_VERSION, decision_lines, sweep_files, sweep_json
 from judge.sweep.outcome import SweepOutcome
 from tests.sweep.conftest import ADAPTER, ORACLE_GRID, REPO, SAMPLE

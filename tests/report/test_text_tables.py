@@ -5,7 +5,7 @@ from collections.abc import Callable
 from judge.config import Config
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
-from judge.pipeline import measure_retrieval
+from judge.pipeline.inputs import measure_retrieval
 from judge.report.text_tables import WEAKEST_MARK, render_markdown, render_text
 
 Tiny = Callable[..., Config]

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from judge.config import Config
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.report.tokens_text import cost_text, token_lines, token_section
 from judge.results.tokens import TokenCount, TokenTotals
 from tests.conftest import REPO

@@ -8,7 +8,8 @@ import pytest
 import judge.pipeline.session
 from judge.config import Config, load_config
 from judge.inputs.golden import GoldenQuestion
-from judge.judging.backends import JudgeBackend, OpenedBackend
+from judge.judging.backends.base import JudgeBackend
+from judge.judging.backends.registry import OpenedBackend
 from judge.results.chunk_grades import GradedChunk
 
 

@@ -25,8 +25,8 @@ from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
 from judge.judging.grading import Fingerprint
 from judge.judging.types import CorrectnessVerdict, Verdict
-from judge.pipeline import measure_retrieval
 from judge.pipeline.build import build_report
+from judge.pipeline.inputs import measure_retrieval
 from judge.record.model import Record
 from judge.record.stages import Earlier, Judged, TaskResults
 from judge.record.store import SavedValues

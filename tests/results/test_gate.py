@@ -11,9 +11,9 @@ import pytest
 
 from judge.cli import main
 from judge.config import Config
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.verdict import Reply
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.results.compare import Change, GateRule, Moved, SectionComparison
 from judge.results.gate import detectable, gate
 from tests.conftest import latest_report, nonsense_run, run_lexical, worse_run

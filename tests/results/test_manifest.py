@@ -9,7 +9,7 @@ from judge.config import Config
 from judge.errors import ConfigError
 from judge.hashing import file_sha256
 from judge.inputs.golden import load_golden
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.record.store import read_manifest
 from judge.results.manifest import FORMAT_VERSION, Manifest
 from tests.conftest import REPO

@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 
 from judge.config import Config
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.injection import INJECTION_EN, INJECTION_JA
 from judge.judging.types import ContextChunk, EvidenceMatch, Verdict
 from judge.judging.verdict import Reply
-from judge.pipeline import evaluate
+from judge.pipeline.evaluate import evaluate
 from judge.report.summary import console_summary
 from judge.results import review
 from judge.results.item_record import ItemRecord

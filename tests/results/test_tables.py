@@ -7,7 +7,7 @@ import pytest
 from judge.config import Config
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
-from judge.pipeline import measure_retrieval
+from judge.pipeline.inputs import measure_retrieval
 
 Tiny = Callable[..., Config]
 

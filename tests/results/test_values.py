@@ -10,8 +10,7 @@ from collections.abc import Callable
 import pytest
 
 from judge.config import Config
-from judge.pipeline import evaluate
-from judge.pipeline.evaluate import earlier_runs
+from judge.pipeline.evaluate import earlier_runs, evaluate
 from judge.record.store import ReportsDir
 from judge.results.compare import QuestionValues, Section
 from judge.results.tables import TypeTable

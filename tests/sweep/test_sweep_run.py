@@ -16,7 +16,7 @@ import pytest
 from judge.cli import main
 from judge.config import Config, load_config
 from judge.errors import AdapterError, ConfigError
-from judge.pipeline import sweep
+from judge.pipeline.sweep import sweep
 from tests.sweep.conftest import ORACLE_GRID, REPO, SAMPLE, calls
 
 

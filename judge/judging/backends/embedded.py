@@ -42,7 +42,7 @@ from typing import Any, Literal, NamedTuple
 from judge.config_backends import EmbeddedConfig
 from judge.errors import BackendUnavailable, PromptTooLong
 from judge.hashing import file_sha256
-from judge.judging.backends import BackendIdentity, JudgeRequest, PlainBackend, token_count
+from judge.judging.backends.base import BackendIdentity, JudgeRequest, PlainBackend, token_count
 from judge.judging.confidence import SCORES, ScoreProbabilities, Step, score_probabilities
 from judge.judging.verdict import Reply
 

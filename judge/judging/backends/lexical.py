@@ -59,7 +59,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from judge.judging.backends import BackendIdentity, JudgeRequest, PlainBackend
+from judge.judging.backends.base import BackendIdentity, JudgeRequest, PlainBackend
 from judge.judging.evidence import MIN_QUOTE_CHARS, answer_sentences, context_sentences
 from judge.judging.types import ContextChunk
 from judge.judging.verdict import EVIDENCE_MAX_CHARS, Reply

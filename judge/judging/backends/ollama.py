@@ -24,7 +24,7 @@ from judge.errors import (
     PromptTooLong,
     TransientBackendError,
 )
-from judge.judging.backends import BackendIdentity, JudgeRequest, PlainBackend, token_count
+from judge.judging.backends.base import BackendIdentity, JudgeRequest, PlainBackend, token_count
 from judge.judging.backends.http import deadline_hooks, error_text, http_client, post_json
 from judge.judging.confidence import from_token_list
 from judge.judging.verdict import Reply

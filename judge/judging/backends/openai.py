@@ -7,8 +7,9 @@ Over-long prompts: servers answer 400 naming the context length; that becomes ``
 A server that cut prompts silently instead could not be detected from here.
 
 The request body, the judge's identity and the reading of a response are module functions, so
-that the batch path (``judge.pipeline.batch``) writes exactly the bodies this backend would send and
-reads a batch engine's answers exactly as this backend reads a server's, without a server.
+that the batch format (``judge.judging.backends.openai_batch`` and ``openai_batch_output``)
+writes exactly the bodies this backend would send and reads a batch engine's answers exactly as
+this backend reads a server's, without a server.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from judge.errors import (
     PromptTooLong,
     TransientBackendError,
 )
-from judge.judging.backends import BackendIdentity, JudgeRequest, PlainBackend, token_count
+from judge.judging.backends.base import BackendIdentity, JudgeRequest, PlainBackend, token_count
 from judge.judging.backends.http import error_text, http_client, post_json
 from judge.judging.confidence import from_token_list
 from judge.judging.verdict import Reply

@@ -31,7 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from judge.errors import BackendUnavailable, ConnectionLost
-from judge.judging.backends import BackendIdentity, JudgeBackend, JudgeRequest, PlainBackend
+from judge.judging.backends.base import BackendIdentity, JudgeBackend, JudgeRequest, PlainBackend
 from judge.judging.verdict import Reply
 
 logger = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.grading import fingerprint_mode, judge_fingerprint
 from judge.judging.items import JudgeItem, build_items
 from judge.judging.prompts import ANSWER_PROMPT, Prompt

@@ -27,7 +27,7 @@ from judge.config import Config
 from judge.hashing import tagged_hash
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
-from judge.judging.backends import BackendIdentity, JudgeRequest
+from judge.judging.backends.base import BackendIdentity, JudgeRequest
 from judge.judging.grading import Fingerprint, Keyed, task_fingerprint
 from judge.judging.prompts import Prompt, TaskPrompt
 from judge.judging.types import Status

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from judge.config import Config
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.backends.lexical import CHUNK_VERSION, grade_chunk_lexically
 from judge.judging.grading import read_payload
 from judge.judging.items import context_for

@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.backends.lexical import CORRECTNESS_VERSION, correctness_lexically
 from judge.judging.grading import read_payload
 from judge.judging.prompts import Prompt, TaskPrompt

@@ -11,10 +11,11 @@ import httpx
 import pytest
 
 from judge.config import Config, load_config
+from judge.judging.backends.openai_batch_output import engine_reply
 from judge.judging.grading import JudgeProgress
 from judge.judging.types import Verdict
-from judge.pipeline import Hooks, evaluate
-from judge.pipeline.batch import engine_reply, export_batch, import_batch
+from judge.pipeline.batch import export_batch, import_batch
+from judge.pipeline.evaluate import Hooks, evaluate
 from tests.conftest import REPO, SAMPLE
 from tests.judging.backends.conftest import LLAMA_SERVER_MODEL
 

@@ -11,7 +11,7 @@ from judge.judging.cache import VerdictCache
 from judge.judging.items import build_items
 from judge.judging.judge import judge_items
 from judge.judging.prompts import load_prompt
-from judge.pipeline import load_inputs
+from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
 
 pytestmark = pytest.mark.slow
@@ -86,7 +86,7 @@ def test_close_during_a_call_stops_it_and_frees_the_model_only_after(
     import time
 
     from judge.errors import BackendUnavailable
-    from judge.judging.backends import JudgeRequest
+    from judge.judging.backends.base import JudgeRequest
     from judge.judging.verdict import verdict_schema
 
     busy = EmbeddedBackend(EmbeddedConfig())

@@ -11,7 +11,7 @@ from judge.judging.cache import VerdictCache
 from judge.judging.tasks.chunk import build_chunk_items
 from judge.judging.tasks.correctness import build_correctness_items
 from judge.judging.tasks.registry import TASKS, load_task_prompt
-from judge.pipeline import load_inputs
+from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
 from tests.judging.further import grade_chunks, judge_correctness
 

@@ -25,7 +25,7 @@ pytestmark = pytest.mark.slow
 def test_two_items_in_each_numbered_mode(
     embedded_backend: object, sample_config: Config, tmp_path: Path
 ) -> None:
-    from judge.pipeline import load_inputs
+    from judge.pipeline.inputs import load_inputs
 
     inputs = load_inputs(sample_config)
     items = {i.question.id: i for i in build_items(inputs.golden, inputs.run, 5)}

@@ -5,19 +5,20 @@ import pytest
 
 from judge.config import Config, load_config
 from judge.errors import ConfigError
-from judge.judging.backends import JudgeRequest, open_backend
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.backends.lexical import (
     LexicalBackend,
     judge_cited,
     judge_lexically,
     judge_sentences,
 )
+from judge.judging.backends.registry import open_backend
 from judge.judging.evidence import answer_sentences
 from judge.judging.items import JudgeItem, build_items
 from judge.judging.tasks.answer import verdict_for
 from judge.judging.types import ContextChunk, Mode, Verdict
 from judge.judging.verdict import NO_CHECKABLE_SENTENCE, make_verdict, request_schema
-from judge.pipeline import load_inputs
+from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
 
 CONTEXT = [

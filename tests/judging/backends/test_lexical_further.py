@@ -9,7 +9,7 @@ from collections import Counter
 import pytest
 
 from judge.config import load_config
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.backends.lexical import (
     CHUNK_VERSION,
     CORRECTNESS_VERSION,

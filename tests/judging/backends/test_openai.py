@@ -33,7 +33,7 @@ from judge.judging.judge import judge_items
 from judge.judging.prompts import load_prompt
 from judge.judging.types import ContextChunk
 from judge.judging.verdict import Reply, verdict_schema
-from judge.pipeline import load_inputs
+from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
 from tests.judging.backends.conftest import LLAMA_SERVER_MODEL
 

@@ -20,11 +20,12 @@ from judge.config import Config, JudgeConfig
 from judge.errors import BackendUnavailable, ConnectionLost, TransientBackendError
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
-from judge.judging import backends
-from judge.judging.backends import JudgeBackend, open_backend
+from judge.judging.backends import registry
+from judge.judging.backends.base import JudgeBackend
 from judge.judging.backends.ollama import OllamaBackend
 from judge.judging.backends.openai import OpenAIBackend
 from judge.judging.backends.pool import PooledBackend, PoolRefused
+from judge.judging.backends.registry import open_backend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import judge_fingerprint
 from judge.judging.items import JudgeItem, build_items
@@ -339,7 +340,7 @@ def test_a_different_digest_is_refused_naming_the_odd_endpoint(
 ) -> None:
     a, odd, c = (start_server(1), start_server(1, digest="e" * 64), start_server(1))
     endpoints = [(_url(a, "ollama"), 1), (_url(odd, "ollama"), 1), (_url(c, "ollama"), 1)]
-    monkeypatch.setattr(backends, "_embedded", lambda config: pytest.fail("fell back"))
+    monkeypatch.setattr(registry, "_embedded", lambda config: pytest.fail("fell back"))
     for backend in ("ollama", "auto"):  # auto does not fall back to embedded for this
         with pytest.raises(PoolRefused) as caught:
             open_backend(_config("ollama", endpoints, backend=backend))
@@ -380,7 +381,7 @@ def test_an_endpoint_that_does_not_answer_is_refused_before_any_work(
     start_server: Callable[..., loopback_ollama.Loopback], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     live, [dead] = _url(start_server(1), "ollama"), _closed_port_urls(1)
-    monkeypatch.setattr(backends, "_embedded", lambda config: pytest.fail("fell back"))
+    monkeypatch.setattr(registry, "_embedded", lambda config: pytest.fail("fell back"))
     for backend in ("ollama", "auto"):
         with pytest.raises(PoolRefused) as caught:
             open_backend(_config("ollama", [(live, 1), (dead, 1)], backend=backend))
@@ -398,7 +399,7 @@ def test_auto_falls_back_to_embedded_when_no_endpoint_answers(
 ) -> None:
     dead = [(url, 1) for url in _closed_port_urls(2)]
     embedded = ScriptedBackend(model="gemma-3-270m")
-    monkeypatch.setattr(backends, "_embedded", lambda config: embedded)
+    monkeypatch.setattr(registry, "_embedded", lambda config: embedded)
     opened = open_backend(_config("ollama", dead, backend="auto"))
     assert opened.backend is embedded
     assert opened.reason.startswith("auto: Ollama not used (no endpoint of judge.ollama.endpoints")
@@ -421,7 +422,7 @@ def test_the_reason_says_how_many_requests_are_in_flight(
 
 
 def _request() -> Any:
-    from judge.judging.backends import JudgeRequest
+    from judge.judging.backends.base import JudgeRequest
 
     return JudgeRequest(prompt="p", schema={}, question="q", context=[], answer="a")
 

@@ -19,9 +19,10 @@ from types import ModuleType
 import pytest
 
 from judge.cli import main
+from judge.judging.backends.openai_batch import read_manifest
 from judge.judging.grading import JudgeProgress
-from judge.pipeline import Hooks, evaluate
-from judge.pipeline.batch import export_batch, read_manifest
+from judge.pipeline.batch import export_batch
+from judge.pipeline.evaluate import Hooks, evaluate
 from tests.conftest import REPO
 from tests.judging.backends.test_batch_roundtrip import (
     QUESTION_IDS,

@@ -2,14 +2,14 @@ import pytest
 
 from judge.config import JudgeConfig
 from judge.errors import BackendUnavailable, ConfigError
-from judge.judging import backends
-from judge.judging.backends import open_backend
+from judge.judging.backends import registry
+from judge.judging.backends.registry import open_backend
 from tests.fakes import ScriptedBackend
 
 
 def test_auto_prefers_ollama(monkeypatch: pytest.MonkeyPatch) -> None:
     ollama = ScriptedBackend(model="gemma3:12b")
-    monkeypatch.setattr(backends, "_ollama", lambda config: ollama)
+    monkeypatch.setattr(registry, "_ollama", lambda config: ollama)
     opened = open_backend(JudgeConfig(backend="auto"))
     assert opened.backend is ollama and opened.reason == "auto: Ollama answered"
 
@@ -19,8 +19,8 @@ def test_auto_falls_back_to_embedded_and_says_why(monkeypatch: pytest.MonkeyPatc
         raise BackendUnavailable("Ollama not reachable at http://127.0.0.1:11434")
 
     embedded = ScriptedBackend(model="gemma-3-270m")
-    monkeypatch.setattr(backends, "_ollama", no_ollama)
-    monkeypatch.setattr(backends, "_embedded", lambda config: embedded)
+    monkeypatch.setattr(registry, "_ollama", no_ollama)
+    monkeypatch.setattr(registry, "_embedded", lambda config: embedded)
     opened = open_backend(JudgeConfig(backend="auto"))
     assert opened.backend is embedded
     assert opened.reason == (
@@ -33,8 +33,8 @@ def test_explicit_backend_does_not_fall_back(monkeypatch: pytest.MonkeyPatch) ->
     def no_ollama(config: JudgeConfig) -> ScriptedBackend:
         raise BackendUnavailable("Ollama not reachable")
 
-    monkeypatch.setattr(backends, "_ollama", no_ollama)
-    monkeypatch.setitem(backends.BACKENDS, "ollama", no_ollama)
+    monkeypatch.setattr(registry, "_ollama", no_ollama)
+    monkeypatch.setitem(registry.BACKENDS, "ollama", no_ollama)
     with pytest.raises(BackendUnavailable):
         open_backend(JudgeConfig(backend="ollama"))
 
@@ -58,8 +58,8 @@ def test_auto_with_neither_judge_names_both_reasons(monkeypatch: pytest.MonkeyPa
     def no_embedded(config: JudgeConfig) -> ScriptedBackend:
         raise BackendUnavailable("the embedded judge needs llama-cpp-python: run 'make setup'")
 
-    monkeypatch.setattr(backends, "_ollama", no_ollama)
-    monkeypatch.setattr(backends, "_embedded", no_embedded)
+    monkeypatch.setattr(registry, "_ollama", no_ollama)
+    monkeypatch.setattr(registry, "_embedded", no_embedded)
     with pytest.raises(BackendUnavailable) as caught:
         open_backend(JudgeConfig(backend="auto"))
     assert str(caught.value) == (

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from judge.judging.backends import token_count
+from judge.judging.backends.base import token_count
 from judge.judging.backends.openai import completion_reply
 from tests.judging.backends.test_ollama import (
     GOOD,

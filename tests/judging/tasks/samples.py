@@ -3,7 +3,7 @@ correctness item, a reply, and the baseline judge counting what it is asked."""
 
 from __future__ import annotations
 
-from judge.judging.backends import JudgeRequest
+from judge.judging.backends.base import JudgeRequest
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.prompts import load_prompt
 from judge.judging.tasks.chunk import ChunkItem, chunk_key

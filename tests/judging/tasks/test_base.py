@@ -9,7 +9,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from judge.config import Config, TaskTable
-from judge.judging.backends import BackendIdentity
+from judge.judging.backends.base import BackendIdentity
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.grading import task_fingerprint
 from judge.judging.tasks.base import (

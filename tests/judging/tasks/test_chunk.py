@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from judge.config import load_config
-from judge.judging.backends import BackendIdentity
+from judge.judging.backends.base import BackendIdentity
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import judge_fingerprint

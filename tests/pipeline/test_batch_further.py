@@ -13,18 +13,16 @@ import pytest
 
 from judge.config import Config
 from judge.errors import InputError
+from judge.judging.backends.openai_batch import read_manifest, task_of
 from judge.judging.tasks.chunk import chunk_schema
 from judge.judging.tasks.correctness import correctness_schema
-from judge.pipeline import evaluate, load_inputs
-from judge.pipeline.batch import (
-    BatchExport,
-    export_batch,
-    import_batch,
-    read_manifest,
-    task_of,
-)
+from judge.judging.tasks.registry import FURTHER
+from judge.pipeline.batch import BatchExport, export_batch, import_batch
+from judge.pipeline.evaluate import evaluate
+from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
-from tests.test_batch import VERDICT, answered, live_backend, openai_config, requests_of
+from tests.judging.backends.test_openai_batch_output import VERDICT, answered
+from tests.pipeline.test_batch import live_backend, openai_config, requests_of
 
 Tiny = Callable[..., Config]
 Line = dict[str, Any]
@@ -33,6 +31,8 @@ REPLIES = {
     "chunk": json.dumps({"grade": 2, "reason": "holds part of the answer"}),
     "correctness": json.dumps({"correctness": 1, "reason": "misses a fact"}),
 }
+#: The further judgements a ``custom_id`` may name (every registered one).
+FURTHER_NAMES = [task.name for task in FURTHER]
 
 
 def further_config(tiny: Tiny, references: bool = True) -> Config:
@@ -53,7 +53,9 @@ def top_chunks(config: Config) -> int:
 
 def engine(export: BatchExport, name: str = "results.jsonl") -> Path:
     """Answer every request in the shape of its task, as a batch engine serving the judge."""
-    lines = [answered(r, REPLIES[task_of(r["custom_id"])[0]]) for r in requests_of(export)]
+    lines = [
+        answered(r, REPLIES[task_of(r["custom_id"], FURTHER_NAMES)[0]]) for r in requests_of(export)
+    ]
     out = export.out_dir / name
     out.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return out
@@ -67,7 +69,7 @@ def test_export_writes_each_tasks_requests_with_its_schema_and_an_id_naming_the_
     requests = requests_of(export)
     by_task: dict[str, list[Line]] = {}
     for request in requests:
-        by_task.setdefault(task_of(request["custom_id"])[0], []).append(request)
+        by_task.setdefault(task_of(request["custom_id"], FURTHER_NAMES)[0], []).append(request)
     answers = len(by_task["answer"])
     chunks = top_chunks(config)
     assert answers == 4 and len(by_task["chunk"]) == chunks  # the top 2 of each

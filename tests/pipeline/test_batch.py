@@ -17,182 +17,28 @@ import pytest
 from judge.config import Config
 from judge.errors import ConfigError, InputError
 from judge.judging.backends.openai import OpenAIBackend
+from judge.judging.backends.openai_batch import MANIFEST_NAME, read_manifest
+from judge.judging.backends.openai_batch_output import engine_reply
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import judge_fingerprint
 from judge.judging.items import build_items
 from judge.judging.prompts import Prompt, load_prompt
 from judge.judging.tasks.answer import verdict_for
 from judge.judging.verdict import Reply
-from judge.pipeline import evaluate, load_inputs
-from judge.pipeline.batch import (
-    MANIFEST_NAME,
-    BatchExport,
-    engine_reply,
-    export_batch,
-    import_batch,
-    read_manifest,
-)
+from judge.pipeline.batch import BatchExport, export_batch, import_batch
+from judge.pipeline.evaluate import evaluate
+from judge.pipeline.inputs import load_inputs
 from tests.conftest import REPO
 from tests.judging.backends.test_openai import completion
+from tests.judging.backends.test_openai_batch_output import (
+    CONTEXT_TOO_LONG,
+    ENGINE_ERRORS,
+    VERDICT,
+    answered,
+)
 
 Tiny = Callable[..., Config]
 Line = dict[str, Any]
-
-VERDICT = json.dumps({"evidence": "", "faithfulness": 1, "relevance": 2, "note": "n"})
-CONTEXT_TOO_LONG = (
-    "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens "
-    "(8680 in the messages, 320 in the completion). Please reduce the length of the messages "
-    "or completion."
-)
-
-
-# --- a fake batch engine -------------------------------------------------------------------
-
-
-def answered(request: Line, content: str = VERDICT, shape: str = "openai") -> Line:
-    """A successful output line, as OpenAI's Batch API or ``vllm run-batch`` writes it."""
-    prefix = "batch_req_" if shape == "openai" else "vllm-"
-    return {
-        "id": f"{prefix}{request['custom_id'][3:11]}",
-        "custom_id": request["custom_id"],
-        "response": {
-            "status_code": 200,
-            "request_id": f"{'req_' if shape == 'openai' else 'vllm-batch-'}1",
-            "body": completion(content).json(),
-        },
-        "error": None,
-    }
-
-
-#: Error lines of each engine, with the reply kind they must give.
-ENGINE_ERRORS: dict[str, tuple[Callable[[str], Line], str]] = {
-    # vllm run-batch, an ErrorResponse of current vLLM: the status in response, the error object
-    "vllm_error_response": (
-        lambda key: {
-            "id": "vllm-1",
-            "custom_id": key,
-            "response": {"status_code": 400, "request_id": "vllm-batch-1", "body": None},
-            "error": {
-                "error": {
-                    "message": CONTEXT_TOO_LONG,
-                    "type": "BadRequestError",
-                    "param": None,
-                    "code": 400,
-                }
-            },
-        },
-        "truncated",
-    ),
-    # older vLLM: ErrorResponse was flat
-    "vllm_old_error_response": (
-        lambda key: {
-            "id": "vllm-2",
-            "custom_id": key,
-            "response": {"status_code": 400, "request_id": "vllm-batch-2", "body": None},
-            "error": {
-                "object": "error",
-                "message": CONTEXT_TOO_LONG,
-                "type": "BadRequestError",
-                "param": None,
-                "code": 400,
-            },
-        },
-        "truncated",
-    ),
-    # vllm run-batch, an exception in the engine: the message as a string
-    "vllm_exception": (
-        lambda key: {
-            "id": "vllm-3",
-            "custom_id": key,
-            "response": {"status_code": 400, "request_id": "vllm-batch-3", "body": None},
-            "error": "Request must not be sent in stream mode",
-        },
-        "error",
-    ),
-    # OpenAI: the request was answered with an error status
-    "openai_400": (
-        lambda key: {
-            "id": "batch_req_4",
-            "custom_id": key,
-            "response": {
-                "status_code": 400,
-                "request_id": "req_4",
-                "body": {
-                    "error": {
-                        "message": CONTEXT_TOO_LONG,
-                        "type": "invalid_request_error",
-                        "param": "messages",
-                        "code": "context_length_exceeded",
-                    }
-                },
-            },
-            "error": None,
-        },
-        "truncated",
-    ),
-    "openai_500": (
-        lambda key: {
-            "id": "batch_req_5",
-            "custom_id": key,
-            "response": {
-                "status_code": 500,
-                "request_id": "req_5",
-                "body": {"error": {"message": "CUDA out of memory"}},
-            },
-            "error": None,
-        },
-        "error",
-    ),
-    # OpenAI's error file: no response at all
-    "openai_error_file": (
-        lambda key: {
-            "id": "batch_req_6",
-            "custom_id": key,
-            "response": None,
-            "error": {
-                "code": "batch_expired",
-                "message": "This request could not be executed before the completion window "
-                "expired.",
-            },
-        },
-        "error",
-    ),
-    # llama.cpp's server behind an HTTP-calling engine (Ray Data's HttpRequestProcessor)
-    "llama_cpp_400": (
-        lambda key: {
-            "custom_id": key,
-            "response": {
-                "status_code": 400,
-                "body": {
-                    "error": {
-                        "code": 400,
-                        "message": "request (4476 tokens) exceeds the available context size "
-                        "(4096 tokens), try increasing it",
-                        "type": "exceed_context_size_error",
-                    }
-                },
-            },
-            "error": None,
-        },
-        "truncated",
-    ),
-    # Ray Data's HTTP stage keeps no status, and its tables give every row every key
-    "ray_http_stage": (
-        lambda key: {
-            "custom_id": key,
-            "response": {
-                "status_code": 200,
-                "body": {
-                    "choices": None,
-                    "usage": None,
-                    "error": {"message": CONTEXT_TOO_LONG, "type": "BadRequestError"},
-                },
-            },
-            "error": None,
-        },
-        "truncated",
-    ),
-}
 
 
 def requests_of(export: BatchExport) -> list[Line]:
@@ -491,13 +337,6 @@ def test_a_failed_request_answered_on_a_second_try_is_no_problem(tiny: Tiny) -> 
     ]
 
 
-def test_a_success_body_with_an_empty_error_key_is_a_reply() -> None:
-    line = answered({"custom_id": "h1:" + "1" * 32})
-    line["response"]["body"]["error"] = None  # a table's union of the success and error shapes
-    reply = engine_reply(line)
-    assert (reply.kind, reply.text, reply.finish_reason) == ("reply", VERDICT, "stop")
-
-
 def test_importing_twice_changes_nothing(tiny: Tiny) -> None:
     config = openai_config(tiny)
     export = export_batch(config)
@@ -600,7 +439,7 @@ def test_batch_commands_say_what_they_wrote_and_imported(
     tiny: Tiny, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from judge.cli import DEFAULT_BATCH_FILE_MB, main
-    from judge.pipeline.batch import BATCH_MAX_FILE_MB
+    from judge.judging.backends.openai_batch import BATCH_MAX_FILE_MB
 
     assert DEFAULT_BATCH_FILE_MB == BATCH_MAX_FILE_MB  # the literal that keeps --help fast
     config = openai_config(tiny)
