@@ -28,7 +28,7 @@ from judge.hashing import tagged_hash
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
 from judge.judging.backends.base import BackendIdentity, JudgeRequest
-from judge.judging.grading import Fingerprint, Keyed, task_fingerprint
+from judge.judging.grading import Fingerprint, Keyed, Read, task_fingerprint
 from judge.judging.prompts import Prompt, TaskPrompt
 from judge.judging.types import Status
 from judge.judging.verdict import Reply
@@ -166,3 +166,19 @@ def each_as_then(rederived: tuple[Any, ...], saved: tuple[Any, ...]) -> tuple[An
         r.model_copy(update={"cached": before[r.item_key]}) if r.item_key in before else r
         for r in rederived
     )
+
+
+def reply_fields(read: Read, reply: Reply, cached: bool, reason: str) -> dict[str, Any]:
+    """What every task's result keeps of its reply, beside its own score: the status it was
+    read with and why not ok, the reason the judge gave, the reply's text and cost, and whether
+    it came from the cache (``judge.judging.types``: the judgement's common fields)."""
+    return {
+        "status": read.status,
+        "reason": reason,
+        "error": read.error,
+        "raw_reply": reply.text,
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+        "latency_s": reply.latency_s,
+        "cached": cached,
+    }

@@ -37,7 +37,13 @@ from judge.judging.backends.lexical import CHUNK_VERSION, grade_chunk_lexically
 from judge.judging.grading import read_payload
 from judge.judging.items import context_for
 from judge.judging.prompts import Prompt, TaskPrompt
-from judge.judging.tasks.base import TaskDef, TaskSettings, payload_fingerprint, task_key
+from judge.judging.tasks.base import (
+    TaskDef,
+    TaskSettings,
+    payload_fingerprint,
+    reply_fields,
+    task_key,
+)
 from judge.judging.types import ChunkGrade, ContextChunk
 from judge.judging.verdict import Reply
 
@@ -161,15 +167,8 @@ def grade_for(item: ChunkItem, reply: Reply, cached: bool) -> ChunkGrade:
         chunk_id=item.chunk_id,
         rank=item.rank,
         item_key=item.key,
-        status=read.status,
         grade=payload.grade if payload else None,
-        reason=payload.reason if payload else "",
-        error=read.error,
-        raw_reply=reply.text,
-        prompt_tokens=reply.prompt_tokens,
-        completion_tokens=reply.completion_tokens,
-        latency_s=reply.latency_s,
-        cached=cached,
+        **reply_fields(read, reply, cached, payload.reason if payload else ""),
     )
 
 

@@ -35,6 +35,7 @@ from judge.judging.tasks.base import (
     by_question,
     cached_as_then,
     payload_fingerprint,
+    reply_fields,
     task_key,
 )
 from judge.judging.tasks.chunk import REASON_MAX_CHARS
@@ -154,15 +155,8 @@ def correctness_for(item: CorrectnessItem, reply: Reply, cached: bool) -> Correc
     return CorrectnessVerdict(
         question_id=item.question_id,
         item_key=item.key,
-        status=read.status,
         correctness=payload.correctness if payload else None,
-        reason=payload.reason if payload else "",
-        error=read.error,
-        raw_reply=reply.text,
-        prompt_tokens=reply.prompt_tokens,
-        completion_tokens=reply.completion_tokens,
-        latency_s=reply.latency_s,
-        cached=cached,
+        **reply_fields(read, reply, cached, payload.reason if payload else ""),
     )
 
 
