@@ -21,8 +21,8 @@ from judge.hashing import text_sha256
 from judge.inputs.user_code import adapter_loop
 from judge.io.lock import run_lock
 from judge.pipeline.evaluate import evaluate
-from judge.pipeline.report import rerender
 from judge.pipeline.inputs import load_inputs
+from judge.pipeline.report import rerender
 from tests.conftest import QUESTIONS, RUN, SAMPLE, write_jsonl
 from tests.fakes import ScriptedBackend
 
