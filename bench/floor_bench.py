@@ -35,6 +35,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from startup_bench import USER_ENV
+
 REPO = Path(__file__).resolve().parent.parent
 
 #: The floor of a run or a re-render, as a script of bare Python (stdlib only): read and parse
@@ -93,10 +95,9 @@ print(time.process_time() - start)
 
 
 def _env(tree: Path) -> dict[str, str]:
-    """This environment, writing bytecode as a user's does, with ``tree``'s judge first."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(tree)
-    return env
+    """A user's environment (``startup_bench.USER_ENV``: bytecode written, as a user's
+    ``judge`` does) with ``tree``'s judge first."""
+    return {**USER_ENV, "PYTHONPATH": str(tree)}
 
 
 def _cpu(command: list[str], tree: Path) -> tuple[float, str]:
