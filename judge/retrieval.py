@@ -51,40 +51,45 @@ def score_rankings(
     """Score many rankings at once; returns one column of values per metric name.
 
     Every ``relevant[i]`` must be non-empty and ``rankings[i]`` free of duplicates (the run
-    loader guarantees both). Built for speed: each relevant chunk is located with one C-level
-    ``list.index`` scan instead of a Python loop over the ranking.
+    loader guarantees both). Built for speed (docs/retrieval.md, ``bench/retrieval_bench.py``):
+    the one Python loop finds each question's relevant ranks (a C-level set intersection, then
+    ``list.index`` for the chunks found only), and the per-k sums are numpy ``bincount`` passes
+    over those ranks. Ranks are kept in ascending order per question, so each DCG is summed in
+    the same order as trec_eval's and the values are equal to the last bit.
     """
+    import numpy as np  # here, not at the top: `judge check` scores retrieval without numpy
+
+    n = len(rankings)
     max_k = max(ks)
-    most_relevant = max((len(r) for r in relevant), default=0)
-    ideal = _ideal_dcg_table(max(max_k, most_relevant))
-    discount = [0.0] + [1.0 / math.log2(i + 1) for i in range(1, max_k + 1)]
-    columns: dict[str, list[float]] = {name: [] for name in metric_names(ks)}
-    mrr = columns["mrr"]
-    per_k = [(k, columns[f"recall@{k}"], columns[f"hit@{k}"], columns[f"ndcg@{k}"]) for k in ks]
-    for ranking, rel in zip(rankings, relevant, strict=True):
-        ranked = ranking if isinstance(ranking, list) else list(ranking)
-        ranks = []
-        for chunk_id in rel:
-            # try/except, not contextlib.suppress: this is the hot loop of the scorer.
-            try:  # noqa: SIM105
-                ranks.append(ranked.index(chunk_id) + 1)
-            except ValueError:
-                pass
-        ranks.sort()
-        n_relevant = len(rel)
-        mrr.append(1.0 / ranks[0] if ranks else 0.0)
-        for k, recall_col, hit_col, ndcg_col in per_k:
-            found = 0
-            dcg = 0.0
-            for rank in ranks:
-                if rank > k:
-                    break
-                found += 1
-                dcg += discount[rank]
-            recall_col.append(found / n_relevant)
-            hit_col.append(1.0 if found else 0.0)
-            ndcg_col.append(dcg / ideal[min(k, n_relevant)])
-    return columns
+    owner: list[int] = []
+    top_ranks: list[int] = []
+    mrr = [0.0] * n
+    for i, (ranking, rel) in enumerate(zip(rankings, relevant, strict=True)):
+        found = rel.intersection(ranking)
+        if not found:
+            continue
+        index = ranking.index
+        ranks = sorted([index(chunk_id) + 1 for chunk_id in found])
+        mrr[i] = 1.0 / ranks[0]
+        for rank in ranks:
+            if rank > max_k:
+                break
+            owner.append(i)
+            top_ranks.append(rank)
+    sizes = np.fromiter(map(len, relevant), dtype=np.int64, count=n)
+    ideal = np.array(_ideal_dcg_table(max(max_k, int(sizes.max()) if n else 0)))
+    discount = np.array([0.0] + [1.0 / math.log2(i + 1) for i in range(1, max_k + 1)])
+    who = np.array(owner, dtype=np.int64)
+    rank_of = np.array(top_ranks, dtype=np.int64)
+    columns: dict[str, list[float]] = {"mrr": mrr}
+    for k in ks:
+        within = rank_of <= k
+        found_k = np.bincount(who[within], minlength=n).astype(np.float64)
+        dcg = np.bincount(who[within], weights=discount[rank_of[within]], minlength=n)
+        columns[f"recall@{k}"] = (found_k / np.maximum(sizes, 1)).tolist()
+        columns[f"hit@{k}"] = (found_k > 0).astype(np.float64).tolist()
+        columns[f"ndcg@{k}"] = (dcg / ideal[np.maximum(np.minimum(k, sizes), 1)]).tolist()
+    return {name: columns[name] for name in metric_names(ks)}
 
 
 class RetrievalScores(NamedTuple):
