@@ -31,6 +31,7 @@ from judge.errors import ConfigError
 from judge.io.text import DEFAULT_MAX_FILE_MB, StrictBool, StrictFloat, StrictInt, StrictRecord
 from judge.io.validation import describe_validation_error
 from judge.metrics import metric_names
+from judge.textnorm import name_key, same_name, shown_name
 
 #: The four question types of the reference workflow; a project may declare its own list.
 DEFAULT_QUESTION_TYPES = ("factual", "procedural", "negative", "out_of_scope")
@@ -70,8 +71,22 @@ class DataConfig(StrictRecord):
     def _check(self) -> DataConfig:
         if self.run is not None and self.adapter is not None:
             raise ValueError("give either data.run or data.adapter, not both")
-        if "all" in self.question_types:
-            raise ValueError("'all' is reserved for the overall row; rename that question type")
+        # Type names compared as users mean them (``same_name``): "ALL" or "ａｌｌ" is the
+        # overall row too, and "Factual" beside "factual" would be two rows of one type.
+        for name in self.question_types:
+            if same_name(name, "all"):
+                raise ValueError(
+                    f"'{shown_name(name)}' is reserved for the overall row; rename that "
+                    "question type"
+                )
+        keys: dict[str, str] = {}
+        for name in self.question_types:
+            first = keys.setdefault(name_key(name), name)
+            if first != name:
+                raise ValueError(
+                    f"question types '{shown_name(first)}' and '{shown_name(name)}' differ only "
+                    "in case, width or surrounding spaces; keep one"
+                )
         unknown = set(self.out_of_scope_types) - set(self.question_types)
         if unknown:
             raise ValueError(f"out_of_scope_types names unknown types: {sorted(unknown)}")

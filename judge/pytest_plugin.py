@@ -18,6 +18,7 @@ this module imports nothing heavy until a judge configuration is given.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -99,9 +100,26 @@ class BarCrossed(AssertionError):
     """A bar crossed: its line is the whole failure message."""
 
 
-def _evaluation(config: pytest.Config) -> Evaluation:
-    """The session's one evaluation, run on first use; an error that stopped it fails every bar
-    with the same message."""
+class EvaluationFailed(Exception):
+    """The evaluation failed, and its error was shown under the first bar (``first``): every
+    other bar fails with this short line instead of the same error again (a missing golden set
+    said once, not once per bar)."""
+
+    def __init__(self, first: str) -> None:
+        super().__init__(f"judge: the evaluation failed; its error is shown once, under {first}")
+
+
+@dataclass(frozen=True)
+class _Failed:
+    """The evaluation's error, and the bar that ran it (the one that shows the error)."""
+
+    error: Exception
+    first: str
+
+
+def _evaluation(config: pytest.Config, item: str) -> Evaluation:
+    """The session's one evaluation, run on first use (by the bar ``item``); an error that
+    stopped it fails that bar with the error and every other bar with ``EvaluationFailed``."""
     if _EVALUATION not in config.stash:
         from judge.errors import HarnessError
         from judge.pipeline.evaluate import evaluate
@@ -110,10 +128,12 @@ def _evaluation(config: pytest.Config) -> Evaluation:
             backend = config.getoption("judge_backend") or None
             config.stash[_EVALUATION] = evaluate(config.stash[_CONFIG], backend=backend, bars=True)
         except HarnessError as exc:
-            config.stash[_EVALUATION] = exc
+            config.stash[_EVALUATION] = _Failed(exc, item)
     outcome = config.stash[_EVALUATION]
-    if isinstance(outcome, Exception):
-        raise outcome
+    if isinstance(outcome, _Failed):
+        if outcome.first == item:
+            raise outcome.error
+        raise EvaluationFailed(outcome.first)
     return outcome  # type: ignore[no-any-return]
 
 
@@ -128,7 +148,7 @@ class BarItem(pytest.Item):
         """The bar's check in the run record's gate (the evaluation checked every bar)."""
         metric, qtype = self.bar
         name = f"bar: {qtype} {metric}"
-        checks = _evaluation(self.config).report.gate.bar_checks
+        checks = _evaluation(self.config, self.nodeid).report.gate.bar_checks
         return next(check for check in checks if check.name == name)
 
     def runtest(self) -> None:
@@ -142,7 +162,7 @@ class BarItem(pytest.Item):
     ) -> str | Any:
         from judge.errors import HarnessError
 
-        if isinstance(excinfo.value, BarCrossed):
+        if isinstance(excinfo.value, BarCrossed | EvaluationFailed):
             return str(excinfo.value)
         if isinstance(excinfo.value, HarnessError):
             return f"judge: {excinfo.value}"
@@ -156,7 +176,7 @@ class BarItem(pytest.Item):
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     """Where the evaluation's report went, and which judge gave the verdicts."""
     outcome = config.stash.get(_EVALUATION, None)
-    if outcome is None or isinstance(outcome, Exception):
+    if outcome is None or isinstance(outcome, _Failed):
         return
     manifest = outcome.report.manifest
     judge = manifest.judge.describe()

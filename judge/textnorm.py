@@ -11,6 +11,9 @@ Japanese and English both go through the same steps, none of which assumes word 
 ``normalise_with_offsets`` also returns, for each output character, the index of the original
 character it came from, so a match found in normalised text maps back to a span of the
 original chunk.
+
+Names (model names, question types) are compared by a lighter key, ``name_key`` (NFKC, case,
+surrounding spaces), and shown as they were written, cut to a readable length (``shown_name``).
 """
 
 from __future__ import annotations
@@ -292,3 +295,31 @@ def is_refusal(text: str, phrases: Sequence[str] = REFUSAL_MARKERS) -> bool:
 def _folded_phrases(phrases: tuple[str, ...]) -> tuple[str, ...]:
     """The phrases normalised once per list (a run asks about every answer)."""
     return tuple(normalise(phrase) for phrase in phrases)
+
+
+# --- names ---------------------------------------------------------------------------------------
+
+#: How much of a name a message shows: enough to tell two names apart, never a screenful.
+NAME_SHOWN_CHARS = 120
+
+
+def name_key(name: str) -> str:
+    """A name as users mean it, for comparing two names (model names, question types): NFKC
+    (full-width ``ｇｅｍｍａ３`` is ``gemma3``), case folded, surrounding spaces (full-width too)
+    stripped. Only for comparing: messages show the exact text (``shown_name``)."""
+    return unicodedata.normalize("NFKC", name).casefold().strip()
+
+
+def same_name(first: str, second: str) -> bool:
+    """Whether two names are the same as users mean them (``name_key``): ``gemma3:12b``,
+    ``Gemma3:12B `` and ``ｇｅｍｍａ３:12b`` are one model."""
+    return first == second or name_key(first) == name_key(second)
+
+
+def shown_name(name: object, most: int = NAME_SHOWN_CHARS) -> str:
+    """A name or value echoed in a message, cut to ``most`` characters with its full length
+    said (a 3 MB model name is not a message): the exact text otherwise."""
+    text = str(name)
+    if len(text) <= most:
+        return text
+    return f"{text[: most - 1]}… ({len(text):,} characters)"

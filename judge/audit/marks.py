@@ -12,7 +12,8 @@ Each mark becomes one ``HumanLabel`` for the exact answer it was made on: "agree
 judge's scores at the time of the mark, otherwise the reviewer's; the comment is the label's
 note; the labeller is the file's reviewer (or ``--labeller`` when the file names none). The
 import validates the whole file first (every bad mark reported at once, with its index and
-question id), then merges exactly as the CSV sheet does (``judge.audit.sheet.store_labels``):
+question id; a mark whose only fault is a control character in its comment is left out alone,
+and the rest imported: ``read_marks``), then merges exactly as the CSV sheet does (``judge.audit.sheet.store_labels``):
 idempotent, a conflicting label needs ``replace``, the labels file written once, atomically.
 
 ``import_labels_file`` takes either a marks file or a filled CSV sheet and tells them apart by
@@ -23,7 +24,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import Field, ValidationError, field_validator
 
@@ -171,14 +172,35 @@ def _labeller(path: Path, header: _Header, labeller: str | None) -> str:
     return name
 
 
+class MarksRead(NamedTuple):
+    """A marks file read: the labels of its good marks, and a located line for each mark left
+    out for its comment alone (a control character: the labels file never stores one)."""
+
+    labels: list[HumanLabel]
+    left_out: list[str]
+
+
 def parse_marks(
     path: Path, questions: dict[str, GoldenQuestion], labeller: str | None
 ) -> list[HumanLabel]:
     """Labels from a review-marks file; every bad mark reported at once (nothing half-read)."""
+    read = read_marks(path, questions, labeller)
+    if read.left_out:
+        raise InputError([*read.left_out, "nothing was imported; fix the marks above"])
+    return read.labels
+
+
+def read_marks(path: Path, questions: dict[str, GoldenQuestion], labeller: str | None) -> MarksRead:
+    """``parse_marks``, with the marks whose only fault is their comment set apart
+    (``MarksRead.left_out``) rather than refusing the file: a reviewer's scores are the labels,
+    and one comment with an escape sequence in it (typed into an older page, or edited into
+    the file) should not cost the other marks. Any other fault refuses the whole file, every
+    one reported at once."""
     header = _header(path)
     name = _labeller(path, header, labeller)
     labels: list[HumanLabel] = []
     problems: list[str] = []
+    left_out: list[str] = []
     seen: dict[tuple[str, str], int] = {}
     for index, raw in enumerate(header.marks, start=1):
         qid = raw.get("question_id") if isinstance(raw, dict) else None
@@ -194,13 +216,16 @@ def parse_marks(
         scores, problem = _scores(mark)
         if problem:
             mark_problems.append(problem)
-        mark_problems += given_text_problems(None, mark.comment, "comment")
         key = (mark.question_id, mark.answer_sha256)
         if key in seen:
             mark_problems.append(f"a second mark for the same answer (mark {seen[key]}); keep one")
         seen.setdefault(key, index)
         if mark_problems or scores is None:
             problems += [f"{where}: {p}" for p in mark_problems]
+            continue
+        comment = given_text_problems(None, mark.comment, "comment")
+        if comment:
+            left_out += [f"{where}: {p}; this mark was not imported" for p in comment]
             continue
         labels.append(
             HumanLabel(
@@ -220,8 +245,10 @@ def parse_marks(
             )
         )
     if problems:
-        raise InputError([*problems, "nothing was imported; fix the marks above and import again"])
-    return labels
+        raise InputError(
+            [*problems, *left_out, "nothing was imported; fix the marks above and import again"]
+        )
+    return MarksRead(labels, left_out)
 
 
 def import_marks(
@@ -231,8 +258,26 @@ def import_marks(
     labeller: str | None,
     replace: bool,
 ) -> ImportResult:
-    """Validate the whole marks file, then write the labels file once (atomically)."""
-    return store_labels(parse_marks(path, questions, labeller), labels_path, questions, replace)
+    """Validate the whole marks file, then write the labels file once (atomically). Marks left
+    out for their comment (``read_marks``) are refused, one located line each, after the
+    others are stored: the file fixed and imported again adds them (the rest are there)."""
+    read = read_marks(path, questions, labeller)
+    if not read.left_out:
+        return store_labels(read.labels, labels_path, questions, replace)
+    stored = ""
+    if read.labels:
+        result = store_labels(read.labels, labels_path, questions, replace)
+        stored = (
+            f" (the other marks were imported: {result.added} added, {result.replaced} "
+            f"replaced, {result.unchanged} already there)"
+        )
+    raise InputError(
+        [
+            *read.left_out,
+            f"{path}: remove the control characters from the comment(s) above in the file, "
+            f"or edit them in review.html and export again, then import the file again{stored}",
+        ]
+    )
 
 
 def is_marks_file(path: Path) -> bool:

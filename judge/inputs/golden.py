@@ -19,7 +19,7 @@ from judge.hashing import tagged_hash
 from judge.io.jsonl import read_jsonl
 from judge.io.text import DEFAULT_MAX_FILE_MB, Id, StrictBool, StrictRecord
 from judge.io.validation import in_line_order, parse_records
-from judge.textnorm import normalise
+from judge.textnorm import normalise, same_name
 
 Split = Literal["tune", "holdout"]
 
@@ -105,6 +105,7 @@ def load_questions(
     records = parse_records(path, read_jsonl(path, data.max_file_mb), GoldenQuestion, problems)
     problems += _duplicates(path, [(n, q.id) for n, q in records], "question id")
     allowed = ", ".join(data.question_types)
+    records = [(line, _typed_as_configured(q, data.question_types)) for line, q in records]
     for line, q in records:
         where = f"{path}:{line}"
         if q.type not in data.question_types:
@@ -142,6 +143,16 @@ def load_questions(
     if problems:
         raise InputError(in_line_order(path, problems))
     return tuple(q for _, q in records)
+
+
+def _typed_as_configured(question: GoldenQuestion, types: Sequence[str]) -> GoldenQuestion:
+    """``question`` with its type spelled as ``data.question_types`` spells it, when the two
+    are one name as users mean it (``same_name``: "Factual " or "ｆａｃｔｕａｌ" for "factual");
+    as it is otherwise (an unknown type is refused by the caller)."""
+    if question.type in types:
+        return question
+    named = next((t for t in types if same_name(t, question.type)), None)
+    return question if named is None else question.model_copy(update={"type": named})
 
 
 def load_golden(data: DataConfig) -> GoldenSet:

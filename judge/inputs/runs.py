@@ -28,6 +28,7 @@ from judge.io.text import (
     StrictRecord,
 )
 from judge.io.validation import describe_validation_error, parse_records
+from judge.textnorm import same_name, shown_name
 
 JsonScalar = str | StrictInt | StrictFloat | StrictBool | None
 
@@ -85,10 +86,12 @@ class RunMeta(StrictRecord):
         comparable, yet nothing fails: the article's accident, where recall quietly collapsed."""
         for what in ("model", "version"):
             (index_field, index), (query_field, query) = self._sides(what)
-            if index is not None and query is not None and index != query:
+            # compared as users mean names: case, full-width letters, surrounding spaces
+            if index is not None and query is not None and not same_name(index, query):
                 return (
-                    f"run_meta: the index was embedded with {what} '{index}' ({index_field}) "
-                    f"and the queries with '{query}' ({query_field}): their vectors are not "
+                    f"run_meta: the index was embedded with {what} '{shown_name(index)}' "
+                    f"({index_field}) and the queries with '{shown_name(query)}' "
+                    f"({query_field}): their vectors are not "
                     "comparable, so retrieval would be measured on a broken index; embed both "
                     f"with one {what} (or correct run_meta)"
                 )

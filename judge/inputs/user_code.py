@@ -8,7 +8,8 @@ Ctrl-C does (the signals the harness handles arrive as one: ``judge.signals``). 
 adapter writes to ``sys.stdout`` and ``sys.stderr`` while it is asked goes to a log beside its
 saved answers (``reports/runs/<answers>.log``, named in a warning line), never to the harness's
 output: the nightly's first line stays its verdict, and no escape sequence or bell of the
-adapter's reaches the terminal.
+adapter's reaches the terminal. What it writes past ``sys.stdout``, to file descriptors 1 and
+2 (``os.write``, a C library, a subprocess), goes to the same log (``_FdCapture``).
 
 An async adapter runs on one event loop that lives as long as the process (``adapter_loop``):
 an adapter that keeps one module-level async client (``httpx.AsyncClient``, an OpenAI client)
@@ -21,10 +22,11 @@ import functools
 import importlib
 import inspect
 import io
+import os
 import sys
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
@@ -200,22 +202,27 @@ class AdapterLog:
 
 class _Split(io.TextIOBase):
     """``sys.stdout`` or ``sys.stderr`` while the adapter is asked: the user's code's writes go
-    to the log, the harness's to the stream it replaced (everything else is that stream's)."""
+    to the log, the harness's to the stream it replaced (everything else is that stream's), or,
+    when that stream writes to a file descriptor the capture took over (``_FdCapture``), to a
+    copy of the descriptor as it was."""
 
-    def __init__(self, stream: Any, log: AdapterLog) -> None:
+    def __init__(self, stream: Any, log: AdapterLog, harness: IO[str] | None = None) -> None:
         super().__init__()
         self._stream = stream
         self._log = log
+        self._harness = stream if harness is None else harness
 
     def write(self, text: str) -> int:
         if _in_user_code():
             self._log.write(text)
             return len(text)
-        return int(self._stream.write(text))
+        if self._harness.closed:  # the block ended; a progress display kept this stream
+            self._harness = self._stream
+        return int(self._harness.write(text))
 
     def flush(self) -> None:
-        if not _in_user_code():
-            self._stream.flush()
+        if not _in_user_code() and not self._harness.closed:
+            self._harness.flush()
 
     def isatty(self) -> bool:
         return False if _in_user_code() else bool(self._stream.isatty())
@@ -235,19 +242,121 @@ class _Split(io.TextIOBase):
 def adapter_output(path: Path) -> Iterator[AdapterLog]:
     """Send what the user's code prints to ``path`` for the duration of the block (the
     harness's own output is untouched). A stream that something else put in place meanwhile
-    (a progress display) is left to whoever put it there."""
+    (a progress display) is left to whoever put it there.
+
+    What reaches file descriptors 1 and 2 directly (``os.write``, a C library, a subprocess
+    that inherits them) goes to the same log, its control characters shown as escapes
+    (``_FdCapture``); the descriptors are restored when the block ends, by an exception or
+    Ctrl-C too."""
     log = AdapterLog(path)
     stdout, stderr = sys.stdout, sys.stderr
-    split_out, split_err = _Split(stdout, log), _Split(stderr, log)
-    sys.stdout, sys.stderr = split_out, split_err
     try:
-        yield log
+        with _FdCapture(log) as fds:
+            split_out = _Split(stdout, log, fds.harness_stream(stdout, 1))
+            split_err = _Split(stderr, log, fds.harness_stream(stderr, 2))
+            sys.stdout, sys.stderr = split_out, split_err
+            try:
+                yield log
+            finally:
+                if sys.stdout is split_out:
+                    sys.stdout = stdout
+                if sys.stderr is split_err:
+                    sys.stderr = stderr
+                _flush(split_out, split_err, sys.__stdout__, sys.__stderr__)
     finally:
-        if sys.stdout is split_out:
-            sys.stdout = stdout
-        if sys.stderr is split_err:
-            sys.stderr = stderr
         log.close()
+
+
+def _flush(*streams: Any) -> None:
+    """Flush each stream that can be (a closed or odd one is skipped)."""
+    for stream in streams:
+        with suppress(OSError, ValueError, AttributeError):
+            stream.flush()
+
+
+class _FdCapture:
+    """File descriptors 1 and 2 pointed at a pipe while the adapter is asked, and a thread that
+    reads the pipe into the adapter's log: bytes written past ``sys.stdout`` (``os.write(1,
+    ...)``, a C extension's ``printf``, a subprocess) cannot reach the terminal or come before
+    the nightly's first line. Each line is kept with its control characters shown as escapes
+    (``terminal_text``), so an OSC-8 link or an ESC sequence in the log is inert too.
+
+    The harness's own output goes to copies of the descriptors as they were
+    (``harness_stream``). Nested blocks (``check --repeat`` inside a run) share the outer
+    capture. A descriptor that is not open is left alone."""
+
+    _active = 0
+    _lock = threading.Lock()
+
+    def __init__(self, log: AdapterLog) -> None:
+        self._log = log
+        self._saved: dict[int, int] = {}
+        self._reader: threading.Thread | None = None
+        self._streams: list[IO[str]] = []
+
+    def __enter__(self) -> _FdCapture:
+        with _FdCapture._lock:
+            _FdCapture._active += 1
+            if _FdCapture._active > 1:
+                return self
+            _flush(sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__)
+            try:
+                read, write = os.pipe()
+            except OSError:
+                return self
+            for fd in (1, 2):
+                try:
+                    self._saved[fd] = os.dup(fd)
+                    os.dup2(write, fd)
+                except OSError:
+                    self._saved.pop(fd, None)
+            os.close(write)
+            self._reader = threading.Thread(
+                target=self._read, args=(read,), name="judge-adapter-fds", daemon=True
+            )
+            self._reader.start()
+            return self
+
+    def harness_stream(self, stream: Any, fd: int) -> IO[str] | None:
+        """A text stream on the copy of ``fd`` for the harness, when ``stream`` (its
+        ``sys.stdout`` or ``sys.stderr``) writes to ``fd``; else None (it writes elsewhere: a
+        test's capture, a file)."""
+        try:
+            if fd not in self._saved or stream.fileno() != fd:
+                return None
+        except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+            return None
+        copy = open(  # noqa: SIM115 (closed in __exit__)
+            self._saved[fd],
+            "w",
+            encoding=getattr(stream, "encoding", None) or "utf-8",
+            errors=getattr(stream, "errors", None) or "strict",
+            buffering=1,
+            closefd=False,
+        )
+        self._streams.append(copy)
+        return copy
+
+    def _read(self, read: int) -> None:
+        """Copy the pipe into the log, line by line, until every writer closed it."""
+        from judge.formatting import terminal_text
+
+        with os.fdopen(read, "rb") as pipe:
+            for line in iter(lambda: pipe.readline(1 << 16), b""):
+                text = line.decode("utf-8", "replace").rstrip("\r\n")
+                self._log.write(terminal_text(text) + "\n")
+
+    def __exit__(self, *exc: object) -> None:
+        with _FdCapture._lock:
+            _FdCapture._active -= 1
+            for stream in self._streams:
+                stream.close()  # flushed; the descriptor is the copy's, closed next
+            for fd, copy in self._saved.items():
+                os.dup2(copy, fd)
+                os.close(copy)
+            if self._reader is not None:
+                # a subprocess that inherited the pipe and outlives the block keeps it open
+                self._reader.join(timeout=2.0)
 
 
 # --- the one event loop for async adapters ----------------------------------------------------

@@ -23,13 +23,15 @@ throw away verdicts for nothing.
 from __future__ import annotations
 
 import json
+import os
+import socket
 import sqlite3
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from judge.errors import ConfigError
 from judge.judging.verdict import Reply
@@ -50,9 +52,25 @@ CREATE TABLE IF NOT EXISTS replies (
     created_at TEXT NOT NULL,
     PRIMARY KEY (fingerprint, item_key)
 );
+CREATE TABLE IF NOT EXISTS claims (
+    fingerprint TEXT NOT NULL,
+    item_key TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires_at REAL NOT NULL,
+    PRIMARY KEY (fingerprint, item_key)
+);
 """
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 60.0
+#: How long a claim on an item (``VerdictCache.claim``) stands without its reply: past it,
+#: another run asks the item itself. Longer than a slow request with its retries; a claimer
+#: on this machine whose process is gone (killed) loses its claims at once.
+CLAIM_TTL_S = 900.0
+
+Claim = Literal["mine", "busy", "landed"]
+"""What ``VerdictCache.claim`` found for an item: this run holds the claim now (ask it),
+another live run holds it (wait), or a reply landed since this run looked (take it)."""
 
 
 class FingerprintStats(NamedTuple):
@@ -103,6 +121,33 @@ def cache_error(path: Path, exc: sqlite3.Error) -> ConfigError:
 def _translated(exc: sqlite3.Error) -> bool:
     # Environment and file problems; ProgrammingError, IntegrityError and the like are bugs.
     return isinstance(exc, sqlite3.OperationalError) or type(exc) is sqlite3.DatabaseError
+
+
+_OWNER = (socket.gethostname(), os.getpid())
+"""Who holds a claim: this machine and process (a forked process sets its own, ``_owner``)."""
+
+
+def _owner() -> None:
+    global _OWNER
+    _OWNER = (socket.gethostname(), os.getpid())
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_owner)
+
+
+def _alive(host: str, pid: int) -> bool:
+    """Whether the process holding a claim may still be running: on another machine, assumed
+    so (its claim expires); on this one, whether the process exists."""
+    if host != _OWNER[0] or os.name == "nt":  # Windows' os.kill would end the process
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):
+        return True  # it exists under another user (or cannot be asked): assume alive
+    return True
 
 
 class VerdictCache:
@@ -207,12 +252,79 @@ class VerdictCache:
         that did not fit, because the limit may live in the server (an OpenAI-compatible
         server restarted with a longer context) and checking again costs one refused request.
         """
-        if reply.kind != "reply":
-            return
         with self._errors(), self.db:
-            self.db.execute(
-                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
-                (fingerprint, item_key, question_id, reply.model_dump_json(), _now()),
+            if reply.kind == "reply":
+                self.db.execute(
+                    "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
+                    (fingerprint, item_key, question_id, reply.model_dump_json(), _now()),
+                )
+            self.db.execute(  # this run's claim on the item, if it held one, ends with it
+                "DELETE FROM claims WHERE fingerprint = ? AND item_key = ? AND host = ? "
+                "AND pid = ?",
+                (fingerprint, item_key, *_OWNER),
+            )
+
+    def claim(
+        self, fingerprint: str, wanted: Sequence[tuple[str, Reply | None]], ttl_s: float
+    ) -> dict[str, tuple[Claim, Reply | None]]:
+        """Claim items for this run to ask, in one transaction: for each ``(item_key, seen)``
+        (``seen``: the reply this run read and will not reuse, None if it read none) whether
+        it is this run's to ask now (``mine``), another live run's (``busy``), or answered
+        since this run looked (``landed``, with the reply). So two runs sharing one cache ask
+        each item once: the second waits for the first's reply instead of asking too.
+
+        A claim stands ``ttl_s`` seconds; one held by a process of this machine that is gone
+        (a run killed with kill -9) is taken at once. It ends when its reply is stored
+        (``put``) or given up (``release``)."""
+        now = time.time()
+        out: dict[str, tuple[Claim, Reply | None]] = {}
+        with self._errors():
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                for key, seen in wanted:
+                    out[key] = self._claim_one(fingerprint, key, seen, now, ttl_s)
+                self.db.execute("COMMIT")
+            except BaseException:
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
+                raise
+        return out
+
+    def _claim_one(
+        self, fingerprint: str, key: str, seen: Reply | None, now: float, ttl_s: float
+    ) -> tuple[Claim, Reply | None]:
+        """``claim`` of one item, inside its transaction."""
+        row = self.db.execute(
+            "SELECT reply FROM replies WHERE fingerprint = ? AND item_key = ?", (fingerprint, key)
+        ).fetchone()
+        if row is not None:
+            try:
+                reply = Reply.model_validate_json(row[0])
+            except ValueError:
+                reply = None
+            if reply is not None and reply != seen:
+                return "landed", reply
+        held = self.db.execute(
+            "SELECT host, pid, expires_at FROM claims WHERE fingerprint = ? AND item_key = ?",
+            (fingerprint, key),
+        ).fetchone()
+        others = held is not None and (held[0], held[1]) != _OWNER
+        if others and held[2] > now and _alive(held[0], held[1]):
+            return "busy", None
+        self.db.execute(
+            "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)",
+            (fingerprint, key, *_OWNER, now + ttl_s),
+        )
+        return "mine", None
+
+    def release(self, fingerprint: str, item_keys: Iterable[str]) -> None:
+        """Give up this run's claims on these items (Ctrl-C, or the items not asked after
+        all): another run may ask them at once."""
+        with self._errors(), self.db:
+            self.db.executemany(
+                "DELETE FROM claims WHERE fingerprint = ? AND item_key = ? AND host = ? "
+                "AND pid = ?",
+                ((fingerprint, key, *_OWNER) for key in item_keys),
             )
 
     def put_many(self, fingerprint: str, rows: Iterable[tuple[str, str, Reply]]) -> int:

@@ -34,6 +34,7 @@ from judge.hashing import tagged_hash
 from judge.judging.backends.base import BackendIdentity, JudgeBackend, JudgeRequest, should_retry
 from judge.judging.cache import VerdictCache
 from judge.judging.prompts import Prompt
+from judge.judging.sharing import POLL_S, Shared
 from judge.judging.types import MODES, Mode, Status
 from judge.judging.verdict import (
     _LENIENT_JSON,
@@ -171,10 +172,12 @@ def ask_all(
     in-flight call before freeing the model.
     """
     cache.register(fingerprint.value, fingerprint.parts, label)
-    todo = _from_cache(asks, cache, fingerprint, reuse, on_reply)
+    todo, seen = _from_cache(asks, cache, fingerprint, reuse, on_reply)
     after_cache()
+    # Claimed a few at a time: another run on the same cache asks the rest (judge.judging.sharing).
+    shared = Shared(todo, cache, fingerprint.value, seen, block=max(2 * concurrency, 4))
     return _from_backend(
-        todo, backend, cache, fingerprint, on_reply, concurrency, max_attempts, retry_wait
+        shared, backend, cache, fingerprint, on_reply, concurrency, max_attempts, retry_wait
     )
 
 
@@ -184,22 +187,26 @@ def _from_cache(
     fingerprint: Fingerprint,
     reuse: Callable[[Ask, Reply], bool],
     on_reply: Callable[[Ask, Reply, bool], None],
-) -> list[Ask]:
+) -> tuple[list[Ask], dict[str, Reply]]:
     """``ask_all``'s first pass: every cached reply that stands reported, in order; returns the
-    asks still to send."""
+    asks still to send, and the cached replies of those that had one (not reused: a reply
+    other than these that lands meanwhile is another run's answer, ``Shared``)."""
     cached_replies = cache.get_many(fingerprint.value, (ask.key for ask in asks))
     todo = []
+    seen = {}
     for ask in asks:
         reply = cached_replies.get(ask.key)
         if reply is not None and reuse(ask, reply):
             on_reply(ask, reply, True)
         else:
             todo.append(ask)
-    return todo
+            if reply is not None:
+                seen[ask.key] = reply
+    return todo, seen
 
 
 def _from_backend(
-    todo: list[Ask],
+    shared: Shared[Ask],
     backend: JudgeBackend,
     cache: VerdictCache,
     fingerprint: Fingerprint,
@@ -209,38 +216,42 @@ def _from_backend(
     retry_wait: WaitBaseT,
 ) -> bool:
     """``ask_all``'s second pass: the asks sent to the backend, ``concurrency`` at a time, each
-    reply cached, then reported; returns whether Ctrl-C interrupted it."""
+    reply cached, then reported; an ask another run holds is reported when its reply lands
+    (``Shared``); returns whether Ctrl-C interrupted it."""
     interrupted = False
     stopping = threading.Event()
     pool = Workers(concurrency, "judge")
     pending: dict[Future[Reply], Ask] = {}
-    queue = iter(todo)
 
-    def submit(ask: Ask) -> None:
-        future = pool.submit(_ask, backend, ask.request, max_attempts, retry_wait, stopping)
-        pending[future] = ask
+    def fill() -> None:
+        # Keep at most `concurrency` requests in flight: more would only queue in the server.
+        while len(pending) < concurrency and (ask := shared.next_mine()) is not None:
+            future = pool.submit(_ask, backend, ask.request, max_attempts, retry_wait, stopping)
+            pending[future] = ask
 
     try:
-        # Keep at most `concurrency` requests in flight: more would only queue in the server.
-        for ask in queue:
-            submit(ask)
-            if len(pending) >= concurrency:
-                break
-        while pending:
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+        fill()
+        while pending or shared.waiting:
+            if pending:
+                finished, _ = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+            else:
+                finished = set()
+                time.sleep(POLL_S)  # every ask left is another run's: wait for its replies
             for future in finished:
                 ask = pending.pop(future)
                 reply = future.result()
                 cache.put(fingerprint.value, ask.key, ask.question_id, reply)
+                shared.done(ask)
                 on_reply(ask, reply, False)
-                next_ask = next(queue, None)
-                if next_ask is not None:
-                    submit(next_ask)
+            for ask, reply in shared.landed():
+                on_reply(ask, reply, True)
+            fill()
     except KeyboardInterrupt:
         interrupted = True
         stopping.set()
     finally:
         pool.shutdown()  # cancels what has not started; never waits
+        shared.release()
     return interrupted
 
 

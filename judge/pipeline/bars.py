@@ -77,19 +77,30 @@ def _is_bars_header(key_path: str) -> bool:
     return head == "bars"
 
 
+#: A dotted key of the bars at the top of the file: ``bars.faithfulness.factual = 1.5``
+#: (``"bars".x`` and ``'bars'.x`` too), one line each.
+_DOTTED_BARS = re.compile(r"""^[ \t]*(bars|"bars"|'bars')[ \t]*\.""")
+
+
 def _without_bars(text: str) -> tuple[str, int | None]:
     """The text with every ``[bars]`` and ``[bars.*]`` table removed (header to the next
-    header), and where the first one began (a character offset), or None if there was none."""
+    header), and the dotted keys of the bars above the first table (``bars.x.y = 1.5``); and
+    where the first table began (a character offset), or None if there was none (the new
+    table then goes at the end: in place of dotted keys at the top it would take in the top
+    keys after them). The caller checks that the rest parses to the file without its bars."""
     lines = text.splitlines(keepends=True)
     kept: list[str] = []
     at: int | None = None
-    inside = False
+    inside, top = False, True
     for line in lines:
         header = _HEADER.match(line.rstrip("\r\n"))
         if header:
+            top = False
             inside = _is_bars_header(header.group(1))
             if inside and at is None:
                 at = sum(len(k) for k in kept)
+        if top and _DOTTED_BARS.match(line):
+            continue
         if not inside:
             kept.append(line)
     return "".join(kept), at
@@ -105,9 +116,9 @@ def _parse(text: str, path: Path) -> dict[str, Any]:
 def write_bars(path: Path, table: str, *, replace: bool = False) -> Path:
     """Write a ``[bars]`` table into a configuration file, atomically, keeping every other byte
     of it as it was: appended at the end, or, with ``replace``, in place of the existing bars
-    tables. Refused when the file has bars and ``replace`` is not given, and when the bars are
-    written in a way this cannot replace by lines (``bars = {...}`` or dotted keys): then say
-    so, so the user edits it by hand. The result is checked to parse to the same file with the
+    tables and dotted keys. Refused when the file has bars and ``replace`` is not given, and
+    when the bars are written in a way this cannot replace by lines (``bars = {...}``, a dotted
+    key's value over several lines): then say so, so the user edits it by hand. The result is checked to parse to the same file with the
     new bars before it replaces the old one. A BOM (the file saved in Notepad) stays before it."""
     try:
         text = path.read_bytes().decode("utf-8")
@@ -125,10 +136,14 @@ def write_bars(path: Path, table: str, *, replace: bool = False) -> Path:
         )
     rest, at = _without_bars(text)
     expected = {k: v for k, v in before.items() if k != "bars"}
-    if _parse(rest, path) != expected:
+    try:
+        same = _parse(rest, path) == expected
+    except ConfigError:  # a value over several lines, cut at its first: not ours to mend
+        same = False
+    if not same:
         raise ConfigError(
-            f"{path}: its bars are not written as [bars] tables (an inline table or dotted "
-            "keys), so they cannot be replaced line by line; edit them by hand"
+            f"{path}: its bars are not written as [bars] tables or one-line dotted keys (an "
+            "inline table?), so they cannot be replaced line by line; edit them by hand"
         )
     newline = "\r\n" if "\r\n" in text else "\n"
     table_text = table.replace("\n", newline)

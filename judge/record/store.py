@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict
 from pydantic_core import PydanticSerializationError
 
 from judge.errors import ConfigError
-from judge.formatting import timestamp
+from judge.formatting import terminal_text, timestamp
 from judge.io.jsonl import read_jsonl
 from judge.io.lock import run_lock
 from judge.io.state import (
@@ -192,13 +192,33 @@ class ReportsDir:
             latest = self.path / "latest"
             if not latest.exists():
                 raise ConfigError(f"no runs in {self.path} yet; run 'judge run' first")
-            name = read_pointer(latest, LATEST_FILE)
+            name = self._inside(latest, read_pointer(latest, LATEST_FILE))
         for candidate in (Path(name), self.path / name):
             if (candidate / "manifest.json").is_file():
                 folder = ReportFolder(candidate)
                 folder.manifest  # noqa: B018 (read now: a wrong format fails here, in one line)
                 return folder
         raise ConfigError(f"{name}: not a report folder (no manifest.json); see 'ls {self.path}'")
+
+    def _inside(self, latest: Path, name: str) -> str:
+        """The folder name ``latest`` holds, when it names a folder of this reports directory;
+        anything else (``../elsewhere``, an absolute path, a link out of it) refused in one
+        line: the pointer is written by a run, and a run's folder is always in here."""
+        target = self.path / name
+        inside = (
+            name not in ("", ".", "..")
+            and Path(name).name == name
+            and "\\" not in name
+            and target.resolve().parent == self.path.resolve()
+        )
+        if not inside:
+            shown = terminal_text(name[:120], one_line=True)
+            raise ConfigError(
+                f"{latest}: names '{shown}', which is not a report folder in {self.path}; "
+                "it must hold the name of one (the newest run's): run 'judge run' to write it "
+                "again, or give the folder explicitly"
+            )
+        return name
 
     def history(self) -> list[HistoryEntry]:
         return read_history(self.history_path)

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from judge.formatting import terminal_text
 from judge.record.model import Record
+
+#: What XML 1.0 cannot carry at all, even escaped: the C0 controls but tab and line breaks,
+#: lone surrogates, and the noncharacters U+FFFE and U+FFFF (a type name may hold one: TOML
+#: allows them).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def xml_text(text: object) -> str:
+    """Data as the JUnit file shows it: ``terminal_text`` (no escape sequence reaches a CI
+    log), and what XML cannot carry shown as its escape (``\\uffff``), so the file is
+    well-formed whatever a name holds."""
+    return _NOT_XML.sub(lambda m: f"\\u{ord(m[0]):04x}", terminal_text(text))
 
 
 def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) -> str:
@@ -16,21 +29,21 @@ def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) 
     otherwise a failed check is reported as skipped, with its message.
 
     ElementTree escapes < & > but writes control characters as they are, which XML 1.0 does
-    not allow (a CI server would reject the file): data in it is shown as ``terminal_text``.
+    not allow (a CI server would reject the file): data in it is shown as ``xml_text``.
     """
     # Imported here: a run without --junit never loads it (about 9 ms of start-up).
     from xml.etree import ElementTree as ET
 
     suite = ET.Element(
         "testsuite",
-        name=f"judge gate · {terminal_text(report.manifest.folder)}",
+        name=f"judge gate · {xml_text(report.manifest.folder)}",
         timestamp=report.manifest.started_at,
         time=f"{report.manifest.judge_seconds:.3f}",
     )
     gate = report.gate
     failures = skipped = 0
     for check in gate.checks:
-        name, message = terminal_text(check.name), terminal_text(check.message)
+        name, message = xml_text(check.name), xml_text(check.message)
         case = ET.SubElement(suite, "testcase", classname="judge.gate", name=name)
         if check.moves:
             # Every move that is not noise, with its numbers, whether the check passed or not.
@@ -39,10 +52,8 @@ def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) 
                 ET.SubElement(
                     properties,
                     "property",
-                    name=terminal_text(
-                        f"{move.direction} {move.section} {move.type} {move.metric}"
-                    ),
-                    value=terminal_text(move.describe(first=0)),
+                    name=xml_text(f"{move.direction} {move.section} {move.type} {move.metric}"),
+                    value=xml_text(move.describe(first=0)),
                 )
         ET.SubElement(case, "system-out").text = message
         if check.passed:

@@ -17,6 +17,7 @@ share.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import PurePath
 
 from judge.formatting import fmt_share
@@ -110,10 +111,35 @@ def _head_lines(report: Record) -> list[str]:
         f"`{m.fingerprints.corpus}`",
         "- verdicts: " + ", ".join(f"{md(k)} {v}" for k, v in m.status_counts.items()),
     ]
+    lines += further_status_lines(report)
     evidence = evidence_summary(report.verdicts)
     if evidence is not None:
         lines.append(f"- evidence: {md(evidence)}")
     return lines + [f"- **warning**: {md(w)}" for w in judge_warnings(report)]
+
+
+def further_status_lines(report: Record) -> list[str]:
+    """The further judgements' statuses beside the answers' verdicts, one line for each that
+    ran ("- chunk grades: ok 38, parse_error 2"): a malformed or failed chunk grade or
+    correctness reply is counted as an answer's is, never left out of the report."""
+    found: dict[str, Counter[str]] = {}
+    for row in report.questions:
+        for grade in row.chunk_grades or ():
+            found.setdefault("chunk grades", Counter())[grade.status] += 1
+        if row.correctness is not None:
+            found.setdefault("correctness", Counter())[row.correctness.status] += 1
+        for name, results in (row.judgements or {}).items():
+            for result in results:
+                found.setdefault(name, Counter())[result.status] += 1
+    return [
+        f"- {md(name)}: "
+        + ", ".join(f"{md(k)} {v}" for k, v in sorted(counts.items(), key=_ok_first))
+        for name, counts in found.items()
+    ]
+
+
+def _ok_first(item: tuple[str, int]) -> tuple[bool, str]:
+    return item[0] != "ok", item[0]
 
 
 def bar_lines(report: Record) -> list[str]:

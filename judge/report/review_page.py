@@ -47,6 +47,7 @@ import pydantic_core
 
 from judge.audit.types import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
 from judge.hashing import text_sha256
+from judge.io.text import text_problem
 from judge.judging.types import Verdict
 from judge.report.evidence_text import (
     SENTENCE_WORDS,
@@ -314,6 +315,26 @@ def _failed_item(row: QuestionRow, failure: str) -> dict[str, Any]:
     }
 
 
+#: Where the characters a comment may not hold are: the C0 and C1 controls, and the
+#: bidirectional controls (``comment_refused`` keeps those ``text_problem`` refuses).
+_CONTROL_CANDIDATES = (
+    *map(chr, range(0x20)),
+    *map(chr, range(0x7F, 0xA0)),
+    "\u061c\u200e\u200f",
+    *map(chr, range(0x202A, 0x202F)),
+    *map(chr, range(0x2066, 0x206A)),
+)
+
+
+@cache
+def comment_refused() -> str:
+    """A regular expression character class (JavaScript's and Python's) of what a reviewer's
+    comment may not hold, as ``audit import`` refuses it (``judge.io.text.text_problem``):
+    the page refuses it as it is typed, so an exported marks file never holds one."""
+    refused = [c for c in _CONTROL_CANDIDATES if text_problem(c, one_line=False)]
+    return "[" + "".join(f"\\u{ord(c):04x}" for c in refused) + "]"
+
+
 def page_data(report: Record) -> dict[str, Any]:
     """Everything the page shows, as JSON (rendered only through ``textContent``)."""
     # Each chunk text once (a chunk is retrieved for many questions): a context names its text
@@ -337,6 +358,7 @@ def page_data(report: Record) -> dict[str, Any]:
         "marks_format": MARKS_FORMAT,
         "marks_version": MARKS_VERSION,
         "comment_max": COMMENT_MAX_CHARS,
+        "comment_refused": comment_refused(),
         "types": [row["type"] for row in report.judge.rows if row["type"] != "all"],
         "statuses": sorted(statuses) + (["adapter_failed"] if report.adapter_failed else []),
         "match_kinds": sorted(kinds),

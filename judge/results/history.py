@@ -46,6 +46,7 @@ from judge.results.compare import (
     TypeMetrics,
     compare_values,
 )
+from judge.textnorm import same_name
 
 FORMAT_VERSION = 1
 MAX_ENTRIES = 1000
@@ -288,6 +289,12 @@ def _value(value: JsonScalar) -> str:
     return text if len(text) <= SETTING_CHARS else text[: SETTING_CHARS - 1] + "…"
 
 
+def _same_text(before: object, after: object) -> bool:
+    """Two stated names that are one as users mean them (``same_name``: "bge-m3" and
+    "BGE-M3 " are one embedding model), not a change."""
+    return isinstance(before, str) and isinstance(after, str) and same_name(before, after)
+
+
 def settings_changes(
     earlier: RunSettings | None, current: RunSettings | None, section: Section | None = None
 ) -> list[str]:
@@ -302,7 +309,7 @@ def settings_changes(
     changes = []
     for name in SETTINGS["judge" if section is None else section]:
         before, after = getattr(earlier, name), getattr(current, name)
-        if before == after:
+        if before == after or _same_text(before, after):
             continue
         label = "the " + name.replace("_", " ")
         if name == "chunking":

@@ -37,7 +37,7 @@ from judge.judging.injection import instruction_flags
 from judge.judging.types import SentenceCheck, Verdict
 from judge.judging.verdict import review_reasons
 from judge.results.item_record import ItemRecord
-from judge.textnorm import lexical_tokens
+from judge.textnorm import lexical_tokens, name_key, shown_name
 
 
 def unsupported(verdict: Verdict) -> list[SentenceCheck]:
@@ -299,7 +299,7 @@ SELF_JUDGING_REASON = (
 def _family_size(name: str) -> tuple[str, str] | None:
     """A model name's family and size ("gemma3:12b", "google/gemma-3-12b-it" and
     "Gemma 3 12B" are all ("gemma3", "12b")), or None when it names no size."""
-    tokens = re.sub(r"[^a-z0-9.]+", " ", name.lower().removesuffix(".gguf")).split()
+    tokens = re.sub(r"[^a-z0-9.]+", " ", name_key(name).removesuffix(".gguf")).split()
     at = next((i for i, t in enumerate(tokens) if _SIZE.fullmatch(t)), None)
     if at is None:
         return None
@@ -317,8 +317,9 @@ _SIZE = re.compile(r"e?\d+(?:\.\d+)?[bm]")
 
 
 def _tag(name: str) -> str:
-    """An Ollama tag as written in either place: case folded, ":latest" implied."""
-    tag = name.strip().lower()
+    """An Ollama tag as written in either place: as users mean the name (``name_key``: case
+    and full-width letters folded, surrounding spaces stripped), ":latest" implied."""
+    tag = name_key(name)
     return tag if ":" in tag else f"{tag}:latest"
 
 
@@ -334,6 +335,6 @@ def self_judging(judge_model: str, generator_model: str | None) -> str | None:
     if not same:
         return None
     return (
-        f"self-judging: the judge's model ({judge_model}) is the generator's "
-        f"(run_meta.generator_model {generator_model}): {SELF_JUDGING_REASON}"
+        f"self-judging: the judge's model ({shown_name(judge_model)}) is the generator's "
+        f"(run_meta.generator_model {shown_name(generator_model)}): {SELF_JUDGING_REASON}"
     )

@@ -258,6 +258,11 @@ function markBox(entry) {
     state.title = mark ? String(mark.marked_at) : '';
   }
   function record(agreeing) {
+    const problem = commentProblem(comment.value);
+    if (problem) {
+      state.textContent = problem;
+      return;
+    }
     const f = agreeing ? v.faithfulness : Number(selects.faithfulness.value);
     const r = agreeing ? v.relevance : Number(selects.relevance.value);
     const mark = {
@@ -284,7 +289,13 @@ function markBox(entry) {
   clear.addEventListener('click', () => {
     if (saveStore((s) => { delete s.marks[itemKey(item)]; })) { show(); changed(entry); }
   });
-  const edited = () => { if (currentMark(item)) state.textContent = 'Changed: press Agree or Save to keep it.'; };
+  const edited = () => {
+    const problem = commentProblem(comment.value);
+    comment.setAttribute('aria-invalid', problem ? 'true' : 'false');
+    if (problem) state.textContent = problem;
+    else if (currentMark(item)) state.textContent = 'Changed: press Agree or Save to keep it.';
+    else state.textContent = 'Not marked yet.';
+  };
   comment.addEventListener('input', edited);
   selects.faithfulness.addEventListener('change', edited);
   selects.relevance.addEventListener('change', edited);
@@ -295,6 +306,18 @@ function markBox(entry) {
     state.textContent = 'No answer, nothing to mark.';
   }
   return box;
+}
+// A comment may hold no control character (an escape sequence, a bell, a bidirectional
+// override): 'judge audit import' would leave the mark out. Refused as it is typed, by the
+// importer's own rule (data.comment_refused).
+const commentRefused = new RegExp(data.comment_refused);
+function commentProblem(text) {
+  const found = commentRefused.exec(text);
+  if (!found) return null;
+  const code = found[0].codePointAt(0).toString(16).toUpperCase().padStart(4, '0');
+  const at = Array.from(text.slice(0, found.index)).length + 1;
+  return 'The comment holds U+' + code + ', a control character, at character ' + at
+    + ': remove it, then press Agree or Save.';
 }
 function fillDetail(entry) {
   const item = entry.item;
