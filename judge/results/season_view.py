@@ -72,6 +72,8 @@ INDEX_SETTINGS = ("embedding model", "embedding version", "embedding dimension",
 #: The judge metrics charted, in order; retrieval metrics are those at ``context_k``.
 JUDGE_METRICS = ("faithfulness", "relevance", "correctness", "ok_share")
 RETRIEVAL_METRICS = ("recall", "ndcg", "hit")
+#: The 0-2 scores (every other charted metric is in 0..1).
+SCORES = ("faithfulness", "relevance", "correctness")
 #: Questions that moved kept per cell and night (the largest moves first).
 MOVED_KEPT = 20
 #: z of a two-sided 95 % normal interval.
@@ -222,18 +224,24 @@ class SeasonView(NamedTuple):
     changes: list[SettingChange]
 
 
-def point(values: Sequence[float]) -> Point | None:
-    """The mean of ``values`` with its 95 % normal interval (None: no values); the interval of
-    one value is the value itself (n says how little that is)."""
+def point(values: Sequence[float], top: float = 1.0) -> Point | None:
+    """The mean of ``values`` (each in 0..``top``) with its 95 % interval (None: no values):
+    Wilson's for values that are all 0 or 1 (a share: honest at 0 and 1, where a normal
+    interval shrinks to nothing), else the normal interval of the mean cut to 0..``top``."""
     n = len(values)
     if n == 0:
         return None
     mean = math.fsum(values) / n
+    if all(v in (0.0, 1.0) for v in values):
+        z2 = Z95 * Z95
+        centre = (mean + z2 / (2 * n)) / (1 + z2 / n)
+        half = Z95 * math.sqrt(mean * (1 - mean) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+        return Point(mean, max(0.0, centre - half), min(1.0, centre + half), n)
     if n == 1:
         return Point(mean, mean, mean, 1)
     var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
     half = Z95 * math.sqrt(var / n)
-    return Point(mean, mean - half, mean + half, n)
+    return Point(mean, max(0.0, mean - half), min(top, mean + half), n)
 
 
 def charted_metrics(values: QuestionValues, context_k: int) -> list[str]:
@@ -254,7 +262,8 @@ def type_points(values: QuestionValues, metric: str) -> dict[str, Point | None]:
     for qid, value in per_question.items():
         grouped[ALL].append(value)
         grouped.setdefault(values.types.get(qid, "?"), []).append(value)
-    return {t: point(v) for t, v in grouped.items()}
+    top = 2.0 if name in SCORES else 1.0
+    return {t: point(v, top) for t, v in grouped.items()}
 
 
 def build_season(
