@@ -226,17 +226,19 @@ class SeasonView(NamedTuple):
 
 def point(values: Sequence[float], top: float = 1.0) -> Point | None:
     """The mean of ``values`` (each in 0..``top``) with its 95 % interval (None: no values):
-    Wilson's for values that are all 0 or 1 (a share: honest at 0 and 1, where a normal
-    interval shrinks to nothing), else the normal interval of the mean cut to 0..``top``."""
+    Wilson's for values that are all 0 or ``top`` (a share of full marks: honest at the ends,
+    where a normal interval shrinks to nothing), else the normal interval of the mean cut to
+    0..``top``."""
     n = len(values)
     if n == 0:
         return None
     mean = math.fsum(values) / n
-    if all(v in (0.0, 1.0) for v in values):
+    if all(v in (0.0, top) for v in values):
+        share = mean / top
         z2 = Z95 * Z95
-        centre = (mean + z2 / (2 * n)) / (1 + z2 / n)
-        half = Z95 * math.sqrt(mean * (1 - mean) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-        return Point(mean, max(0.0, centre - half), min(1.0, centre + half), n)
+        centre = (share + z2 / (2 * n)) / (1 + z2 / n)
+        half = Z95 * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+        return Point(mean, top * max(0.0, centre - half), top * min(1.0, centre + half), n)
     if n == 1:
         return Point(mean, mean, mean, 1)
     var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
