@@ -238,7 +238,9 @@ def point(values: Sequence[float], top: float = 1.0) -> Point | None:
         z2 = Z95 * Z95
         centre = (share + z2 / (2 * n)) / (1 + z2 / n)
         half = Z95 * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-        return Point(mean, top * max(0.0, centre - half), top * min(1.0, centre + half), n)
+        # The bounds hold the mean exactly (at 0 or 1 rounding would leave it just outside).
+        low, high = top * max(0.0, centre - half), top * min(1.0, centre + half)
+        return Point(mean, min(low, mean), max(high, mean), n)
     if n == 1:
         return Point(mean, mean, mean, 1)
     var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
