@@ -78,7 +78,7 @@ def test_an_adapter_stating_unknown_fields_or_raising_is_told_what_to_do() -> No
         return _answer(question)
 
     answer.run_meta = {"failed": {}}  # type: ignore[attr-defined]
-    with pytest.raises(InputError, match="unknown field.*failed; an adapter may state"):
+    with pytest.raises(InputError, match=r"unknown field.*failed; an adapter may state"):
         adapter_meta("rag:answer", answer)
 
     def broken() -> dict[str, Any]:
