@@ -10,6 +10,7 @@
 - ``verdicts.csv``   one row per question: every metric, score, quote, match kind, span
 - ``verdicts.jsonl`` the verdicts as data; ``items.jsonl`` what the judge saw
 - ``review.html``    the reviewers' page
+- ``values.svg``     per type, tonight beside the last compatible run (report.md shows it)
 - ``marks.json``     the gate's decisions per type and metric, with the questions that moved:
                      what ``reports/history.html`` reads (``judge.report.history_page``)
 - ``missing-labels.csv`` with ``[judge.chunks]`` on: the possible missing labels, for
@@ -31,6 +32,7 @@ from judge.report.data import verdicts_csv
 from judge.report.history_page import MARKS_FILE, marks_json
 from judge.report.markdown import render_report_md
 from judge.report.review_page import render_review_page
+from judge.report.values_svg import VALUES_SVG, values_svg
 
 
 def render_files(report: Record, *, with_record: bool = True) -> dict[str, str | bytes]:
@@ -50,6 +52,9 @@ def render_files(report: Record, *, with_record: bool = True) -> dict[str, str |
         "review.html": render_review_page(report),
         MARKS_FILE: marks_json(report),
     }
+    picture = values_svg(report)
+    if picture is not None:
+        files[VALUES_SVG] = picture
     missing = missing_labels_file(report)
     if missing is not None:
         files[MISSING_LABELS_FILE] = missing
