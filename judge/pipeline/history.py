@@ -18,12 +18,17 @@ from judge.errors import ConfigError, InputError
 from judge.io.state import StateFile, read_json_document
 from judge.io.write import write_atomic
 from judge.record.store import ReportFolder, ReportsDir
-from judge.report.history_page import HISTORY_FILE, MARKS_FILE, record_marks, render_history_page
+from judge.report.history_page import (
+    HISTORY_FILE,
+    NIGHT_MARKS_FILE,
+    record_marks,
+    render_history_page,
+)
 from judge.results.baseline import read_baseline
 from judge.results.compare import QuestionValues
 from judge.results.history import HistoryEntry
 from judge.results.season_view import (
-    MARKS_FORMAT,
+    NIGHT_MARKS_FORMAT,
     NightInput,
     NightMarks,
     SeasonView,
@@ -32,9 +37,9 @@ from judge.results.season_view import (
 
 #: ``marks.json``: a folder's gate decisions, for the season's views.
 MARKS = StateFile(
-    what=MARKS_FILE,
+    what=NIGHT_MARKS_FILE,
     remedy="write it again with 'judge report FOLDER'",
-    current=MARKS_FORMAT,
+    current=NIGHT_MARKS_FORMAT,
     error=ConfigError,
 )
 
@@ -45,7 +50,7 @@ def read_marks(folder: ReportFolder) -> NightMarks | None:
     """A folder's gate decisions: its ``marks.json``, else (a folder written before it) from
     its record; None when neither can be read. The one reader of the decisions the season's
     views show: a change in how the gate stores them is adapted here."""
-    path = folder.path / MARKS_FILE
+    path = folder.path / NIGHT_MARKS_FILE
     try:
         if path.exists():
             return read_json_document(path, NightMarks, MARKS)

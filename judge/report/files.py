@@ -29,7 +29,7 @@ from judge.record.model import Record
 from judge.record.store import REPORT_FILE, record_json, values_json
 from judge.report.chunks_text import MISSING_LABELS_FILE, missing_labels_file
 from judge.report.data import verdicts_csv
-from judge.report.history_page import MARKS_FILE, marks_json
+from judge.report.history_page import NIGHT_MARKS_FILE, marks_json
 from judge.report.markdown import render_report_md
 from judge.report.review_page import render_review_page
 from judge.report.values_svg import VALUES_SVG, values_svg
@@ -50,7 +50,7 @@ def render_files(report: Record, *, with_record: bool = True) -> dict[str, str |
         "verdicts.jsonl": jsonl_text(report.verdicts) if lines is None else lines.verdicts_jsonl(),
         "items.jsonl": jsonl_text(report.items) if lines is None else lines.items_jsonl(),
         "review.html": render_review_page(report),
-        MARKS_FILE: marks_json(report),
+        NIGHT_MARKS_FILE: marks_json(report),
     }
     picture = values_svg(report)
     if picture is not None:

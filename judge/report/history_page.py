@@ -36,10 +36,10 @@ if TYPE_CHECKING:
 
 #: The page's file in the reports directory, and each folder's marks file.
 HISTORY_FILE = "history.html"
-MARKS_FILE = "marks.json"
-BODY_ASSET = "history.html"
-STYLE_ASSET = "history.css"
-SCRIPT_ASSET = "history.js"
+NIGHT_MARKS_FILE = "marks.json"
+HISTORY_BODY = "history.html"
+HISTORY_STYLE = "history.css"
+HISTORY_SCRIPT = "history.js"
 
 
 def record_marks(record: Record) -> NightMarks:
@@ -63,7 +63,7 @@ def _points(view: SeasonView, type_name: str, metric: str) -> list[Any]:
     ]
 
 
-def page_data(view: SeasonView, baseline_name: str | None = None) -> dict[str, Any]:
+def season_page_data(view: SeasonView, baseline_name: str | None = None) -> dict[str, Any]:
     """What the page's script draws: the nights (with their links), per type and metric the
     points, decisions, baseline and moved questions, and the changes."""
     cells: dict[str, dict[str, Any]] = {}
@@ -108,10 +108,10 @@ def render_history_page(
     view: SeasonView, reports_dir: str, baseline_name: str | None = None
 ) -> bytes:
     """history.html, as UTF-8."""
-    style = _inline(STYLE_ASSET)
-    script = _inline(SCRIPT_ASSET)
+    style = _inline(HISTORY_STYLE)
+    script = _inline(HISTORY_SCRIPT)
     policy = f"default-src 'none'; style-src 'unsafe-inline'; script-src {_csp_hash(script)}"
-    body = review_asset(BODY_ASSET).format(
+    body = review_asset(HISTORY_BODY).format(
         where=html.escape(reports_dir), nights=len(view.nights), legend=_legend()
     )
     head = (
@@ -123,7 +123,7 @@ def render_history_page(
         '<script type="application/json" id="season-data">'
     )
     tail = f"</script>\n<script>{script}</script>\n</body>\n</html>\n"
-    data = _json_for_script(page_data(view, baseline_name))
+    data = _json_for_script(season_page_data(view, baseline_name))
     return b"".join([head.encode("utf-8"), data, tail.encode("utf-8")])
 
 

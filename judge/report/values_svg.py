@@ -18,14 +18,14 @@ from typing import TYPE_CHECKING
 
 from judge.formatting import markdown_text as md
 from judge.results.compare import Change
-from judge.results.season_view import JUDGE_METRICS, RETRIEVAL_METRICS, SCORES
+from judge.results.season_view import CHARTED_JUDGE, CHARTED_RETRIEVAL, SCORE_METRICS
 
 if TYPE_CHECKING:
     from judge.record.model import Record
 
 VALUES_SVG = "values.svg"
 WIDTH = 640
-ROW = 18
+ROW_H = 18
 TITLE = 22
 LABEL_W = 100
 BAR_X = 104
@@ -37,7 +37,7 @@ WORDS = {"collapsed": "collapse", "regressed": "regressed", "listed": "listed"}
 def _charted(report: Record) -> list[Change]:
     """The last-run changes of the charted metrics, types in the record's order."""
     k = report.manifest.config.retrieval.context_k
-    wanted = {f"{m}@{k}" for m in RETRIEVAL_METRICS} | {"mrr", *JUDGE_METRICS}
+    wanted = {f"{m}@{k}" for m in CHARTED_RETRIEVAL} | {"mrr", *CHARTED_JUDGE}
     return [
         change
         for comp in report.comparisons
@@ -48,7 +48,7 @@ def _charted(report: Record) -> list[Change]:
 
 
 def _row(change: Change, y: int) -> list[str]:
-    top = 2.0 if change.metric in SCORES else 1.0
+    top = 2.0 if change.metric in SCORE_METRICS else 1.0
     old_w = BAR_W * max(0.0, min(1.0, change.old / top))
     new_w = BAR_W * max(0.0, min(1.0, change.new / top))
     word = WORDS.get(change.direction)
@@ -84,7 +84,7 @@ def values_svg(report: Record) -> str | None:
         y += TITLE
         for change in rows:
             body.extend(_row(change, y))
-            y += ROW
+            y += ROW_H
     height = y + 4
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '

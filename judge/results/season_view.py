@@ -29,12 +29,13 @@ from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
+from judge.axes import SCORE_METRICS
 from judge.grouped import ALL
 from judge.results.compare import SEASON, Change, QuestionValues, SectionComparison
 from judge.results.history import HistoryEntry, settings_changes
 from judge.results.manifest import Manifest
 
-MARKS_FORMAT = 1
+NIGHT_MARKS_FORMAT = 1
 
 Decision = Literal["collapsed", "regressed", "season", "listed", "ok"]
 #: Strongest first: a night's decision for a cell is the first of these its gate made.
@@ -70,10 +71,8 @@ CHANGE_MARK: dict[ChangeKind, str] = {
 #: ``settings``.
 INDEX_SETTINGS = ("embedding model", "embedding version", "embedding dimension", "embedding canary")
 #: The judge metrics charted, in order; retrieval metrics are those at ``context_k``.
-JUDGE_METRICS = ("faithfulness", "relevance", "correctness", "ok_share")
-RETRIEVAL_METRICS = ("recall", "ndcg", "hit")
-#: The 0-2 scores (every other charted metric is in 0..1).
-SCORES = ("faithfulness", "relevance", "correctness")
+CHARTED_JUDGE = ("faithfulness", "relevance", "correctness", "ok_share")
+CHARTED_RETRIEVAL = ("recall", "ndcg", "hit")
 #: Questions that moved kept per cell and night (the largest moves first).
 MOVED_KEPT = 20
 #: z of a two-sided 95 % normal interval.
@@ -113,7 +112,7 @@ class NightMarks(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    format_version: int = MARKS_FORMAT
+    format_version: int = NIGHT_MARKS_FORMAT
     verdict: str
     marks: tuple[NightMark, ...] = ()
 
@@ -252,10 +251,10 @@ def charted_metrics(values: QuestionValues, context_k: int) -> list[str]:
     """The metrics a night's values chart: retrieval at ``context_k`` (and MRR), then the
     judge's, as ``section:metric``."""
     retrieval = values.values.get("retrieval", {})
-    wanted = [f"{m}@{context_k}" for m in RETRIEVAL_METRICS] + ["mrr"]
+    wanted = [f"{m}@{context_k}" for m in CHARTED_RETRIEVAL] + ["mrr"]
     charted = [f"retrieval:{m}" for m in wanted if m in retrieval]
     judge = values.values.get("judge", {})
-    return charted + [f"judge:{m}" for m in JUDGE_METRICS if m in judge]
+    return charted + [f"judge:{m}" for m in CHARTED_JUDGE if m in judge]
 
 
 def type_points(values: QuestionValues, metric: str) -> dict[str, Point | None]:
@@ -266,7 +265,7 @@ def type_points(values: QuestionValues, metric: str) -> dict[str, Point | None]:
     for qid, value in per_question.items():
         grouped[ALL].append(value)
         grouped.setdefault(values.types.get(qid, "?"), []).append(value)
-    top = 2.0 if name in SCORES else 1.0
+    top = 2.0 if name in SCORE_METRICS else 1.0
     return {t: point(v, top) for t, v in grouped.items()}
 
 

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from judge.report.history_page import page_data, render_history_page
+from judge.report.history_page import season_page_data, render_history_page
 from judge.results.season_view import build_season
 from tests.report import history_screens as screens
 from tests.report.review_screens import DESKTOP, PHONE
@@ -130,7 +130,7 @@ def test_hostile_text_stays_text(browser: Any, tmp_path: Path) -> None:
 
 def test_page_data_carries_every_cell_the_view_has() -> None:
     view = screens.season()
-    data = page_data(view)
+    data = season_page_data(view)
     assert data["types"] == ["all", "factual", "procedural"]
     assert data["metrics"] == ["retrieval:recall@5", "judge:faithfulness", "judge:ok_share"]
     cell = data["cells"]["factual"]["judge:faithfulness"]

@@ -3,7 +3,7 @@ set of nights."""
 
 from __future__ import annotations
 
-from judge.report.history_page import page_data
+from judge.report.history_page import season_page_data
 from judge.report.history_text import history_lines, series_line
 from judge.results.season_view import DECISION_MARK, Point, Series
 from tests.report import history_screens as screens
@@ -31,7 +31,7 @@ def _parse(lines: list[str]) -> tuple[dict[tuple[str, str], list[str]], list[tup
 
 def test_the_terminal_shows_the_pages_decisions_and_changes() -> None:
     view = screens.season()
-    data = page_data(view)
+    data = season_page_data(view)
     marks, changes = _parse(history_lines(view, last=screens.NIGHTS))
     page_marks = {
         (type_name, metric.partition(":")[2]): [
