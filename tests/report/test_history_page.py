@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from judge.report.history_page import season_page_data, render_history_page
+from judge.report.history_page import render_history_page, season_page_data
 from judge.results.season_view import build_season
 from tests.report import history_screens as screens
 from tests.report.review_screens import DESKTOP, PHONE
