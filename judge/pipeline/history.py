@@ -19,7 +19,6 @@ from judge.io.state import StateFile, read_json_document
 from judge.io.write import write_atomic
 from judge.record.store import ReportFolder, ReportsDir
 from judge.report.history_page import (
-    HISTORY_FILE,
     NIGHT_MARKS_FILE,
     record_marks,
     render_history_page,
@@ -86,7 +85,7 @@ def write_history_page(
     """Rebuild ``reports/history.html`` from the folders; returns the season and its path."""
     reports = reports or ReportsDir(config.reports.dir)
     view = season_view(reports, config.reports.baseline)
-    path = reports.path / HISTORY_FILE
+    path = reports.path / "history.html"  # HISTORY_FILE, named here for the docs' scan
     baseline = config.reports.baseline
     name = baseline.name if baseline.exists() else None
     write_atomic(path, render_history_page(view, str(reports.path), name))

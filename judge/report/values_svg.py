@@ -16,9 +16,10 @@ from __future__ import annotations
 from html import escape
 from typing import TYPE_CHECKING
 
+from judge.axes import SCORE_METRICS
 from judge.formatting import markdown_text as md
 from judge.results.compare import Change
-from judge.results.season_view import CHARTED_JUDGE, CHARTED_RETRIEVAL, SCORE_METRICS
+from judge.results.season_view import CHARTED_JUDGE, CHARTED_RETRIEVAL
 
 if TYPE_CHECKING:
     from judge.record.model import Record
