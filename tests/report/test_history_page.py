@@ -138,3 +138,17 @@ def test_page_data_carries_every_cell_the_view_has() -> None:
     mean, low, high, n = cell["points"][screens.COLLAPSE]
     assert (mean, n) == (0.0, 12) and low == 0.0 and 0 < high < 0.5
     assert json.dumps(data)  # plain JSON
+
+
+def test_the_pinned_baseline_is_drawn(browser: Any, tmp_path: Path) -> None:
+    nights = screens.season_nights()
+    view = build_season(nights, nights[0].values)
+    path = tmp_path / "history.html"
+    path.write_bytes(render_history_page(view, "reports", "judge-baseline.json"))
+    page, problems = screens.open_page(browser, path, DESKTOP)
+    assert problems == []
+    line = page.locator(f'{_cell("all", "judge:ok_share")} line.baseline')
+    assert line.count() == 1 and line.get_attribute("data-baseline") == "1"
+    label = page.locator(f'{_cell("all", "judge:ok_share")} text.baseline-label')
+    assert label.text_content() == "baseline"
+    page.context.close()
