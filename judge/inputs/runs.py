@@ -19,8 +19,10 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    SerializerFunctionWrapHandler,
     ValidationError,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -56,6 +58,16 @@ class RunSettings(BaseModel):
     embedding_canary: str | None = None
     """A digest of the canary vectors (``canary_digest``): a change with the same embedder
     name is a silently updated model or index."""
+
+    @model_serializer(mode="wrap")
+    def _provenance_only_when_stated(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """The index provenance is written only when the run stated it: a history line of a run
+        without it stays as it was (and readable by a judge from before these fields)."""
+        data = handler(self)
+        for name in ("embedding_dimension", "embedding_canary"):
+            if isinstance(data, dict) and data.get(name) is None:
+                data.pop(name, None)
+        return data
 
 
 #: At most this many canary vectors (a few fixed texts, embedded each night).
