@@ -52,7 +52,11 @@ def test_the_marks_are_where_the_season_put_them(browser: Any, tmp_path: Path) -
     assert {n for n, d in recall.items() if d != "ok"} == set(screens.SEASON_FALL)
     assert {recall[n] for n in screens.SEASON_FALL} == {"season"}
     words = page.locator(f"{_cell('procedural', 'retrieval:recall@5')} g.pt text.word")
-    assert words.all_text_contents() == ["fell over the season"] * 3
+    assert words.all_text_contents() == ["fell over the season ×3"]  # one word for the run
+    first = page.locator(
+        f'{_cell("procedural", "retrieval:recall@5")} g.pt[data-night="{screens.SEASON_FALL[0]}"]'
+    )
+    assert first.locator("text.word").count() == 1
     # The all-questions chart of that metric is ok every night: the gate marked the type.
     assert set(_decisions(page, "all", "retrieval:recall@5").values()) == {"ok"}
 
@@ -147,8 +151,8 @@ def test_the_pinned_baseline_is_drawn(browser: Any, tmp_path: Path) -> None:
     path.write_bytes(render_history_page(view, "reports", "judge-baseline.json"))
     page, problems = screens.open_page(browser, path, DESKTOP)
     assert problems == []
-    line = page.locator(f'{_cell("all", "judge:ok_share")} line.baseline')
+    line = page.locator(f"{_cell('all', 'judge:ok_share')} line.baseline")
     assert line.count() == 1 and line.get_attribute("data-baseline") == "1"
-    label = page.locator(f'{_cell("all", "judge:ok_share")} text.baseline-label')
+    label = page.locator(f"{_cell('all', 'judge:ok_share')} text.baseline-label")
     assert label.text_content() == "baseline"
     page.context.close()

@@ -124,8 +124,14 @@ function point(type, metric, cell, i, px, y) {
   g.appendChild(svg('title', {}, `${day(data.nights[i].date)}: ${fmt(mean)} [${fmt(low)}, ${fmt(high)}], n ${n} · ${words}`));
   if (high > low) g.appendChild(svg('line', {class: 'ci', x1: px, x2: px, y1: y(low), y2: y(high)}));
   g.appendChild(shape(decision, px, y(mean)));
-  if (decision !== 'ok') {
-    g.appendChild(svg('text', {class: 'word', x: px, y: Math.max(9, y(high) - 6), 'text-anchor': 'middle'}, words));
+  // One word per run of nights with the same decision (on its first night), so that words of
+  // neighbouring nights never overlap; every point still says its decision in its label.
+  if (decision !== 'ok' && cell.decisions[i - 1] !== decision) {
+    let run = 1;
+    while (cell.decisions[i + run] === decision) run++;
+    const anchor = px > W - 70 ? 'end' : px < LEFT + 40 ? 'start' : 'middle';
+    const text = run > 1 ? `${words} ×${run}` : words;
+    g.appendChild(svg('text', {class: 'word', x: px, y: Math.max(9, y(high) - 6), 'text-anchor': anchor}, text));
   }
   const open = () => showDetail(type, metric, cell, i);
   g.addEventListener('click', open);
