@@ -20,6 +20,7 @@ import batch_bench
 import chunk_ppi_sim
 import floor_bench
 import gate_sim
+import history_bench
 import judge_bench
 import ppi_sim
 import retrieval_bench
@@ -104,6 +105,15 @@ def main() -> None:
     print("batch export and import, 100,000 items (targets: export < 30 s, import < 60 s)")
     results["batch"] = b = batch_bench.run()
     print("\n".join(batch_bench.describe(b)))
+    nights = int(os.environ.get("BENCH_HISTORY_NIGHTS", "365"))
+    questions = int(os.environ.get("BENCH_HISTORY_QUESTIONS", "10000"))
+    print(
+        f"history.html: the season of {nights} nights x {questions:,} questions built and "
+        "rendered, as a ratio to reading the same files (BENCH_HISTORY_NIGHTS and "
+        "BENCH_HISTORY_QUESTIONS make it smaller)"
+    )
+    results["history"] = h = history_bench.run(nights, questions, rounds=1)
+    print("\n".join(history_bench.lines(h)))
     if os.environ.get("BENCH_SKIP_EMBEDDED") != "1":
         print(
             "embedded Gemma 3 270M on the sample set: harness vs bare llama-cpp-python "

@@ -1,4 +1,5 @@
-"""``judge show``, ``diff``, ``report`` and ``baseline pin | ratchet``: saved report folders."""
+"""``judge show``, ``diff``, ``report``, ``history`` and ``baseline pin | ratchet``: saved
+report folders."""
 
 from __future__ import annotations
 
@@ -53,6 +54,26 @@ def cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _nights(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: a number of nights, 1 or more")
+    return int(text)
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    from judge.pipeline.history import history
+    from judge.report.history_text import history_lines
+
+    view, path = history(config_of(args))
+    say_lines(history_lines(view, args.nights, str(path)))
+    if args.open:
+        import webbrowser
+
+        if not webbrowser.open(path.resolve().as_uri()):
+            warn([f"no browser to open {path} with; open it by hand"])
+    return 0
+
+
 def add_folder_commands(commands: Commands) -> None:
     show = commands.add("show", cmd_show, "one verdict with its chunks and the quote marked")
     show.add_argument("question_id", help="a golden question id")
@@ -65,6 +86,13 @@ def add_folder_commands(commands: Commands) -> None:
         help="rebuild the record from the folder's run and the cache: each verdict re-derived "
         "from its cached reply (a newer parser or evidence verifier applies), the labels and "
         "comparisons read again (default: render the folder's record as it was written)",
+    )
+    history = commands.add(
+        "history", cmd_history, "the season: values, gate marks and changes, night by night"
+    )
+    history.add_argument("--open", action="store_true", help="open reports/history.html")
+    history.add_argument(
+        "--nights", type=_nights, default=10, help="how many of the last nights to print (10)"
     )
     diff = commands.add("diff", cmd_diff, "compare two report folders")
     diff.add_argument("a", help="the earlier report folder")

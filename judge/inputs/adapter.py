@@ -31,6 +31,7 @@ from pydantic import BaseModel, ValidationError
 
 from judge.errors import InputError, Interrupted
 from judge.inputs.golden import GoldenQuestion, GoldenSet
+from judge.inputs.provenance import adapter_meta, produced_meta
 from judge.inputs.runs import (
     RetrievedChunk,
     Run,
@@ -175,6 +176,7 @@ def produce_run(
     """
     if adapter is None:
         adapter = load_adapter(spec, search_dir)
+    stated = adapter_meta(spec, adapter)  # a malformed one fails before anything is asked
     start, workers = _starter(adapter, concurrency)
     asking = _Asking(start, workers, golden, concurrency, timeout_s, on_progress)
     try:
@@ -185,10 +187,12 @@ def produce_run(
         for q in golden.questions:
             if q.id not in asking.records:
                 asking.failed.setdefault(q.id, NOT_ANSWERED)
-        raise AnswersInterrupted(_run(spec, golden, asking.records, asking.failed)) from None
+        raise AnswersInterrupted(
+            _run(spec, golden, asking.records, asking.failed, stated)
+        ) from None
     finally:
         asking.close()
-    return _run(spec, golden, asking.records, asking.failed)
+    return _run(spec, golden, asking.records, asking.failed, stated)
 
 
 #: Starts asking the adapter one question; the future holds its record (or its exception).
@@ -302,11 +306,14 @@ class _Asking:
 
 
 def _run(
-    spec: str, golden: GoldenSet, records: dict[str, RunRecord], failed: dict[str, str]
+    spec: str,
+    golden: GoldenSet,
+    records: dict[str, RunRecord],
+    failed: dict[str, str],
+    stated: RunMeta | None = None,
 ) -> Run:
     ordered = {q.id: records[q.id] for q in golden.questions if q.id in records}
-    meta = RunMeta(system=spec, adapter=spec, created_at=datetime.now(UTC), failed=failed)
-    return Run(meta, ordered)
+    return Run(produced_meta(spec, stated, failed), ordered)
 
 
 # --- saved adapter runs ---------------------------------------------------------------------

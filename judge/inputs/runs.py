@@ -9,11 +9,22 @@ against the golden set. (What ``judge run`` writes is a *report folder*: ``judge
 
 from __future__ import annotations
 
+import hashlib
+import math
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from judge.errors import InputError
 from judge.inputs.golden import GoldenSet
@@ -44,6 +55,37 @@ class RunSettings(BaseModel):
     embedding_version: str | None = None
     chunking: dict[str, JsonScalar] = Field(default_factory=dict)
     generator_model: str | None = None
+    embedding_dimension: int | None = None
+    embedding_canary: str | None = None
+    """A digest of the canary vectors (``canary_digest``): a change with the same embedder
+    name is a silently updated model or index."""
+
+    @model_serializer(mode="wrap")
+    def _provenance_only_when_stated(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """The index provenance is written only when the run stated it: a history line of a run
+        without it stays as it was (and readable by a judge from before these fields)."""
+        data = handler(self)
+        for name in ("embedding_dimension", "embedding_canary"):
+            if isinstance(data, dict) and data.get(name) is None:
+                data.pop(name, None)
+        return data
+
+
+#: At most this many canary vectors (a few fixed texts, embedded each night).
+MAX_CANARIES = 16
+#: Canary values are compared rounded to this many decimals, so that the last bits a float
+#: printed by another library may differ in do not count as a change.
+CANARY_DECIMALS = 4
+
+
+def canary_digest(canaries: list[list[float]]) -> str:
+    """A short digest of the canary vectors, each value rounded to ``CANARY_DECIMALS``: equal
+    for the same embedder on the same texts, different when the model's vectors moved."""
+    text = ";".join(
+        ",".join(f"{round(v, CANARY_DECIMALS) + 0.0:.{CANARY_DECIMALS}f}" for v in vector)
+        for vector in canaries
+    )
+    return "c:" + hashlib.sha256(text.encode("ascii")).hexdigest()[:12]
 
 
 class RunMeta(StrictRecord):
@@ -62,12 +104,41 @@ class RunMeta(StrictRecord):
     chunking: dict[str, JsonScalar] = Field(default_factory=dict)
     """Chunking settings, e.g. method, max_chars, overlap."""
     generator_model: str | None = None
+    embedding_dimension: StrictInt | None = Field(default=None, gt=0)
+    """The dimension of the embedder's vectors (index provenance; docs/history.md)."""
+    embedding_canaries: list[list[StrictFloat]] | None = Field(
+        default=None, max_length=MAX_CANARIES
+    )
+    """Vectors of a few fixed texts, embedded by the system each night: compared with the
+    previous run's (by ``canary_digest``), they show an embedder that changed under the same
+    name. Each must have ``embedding_dimension`` values (all one length when it is not stated),
+    none NaN or infinite."""
     created_at: IsoDatetime | None = None
     notes: str | None = None
     adapter: str | None = None
     """The ``module:function`` that produced the run, when the harness produced it."""
     failed: dict[str, str] = Field(default_factory=dict)
     """Questions the adapter raised for: id → error. They are reported, not scored."""
+
+    @model_validator(mode="after")
+    def _canaries_well_formed(self) -> RunMeta:
+        canaries = self.embedding_canaries
+        if not canaries:
+            return self
+        size = self.embedding_dimension or len(canaries[0])
+        for index, vector in enumerate(canaries):
+            if len(vector) != size:
+                raise ValueError(
+                    f"embedding_canaries[{index}] has {len(vector)} values and the embedding "
+                    f"dimension is {size}: write each canary as the embedder's whole vector"
+                )
+            bad = next((i for i, v in enumerate(vector) if not math.isfinite(v)), None)
+            if bad is not None:
+                raise ValueError(
+                    f"embedding_canaries[{index}][{bad}] is {vector[bad]}: a canary value must "
+                    "be a finite number (the embedder returned a broken vector)"
+                )
+        return self
 
     def _sides(self, what: str) -> tuple[tuple[str, str | None], tuple[str, str | None]]:
         """(field, value) of the index side and of the query side of ``embedding_<what>``: a
@@ -107,6 +178,10 @@ class RunMeta(StrictRecord):
             embedding_version=query_version if query_version is not None else index_version,
             chunking=self.chunking,
             generator_model=self.generator_model,
+            embedding_dimension=self.embedding_dimension,
+            embedding_canary=(
+                canary_digest(self.embedding_canaries) if self.embedding_canaries else None
+            ),
         )
 
 

@@ -29,6 +29,7 @@ from judge.judging.tasks.base import by_question
 from judge.judging.tasks.registry import enabled_tasks, load_task_prompt
 from judge.pipeline.bars import bars_asked
 from judge.pipeline.build import build_report
+from judge.pipeline.history import write_history_page
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs, measure_retrieval
 from judge.pipeline.session import (
     JudgeChoice,
@@ -251,6 +252,7 @@ def _evaluate(
         # The folder keeps the run that was judged beside what was rendered from it.
         files = {**render_files(report), "run.jsonl": jsonl_text(run_lines(inputs.run))}
         folder = reports.publish(name, files, report.entry)
+        write_history_page(config, reports)  # the season's picture, with tonight in it
     return Evaluation(folder, report, inputs)
 
 

@@ -10,6 +10,9 @@
 - ``verdicts.csv``   one row per question: every metric, score, quote, match kind, span
 - ``verdicts.jsonl`` the verdicts as data; ``items.jsonl`` what the judge saw
 - ``review.html``    the reviewers' page
+- ``values.svg``     per type, tonight beside the last compatible run (report.md shows it)
+- ``marks.json``     the gate's decisions per type and metric, with the questions that moved:
+                     what ``reports/history.html`` reads (``judge.report.history_page``)
 - ``missing-labels.csv`` with ``[judge.chunks]`` on: the possible missing labels, for
                      ``judge golden accept``
 """
@@ -26,8 +29,10 @@ from judge.record.model import Record
 from judge.record.store import REPORT_FILE, record_json, values_json
 from judge.report.chunks_text import MISSING_LABELS_FILE, missing_labels_file
 from judge.report.data import verdicts_csv
+from judge.report.history_page import NIGHT_MARKS_FILE, marks_json
 from judge.report.markdown import render_report_md
 from judge.report.review_page import render_review_page
+from judge.report.values_svg import VALUES_SVG, values_svg
 
 
 def render_files(report: Record, *, with_record: bool = True) -> dict[str, str | bytes]:
@@ -45,7 +50,11 @@ def render_files(report: Record, *, with_record: bool = True) -> dict[str, str |
         "verdicts.jsonl": jsonl_text(report.verdicts) if lines is None else lines.verdicts_jsonl(),
         "items.jsonl": jsonl_text(report.items) if lines is None else lines.items_jsonl(),
         "review.html": render_review_page(report),
+        NIGHT_MARKS_FILE: marks_json(report),
     }
+    picture = values_svg(report)
+    if picture is not None:
+        files[VALUES_SVG] = picture
     missing = missing_labels_file(report)
     if missing is not None:
         files[MISSING_LABELS_FILE] = missing

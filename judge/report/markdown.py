@@ -39,6 +39,7 @@ from judge.report.corrected_text import corrected_markdown_lines
 from judge.report.evidence_text import evidence_summary
 from judge.report.text_tables import render_markdown
 from judge.report.tokens_text import token_lines
+from judge.report.values_svg import picture_lines
 from judge.results.review import position_bias, self_judging
 
 
@@ -58,7 +59,7 @@ def prompt_label(prompt: str, sha256: str) -> str:
 
 def render_report_md(report: Record) -> str:
     """report.md, from the record alone: each section a function of it."""
-    lines = _head_lines(report)
+    lines = _head_lines(report) + picture_lines(report)  # values.svg: tonight beside the last run
     lines += ["", "## Per question type", "", render_markdown(report.judge), ""]
     if "correctness" in report.judge.metrics:
         lines += [CORRECTNESS_NOTE, ""]

@@ -272,12 +272,15 @@ def compare_with_history(
     return comparisons
 
 
+#: The index's provenance (the embedder): its name and version, and the dimension and canary
+#: digest (``judge.inputs.runs.canary_digest``) that show a change under the same name.
+INDEX = ("embedding_model", "embedding_version", "embedding_dimension", "embedding_canary")
 #: The settings a section's numbers depend on, in the order a note names them: retrieval is
 #: the index's (embeddings, chunking); the judge's verdicts depend on those, through the
 #: chunks the generator saw, and on the generator.
 SETTINGS: dict[Section, tuple[str, ...]] = {
-    "retrieval": ("embedding_model", "embedding_version", "chunking"),
-    "judge": ("embedding_model", "embedding_version", "chunking", "generator_model"),
+    "retrieval": (*INDEX, "chunking"),
+    "judge": (*INDEX, "chunking", "generator_model"),
 }
 
 #: A setting's value in a note is cut to this many characters (a run file states it).
@@ -300,7 +303,7 @@ def settings_changes(
 ) -> list[str]:
     """Each setting that differs between two runs, as "the embedding version (v1 → v2)"; the
     chunking as its keys that differ ("the chunking (max_chars 450 → 800)"). Only the
-    settings ``section``'s numbers depend on (all four when None); none when either run's
+    settings ``section``'s numbers depend on (all of them when None); none when either run's
     settings were not recorded (a history line older than them). A setting stated in one run
     only counts as changed ("not stated → v2"): a run that stops stating its embedding
     version may have changed it too."""

@@ -34,6 +34,7 @@ def test_run_with_the_lexical_judge_says_which_judge_first_and_saves(
     assert sorted(p.name for p in folder.iterdir()) == [
         "items.jsonl",
         "manifest.json",
+        "marks.json",
         "report.json",
         "report.md",
         "review.html",
