@@ -21,7 +21,9 @@ from pydantic import BaseModel, ValidationError
 
 from judge.errors import HarnessError, InputError
 from judge.io.json import JsonProblem, decode_utf8, encoding_problem, over_limit, parse_json
-from judge.io.text import DEFAULT_MAX_FILE_MB, describe_char, split_lines
+from judge.io.limits import DEFAULT_MAX_FILE_MB
+from judge.io.limits import POINTER_MAX_BYTES as POINTER_MAX_BYTES
+from judge.io.text import describe_char, split_lines
 from judge.io.validation import M, describe_validation_error, type_error
 from judge.io.write import write_atomic
 
@@ -307,10 +309,6 @@ def write_json_document(
 ) -> None:
     """Write a state file atomically, after ``json_document_text`` checked it can be read."""
     write_atomic(path, json_document_text(value, kind, path, indent, what=what))
-
-
-#: A pointer file (``reports/latest``) holds one name; anything longer is not one.
-POINTER_MAX_BYTES = 4096
 
 
 def _pointer_problem(text: str) -> JsonProblem | None:
