@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import batch_bench
 import chunk_ppi_sim
 import floor_bench
+import fuzz_bench
 import gate_sim
 import judge_bench
 import ppi_sim
@@ -100,6 +101,9 @@ def main() -> None:
     print("batch export and import, 100,000 items (targets: export < 30 s, import < 60 s)")
     results["batch"] = b = batch_bench.run()
     print("\n".join(batch_bench.describe(b)))
+    print("error boundary: mutated imports and state files (target: exit 0 or a located exit 2)")
+    results["fuzz"] = z = fuzz_bench.run()
+    print("\n".join(fuzz_bench.describe(z)))
     if os.environ.get("BENCH_SKIP_EMBEDDED") != "1":
         print(
             "embedded Gemma 3 270M on the sample set: harness vs bare llama-cpp-python "

@@ -40,8 +40,6 @@ MAX_REPLY_KB = 512
 #: The largest token count (or other count a server reports) taken as a number; anything larger
 #: (a 400-digit ``usage.prompt_tokens``) is "not reported". A trillion tokens is no one reply.
 MAX_COUNT = 10**12
-#: The most characters of a value echoed in a message (a long name or text is cut with "…").
-MAX_SHOWN_CHARS = 80
 
 
 class Limit(NamedTuple):

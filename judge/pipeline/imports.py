@@ -90,8 +90,8 @@ def _check_sizes(
         problem = file_size_problem(size, limit, targets[key].name)
         if problem is not None:
             problems.append(
-                f"{source}: not imported: {problem}; raise data.max_file_mb in judge.toml (or "
-                "give --max-file-mb), or import a smaller file"
+                f"{source}: not imported: {problem}; raise data.max_file_mb in judge.toml, "
+                "or import a smaller file"
             )
     if problems:
         raise InputError(problems)
@@ -195,7 +195,9 @@ def import_foreign(
     columns = Columns(type_column, id_column, answerable_column)
     read = read_foreign(tool, source, columns, limit)
     warnings = list(read.warnings)
-    problems = [*read.problems, *_reserved_types(read.records)]
+    problems = list(read.problems)
+    if settings.question_types is None:  # else a type not configured is refused by convert
+        problems += _reserved_types(read.records)
     converted = convert(read.records, settings, problems, warnings, source)
     types = ordered_types(converted.questions, settings)
     texts = file_texts(converted, tool, source)
