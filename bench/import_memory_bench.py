@@ -76,13 +76,23 @@ def _peak(argv: list[str], cwd: Path, pythonpath: Path) -> dict[str, Any]:
     }
 
 
-#: The child: the judge CLI, then its own peak RSS (kB) as its last stderr line.
+#: The child: the judge CLI, then its own peak RSS (kB) as its last stderr line. The inputs
+#: are made in a process of their own (``_made``): Linux keeps ``ru_maxrss`` across fork and
+#: exec, so a child of a parent that built a 600 MB table would report the parent's peak.
 _CHILD = """
 import atexit, resource, sys
 atexit.register(lambda: print("maxrss", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr))
 from judge.cli import main
 sys.exit(main(sys.argv[1:]))
 """
+
+
+def _made(maker: str, path: Path) -> Path:
+    """``path`` written by this module's ``maker`` in a process of its own."""
+    code = f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+    code += f"import import_memory_bench as b; b.{maker}(__import__('pathlib').Path({str(path)!r}))"
+    subprocess.run([sys.executable, "-c", code], check=True)
+    return path
 
 
 def run(tree: Path = ROOT, case: str = "both") -> dict[str, Any]:
@@ -92,7 +102,7 @@ def run(tree: Path = ROOT, case: str = "both") -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as folder:
         work = Path(folder)
         if case in ("both", "parquet"):
-            bomb = parquet_bomb(work / "bomb.parquet")
+            bomb = _made("parquet_bomb", work / "bomb.parquet")
             results["parquet_kb"] = round(bomb.stat().st_size / 1024, 1)
             toml = work / "judge.toml"
             toml.write_text(
@@ -106,7 +116,7 @@ def run(tree: Path = ROOT, case: str = "both") -> dict[str, Any]:
                 tree,
             )
         if case in ("both", "ragas"):
-            rows = ragas_rows(work / "rows.jsonl")
+            rows = _made("ragas_rows", work / "rows.jsonl")
             results["ragas_mb"] = round(rows.stat().st_size / 2**20, 1)
             results["ragas"] = _peak(
                 ["import", "ragas", str(rows), "--out", str(work / "b")], work, tree

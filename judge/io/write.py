@@ -138,6 +138,26 @@ def clear_stale_copies(path: Path) -> list[Path]:
     return removed
 
 
+def clear_stale_folders(parent: Path) -> list[Path]:
+    """Remove the staging folders (``.<name>.<pid>.tmp`` or ``.partial``) in ``parent`` that a
+    killed process left, whatever their name: for a folder of timestamped outputs (sweeps),
+    where the next command stages under another name than the killed one did. Only folders,
+    only of pids that no live process has (``clear_stale_copies``' rule); returns them."""
+    removed: list[Path] = []
+    try:
+        entries = [entry for entry in os.scandir(parent) if entry.name.startswith(".")]
+    except OSError:
+        return removed
+    for entry in entries:
+        stem, dot, suffix = entry.name.rpartition(".")
+        if f".{suffix}" not in _COPY_SUFFIXES or not dot or not entry.is_dir(follow_symlinks=False):
+            continue
+        if _stale(stem.rpartition(".")[2]):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
+
+
 def check_writable(path: Path) -> None:
     """Raise ``NotWritable`` (one line) when ``write_atomic`` would refuse to write ``path``
     (read-only, or a link that leads to itself): for a command that writes several files and

@@ -57,9 +57,18 @@ class Ids:
     SHOWN = 3
 
     def __init__(self) -> None:
-        self.hex = 0
+        self.spans = 0
+        """Spans read with valid ids."""
         self.base64 = 0
+        """Of those, the ones whose ids are written in base64."""
+        self._seen_base64 = False
         self._refused: dict[tuple[str, str], list[str]] = {}
+
+    def counted(self) -> None:
+        """One more span read; in base64 if any of its ids read since the last one was."""
+        self.spans += 1
+        self.base64 += self._seen_base64
+        self._seen_base64 = False
 
     def read(self, value: object, size: int) -> str | None:
         """An id of ``size`` bytes as lower-case hex: written as ``2 * size`` hex digits (OTLP
@@ -67,12 +76,11 @@ class Ids:
         if not isinstance(value, str):
             return None
         if len(value) == 2 * size and _HEX.fullmatch(value):
-            self.hex += 1
             return value.lower()
         if len(value) == 4 * math.ceil(size / 3) and _BASE64.fullmatch(value):
             raw = base64.b64decode(value)
             if len(raw) == size:
-                self.base64 += 1
+                self._seen_base64 = True
                 return raw.hex()
         return None
 
@@ -179,8 +187,8 @@ def read_spans(
     problems.extend(ids.problems())
     if notes is not None and ids.base64:
         notes.append(
-            f"{path}: span ids written in base64 ({ids.base64} of {ids.base64 + ids.hex} ids, "
-            "protobuf's JSON mapping as MessageToJson writes it) were read as their hex"
+            f"{path}: the ids of {ids.base64} of {ids.spans} span(s) are written in base64 "
+            "(protobuf's JSON mapping, as MessageToJson writes them) and were read as their hex"
         )
     return spans
 
@@ -233,13 +241,15 @@ def _span(item: Any, path: Path, line: int | None, text: str, here: str, ids: Id
             ids.refuse(field, problem, where)
         return None
     parent = item.get("parentSpanId")
+    parent_hex = ids.read(parent, 8) if isinstance(parent, str) and parent else None
+    ids.counted()
     attributes = item.get("attributes", [])
     name = item.get("name")
     return Span(
         where=f"{where}: trace {trace_hex}",
         trace=trace_hex,
         span=span_hex,
-        parent=ids.read(parent, 8) if isinstance(parent, str) and parent else None,
+        parent=parent_hex,
         name=name if isinstance(name, str) else "",
         start=_nanos(item.get("startTimeUnixNano")),
         end=_nanos(item.get("endTimeUnixNano")),

@@ -182,7 +182,7 @@ def _parquet_rows(path: Path, max_mb: float) -> list[Row]:
 
 #: Rows decoded at a time from a Parquet file: the most text held beyond the limit is this
 #: many rows' worth.
-_PARQUET_BATCH = 64
+_PARQUET_BATCH = 16
 
 
 class _TextBudget:
