@@ -124,7 +124,9 @@ def _write(
     """Stage the files beside their place, load them back as ``judge check`` does (with the
     same size limit), then write each in place of its target (``write_atomic``: a symlink stays
     a link, the mode is kept, a read-only file refused before anything is written): what is
-    written is what the harness reads. A staging folder a killed import left is removed first."""
+    written is what the harness reads. A staging folder a killed import left is removed first.
+    ``texts`` is emptied as the files are staged, so that the text is not held in memory
+    while the staged files are loaded back."""
     folder = targets["questions"].parent
     for target in targets.values():
         check_writable(target)
@@ -135,10 +137,10 @@ def _write(
     try:
         staged = {key: staging / target.name for key, target in targets.items()}
         for key, path in staged.items():
-            write_atomic(path, texts[key])
+            write_atomic(path, texts.pop(key))  # the text is on disk: not held while loading
         _load_back(_staged_data(staged, types, oos, limit), staging, targets, limit)
         for key, target in targets.items():
-            write_atomic(target, texts[key])
+            write_atomic(target, staged[key].read_bytes())
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
@@ -199,15 +201,18 @@ def import_foreign(
     if settings.question_types is None:  # else a type not configured is refused by convert
         problems += _reserved_types(read.records)
     converted = convert(read.records, settings, problems, warnings, source)
+    del read  # the source's records: no longer needed, and as large as the file
     types = ordered_types(converted.questions, settings)
     texts = file_texts(converted, tool, source)
     _check_sizes(texts, targets, source, limit)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    _write(texts, targets, types, settings.out_of_scope, limit)
     if relative_to is None:
         relative_to = config.source.parent if config and config.source else Path.cwd()
     lines = data_lines(targets, types, settings.out_of_scope, relative_to)
-    return _imported(converted, targets, types, settings, lines, warnings)
+    imported = _imported(converted, targets, types, settings, lines, warnings)
+    del converted  # counted: only the files' text is kept while they are loaded back
+    out_dir.mkdir(parents=True, exist_ok=True)
+    _write(texts, targets, types, settings.out_of_scope, limit)
+    return imported
 
 
 def _targets(out_dir: Path, replace: bool) -> dict[str, Path]:

@@ -9,6 +9,7 @@ import io
 import json
 import math
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -145,31 +146,27 @@ def _csv_rows(path: Path, max_mb: float) -> list[Row]:
 
 
 def _parquet_rows(path: Path, max_mb: float) -> list[Row]:
-    """Parquet read by record batches through pyarrow, when it is installed (the harness does
-    not depend on it, so without it the file is refused in one line). A Parquet file is
-    compressed, so a file of kilobytes can hold gigabytes of text: the text read so far is
-    counted as batches come in (``_TextBudget``), and the read stops at the first row that
-    takes it over the configured limit, before the rest is decoded."""
+    """Parquet read by record batches through pyarrow (else whole through pandas and
+    fastparquet; the harness depends on neither, so without both the file is refused in one
+    line). A Parquet file is compressed, so a file of kilobytes can hold gigabytes of text: the
+    text read so far is counted as rows come in (``_TextBudget``), and the read stops at the
+    first row that takes it over the configured limit, before the rest is decoded."""
     check_readable(path, max_mb)
-    try:
-        import pyarrow.parquet as pq  # type: ignore[import-untyped]
-    except ImportError:
-        raise InputError(
-            [
-                f"{path}: reading Parquet needs pyarrow, which is not installed here; install "
-                "it into judge's environment (pip install pyarrow), or save the dataset as JSONL "
-                "or CSV (Ragas: EvaluationDataset.to_jsonl)"
-            ]
-        ) from None
     budget = _TextBudget(path, max_mb)
     rows: list[Row] = []
     try:
-        parquet = pq.ParquetFile(path)
-        for batch in parquet.iter_batches(batch_size=_PARQUET_BATCH):
-            for record in batch.to_pylist():
-                values = {str(k): _plain(v) for k, v in record.items()}
-                budget.take(values, len(rows) + 1)
-                rows.append(Row(f"{path}: row {len(rows) + 1}", values, False))
+        for record in _parquet_records(path):
+            values = {str(k): _plain(v) for k, v in record.items()}
+            budget.take(values, len(rows) + 1)
+            rows.append(Row(f"{path}: row {len(rows) + 1}", values, False))
+    except ImportError:
+        raise InputError(
+            [
+                f"{path}: reading Parquet needs pyarrow (or fastparquet), which is not "
+                "installed here; install it into judge's environment (pip install pyarrow), "
+                "or save the dataset as JSONL or CSV (Ragas: EvaluationDataset.to_jsonl)"
+            ]
+        ) from None
     except (
         OSError,
         ValueError,
@@ -178,6 +175,21 @@ def _parquet_rows(path: Path, max_mb: float) -> list[Row]:
     if not rows:
         raise InputError([f"{path}: no records (the file has no rows)"])
     return rows
+
+
+def _parquet_records(path: Path) -> Iterator[dict[Any, Any]]:
+    """A Parquet file's rows as dicts: ``_PARQUET_BATCH`` at a time through pyarrow, or all at
+    once through pandas (fastparquet) where pyarrow is not installed; ``ImportError`` without
+    either."""
+    try:
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    except ImportError:
+        import pandas as pd
+
+        yield from pd.read_parquet(path).to_dict("records")
+        return
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=_PARQUET_BATCH):
+        yield from batch.to_pylist()
 
 
 #: Rows decoded at a time from a Parquet file: the most text held beyond the limit is this
