@@ -19,6 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import batch_bench
 import chunk_ppi_sim
 import floor_bench
+import fuzz_bench
 import gate_sim
 import history_bench
 import judge_bench
@@ -114,6 +115,9 @@ def main() -> None:
     )
     results["history"] = h = history_bench.run(nights, questions, rounds=1)
     print("\n".join(history_bench.lines(h)))
+    print("error boundary: mutated imports and state files (target: exit 0 or a located exit 2)")
+    results["fuzz"] = z = fuzz_bench.run()
+    print("\n".join(fuzz_bench.describe(z)))
     if os.environ.get("BENCH_SKIP_EMBEDDED") != "1":
         print(
             "embedded Gemma 3 270M on the sample set: harness vs bare llama-cpp-python "

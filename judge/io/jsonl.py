@@ -29,13 +29,12 @@ from judge.io.json import (
     over_limit,
     parse_json,
 )
-from judge.io.text import DEFAULT_MAX_FILE_MB, read_text, split_lines
-from judge.io.write import write_atomic
+from judge.io.limits import DEFAULT_MAX_FILE_MB
 
-#: Size limit for one line (one record) of a JSONL input, whatever the file limit. A 50 MB
-#: answer is valid JSON, but judging and reporting it would take gigabytes of memory (measured:
-#: about 30 to 45 times the record's size), so it is refused where it is, with its line.
-MAX_RECORD_MB = 4
+# The limit's home is judge.io.limits; re-exported for the readers that import it from here.
+from judge.io.limits import MAX_RECORD_MB as MAX_RECORD_MB
+from judge.io.text import read_text, split_lines
+from judge.io.write import write_atomic
 
 
 class Line(NamedTuple):

@@ -20,8 +20,17 @@ from typing import Any, NamedTuple, NoReturn, TypeVar, overload
 from pydantic import BaseModel, ValidationError
 
 from judge.errors import HarnessError, InputError
-from judge.io.json import JsonProblem, decode_utf8, encoding_problem, over_limit, parse_json
-from judge.io.text import DEFAULT_MAX_FILE_MB, describe_char, split_lines
+from judge.io.json import (
+    JsonProblem,
+    decode_utf8,
+    encoding_problem,
+    over_limit,
+    parse_json,
+    show_value,
+)
+from judge.io.limits import DEFAULT_MAX_FILE_MB
+from judge.io.limits import POINTER_MAX_BYTES as POINTER_MAX_BYTES
+from judge.io.text import describe_char, split_lines
 from judge.io.validation import M, describe_validation_error, type_error
 from judge.io.write import write_atomic
 
@@ -232,6 +241,17 @@ def read_json_document(
         raise kind.fail(
             kind.invalid.format(path=path, problem=problems, remedy=kind.remedy)
         ) from None
+    except (KeyError, TypeError, IndexError, AttributeError, ArithmeticError) as exc:
+        # A model's own conversion (an older format read as the current one) met a value of
+        # another shape than it expects: the file is invalid, said as one line, never a
+        # traceback (found by tests/hostile/test_converters.py's mutated state files).
+        problem = (
+            "a value is not of the shape this judge reads "
+            f"({type(exc).__name__} {show_value(str(exc), 80)})"
+        )
+        raise kind.fail(
+            kind.invalid.format(path=path, problem=problem, remedy=kind.remedy)
+        ) from None
 
 
 def json_document_text(
@@ -307,10 +327,6 @@ def write_json_document(
 ) -> None:
     """Write a state file atomically, after ``json_document_text`` checked it can be read."""
     write_atomic(path, json_document_text(value, kind, path, indent, what=what))
-
-
-#: A pointer file (``reports/latest``) holds one name; anything longer is not one.
-POINTER_MAX_BYTES = 4096
 
 
 def _pointer_problem(text: str) -> JsonProblem | None:

@@ -34,8 +34,8 @@ from pydantic import (
 from judge.errors import InputError
 from judge.io.json import decode_utf8, show_value
 
-#: Default size limit for one input file; `data.max_file_mb` in judge.toml changes it.
-DEFAULT_MAX_FILE_MB = 512
+# The limit's home is judge.io.limits; re-exported for the readers that import it from here.
+from judge.io.limits import DEFAULT_MAX_FILE_MB as DEFAULT_MAX_FILE_MB
 
 StrictInt = Annotated[int, Strict()]
 """A JSON integer: ``2``, not ``"2"``, ``2.0`` or ``true``."""

@@ -67,6 +67,21 @@ def _is_union_tag(part: str) -> bool:
     return part in ("str", "int", "float", "bool") or "[" in part
 
 
+#: The most characters of one field name (a key of the input) shown in a message.
+_NAME_SHOWN = 60
+
+
+def _shown_part(part: object) -> str:
+    """One part of a field's location as a message shows it: a key holding a line break, an
+    escape or another invisible character is shown escaped (as JSON writes it), so that a key
+    of the input can never split the message or reach a terminal; a long key is cut."""
+    text = str(part)
+    if not text.isprintable():
+        text = json.dumps(text, ensure_ascii=False)[1:-1]
+        text = "".join(c if c.isprintable() else f"\\u{ord(c):04x}" for c in text)
+    return text if len(text) <= _NAME_SHOWN else text[: _NAME_SHOWN - 1] + "…"
+
+
 def describe_validation_error(error: ValidationError) -> list[str]:
     """Turn a pydantic error into ``field: what is wrong`` phrases, one per problem.
 
@@ -79,7 +94,7 @@ def describe_validation_error(error: ValidationError) -> list[str]:
     index = 0
     while index < len(items):
         item = items[index]
-        loc = [str(part) for part in item["loc"]]
+        loc = [_shown_part(part) for part in item["loc"]]
         location = ".".join(loc)
         kind = item["type"]
         if kind == "missing":
@@ -95,7 +110,7 @@ def describe_validation_error(error: ValidationError) -> list[str]:
                 _is_union_tag(loc[-1] if loc else "")
                 and group < len(items)
                 and items[group]["type"] in _EXPECTED
-                and [str(p) for p in items[group]["loc"]][:-1] == loc[:-1]
+                and [_shown_part(p) for p in items[group]["loc"]][:-1] == loc[:-1]
                 and _is_union_tag(str(items[group]["loc"][-1]))
             ):
                 expected.append(_EXPECTED[items[group]["type"]])

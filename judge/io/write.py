@@ -13,6 +13,7 @@ to the second. An append to a file that several commands update is made holding 
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 from collections.abc import Callable
 from contextlib import suppress
@@ -76,8 +77,9 @@ def claim_unique(parent: Path, stem: str, suffix: str = "", *, folder: bool = Fa
 
 
 #: What a temporary copy of ``<name>`` is called beside its target: ``.<name>.<pid><suffix>``.
-#: ``.accept`` is the staged questions file of ``judge golden accept`` in earlier releases.
-_COPY_SUFFIXES = (".tmp", ".accept")
+#: ``.accept`` is the staged questions file of ``judge golden accept`` in earlier releases;
+#: ``.partial`` a staging folder (``judge import``'s ``.import.<pid>.partial``).
+_COPY_SUFFIXES = (".tmp", ".accept", ".partial")
 
 
 class NotWritable(InputError):
@@ -109,9 +111,11 @@ def _stale(number: str) -> bool:
 def clear_stale_copies(path: Path) -> list[Path]:
     """Remove the temporary copies of ``path`` (``.<name>.<pid>.tmp`` beside it) that a killed
     process left: only those whose pid is no live process, never another running command's
-    (a pid reused since counts as alive, so its copy waits for the next time). Returns what
-    was removed. ``write_atomic`` calls it before it writes, ``judge.io.lock.locked`` once it
-    holds the file's lock."""
+    (a pid reused since counts as alive, so its copy waits for the next time). A copy that is
+    a folder (the staging folder of an import or a sweep) is removed with what it holds; a
+    symlink is unlinked, never followed. Returns what was removed. ``write_atomic`` calls it
+    before it writes, ``judge.io.lock.locked`` once it holds the file's lock, an import or a
+    sweep before it stages its folder."""
     target = Path(os.path.realpath(path))
     prefix = f".{target.name}."
     removed: list[Path] = []
@@ -124,10 +128,45 @@ def clear_stale_copies(path: Path) -> list[Path]:
             continue
         if not _stale(name[len(prefix) :].rsplit(".", 1)[0]):
             continue
+        stale = target.parent / name
         with suppress(FileNotFoundError):
-            os.unlink(target.parent / name)
-            removed.append(target.parent / name)
+            if stale.is_dir() and not stale.is_symlink():
+                shutil.rmtree(stale)
+            else:
+                os.unlink(stale)
+            removed.append(stale)
     return removed
+
+
+def clear_stale_folders(parent: Path) -> list[Path]:
+    """Remove the staging folders (``.<name>.<pid>.tmp`` or ``.partial``) in ``parent`` that a
+    killed process left, whatever their name: for a folder of timestamped outputs (sweeps),
+    where the next command stages under another name than the killed one did. Only folders,
+    only of pids that no live process has (``clear_stale_copies``' rule); returns them."""
+    removed: list[Path] = []
+    try:
+        entries = [entry for entry in os.scandir(parent) if entry.name.startswith(".")]
+    except OSError:
+        return removed
+    for entry in entries:
+        stem, dot, suffix = entry.name.rpartition(".")
+        if f".{suffix}" not in _COPY_SUFFIXES or not dot or not entry.is_dir(follow_symlinks=False):
+            continue
+        if _stale(stem.rpartition(".")[2]):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
+
+
+def check_writable(path: Path) -> None:
+    """Raise ``NotWritable`` (one line) when ``write_atomic`` would refuse to write ``path``
+    (read-only, or a link that leads to itself): for a command that writes several files and
+    must refuse before it writes the first."""
+    target = Path(os.path.realpath(path))
+    if os.path.islink(target):
+        raise NotWritable([f"{path}: a symlink that leads to itself; fix the link"])
+    with suppress(FileNotFoundError):
+        _refuse_read_only(path, target, os.stat(target).st_mode)
 
 
 def _refuse_read_only(path: Path, target: Path, mode: int) -> None:

@@ -30,8 +30,9 @@ import json
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from judge.io.limits import bounded_reply
 from judge.judging.evidence import Sentence, answer_sentences, cite, context_sentences, verify_quote
 from judge.judging.injection import instruction_flags
 from judge.judging.types import (
@@ -193,6 +194,12 @@ class Reply(BaseModel):
     score_probabilities: dict[str, tuple[float, float, float]] | None = None
     """Per axis, the model's P(0), P(1), P(2) at the score's token, where the backend reports
     token probabilities (``judge.judging.confidence``); None where it does not."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bounded(cls, data: Any) -> Any:
+        """A reply over ``judge.io.limits.MAX_REPLY_KB`` becomes a failed one saying why."""
+        return bounded_reply(data)
 
 
 def json_problem(exc: json.JSONDecodeError) -> str:

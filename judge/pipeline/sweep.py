@@ -17,6 +17,7 @@ from judge.formatting import timestamp
 from judge.inputs.adapter import AdapterProgress, adapter_answers
 from judge.inputs.golden import GoldenSet, load_golden
 from judge.inputs.runs import load_run
+from judge.io.write import clear_stale_folders
 from judge.judging.backends.base import JudgeBackend
 from judge.judging.grading import JudgeProgress
 from judge.judging.items import build_items
@@ -240,6 +241,7 @@ def _holdout_changes(
 def _write_folder(folder: Path, files: dict[str, str]) -> None:
     """Write a sweep folder whole or not at all: into a hidden sibling, then renamed into place."""
     folder.parent.mkdir(parents=True, exist_ok=True)
+    clear_stale_folders(folder.parent)  # a killed sweep's staging folder, named otherwise
     staging = folder.with_name(f".{folder.name}.{os.getpid()}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()

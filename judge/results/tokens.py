@@ -10,7 +10,9 @@ A backend that reports no counts (the lexical baseline; a server without ``usage
 ``None`` everywhere, shown as "not reported": a silent 0 would read as "free". Counts are
 those the backend reported for each reply, so a verdict taken from the cache carries what its
 reply cost when it was made (``cached`` says how many): the run's own spending is the
-total less those.
+total less those. A count is taken only as a plain integer within ``judge.io.limits.MAX_COUNT``
+(``bounded_count``): a server's 400-digit ``usage.prompt_tokens``, cached, is "not reported",
+never an ``OverflowError`` in every later estimate.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import NamedTuple, Protocol
 
 from pydantic import BaseModel, ConfigDict
 
+from judge.io.limits import bounded_count
 from judge.judging.types import Verdict
 
 
@@ -81,19 +84,29 @@ class Costed(Protocol):
 
 def count_of(verdicts: Sequence[Costed]) -> TokenCount:
     """The tokens and seconds of a group of judgements (answers, chunk grades, correctness)."""
-    counted = [
-        v for v in verdicts if v.prompt_tokens is not None or v.completion_tokens is not None
+    counts = [
+        (bounded_count(v.prompt_tokens), bounded_count(v.completion_tokens)) for v in verdicts
     ]
-    timed = [v.latency_s for v in verdicts if v.latency_s > 0]
+    counted = [
+        (prompt, completion)
+        for prompt, completion in counts
+        if (prompt, completion) != (None, None)
+    ]
+    timed = [v.latency_s for v in verdicts if _seconds(v.latency_s) > 0]
     return TokenCount(
         items=len(verdicts),
         counted=len(counted),
-        prompt_tokens=_sum(v.prompt_tokens for v in counted),
-        completion_tokens=_sum(v.completion_tokens for v in counted),
+        prompt_tokens=_sum(prompt for prompt, _ in counted),
+        completion_tokens=_sum(completion for _, completion in counted),
         timed=len(timed),
         seconds=round(sum(timed), 3) if timed else None,
         cached=sum(v.cached for v in verdicts),
     )
+
+
+def _seconds(value: float) -> float:
+    """A recorded request time, or 0 when it is no finite, plausible number of seconds."""
+    return value if isinstance(value, int | float) and 0 <= value < MAX_SECONDS else 0
 
 
 def _sum(values: Iterable[int | None]) -> int | None:
@@ -125,6 +138,10 @@ def token_totals(
 
 
 # --- the estimate before a run ----------------------------------------------------------------
+
+
+#: A recorded request time longer than a week is no time a reply took: not taken.
+MAX_SECONDS = 7 * 24 * 3600.0
 
 
 class Observed(NamedTuple):
@@ -206,9 +223,11 @@ def estimate(
     def scaled(values: list[float]) -> float | None:
         return sum(values) / len(values) * pending if values else None
 
-    prompt = scaled([o.prompt_tokens for o in earlier if o.prompt_tokens is not None])
-    completion = scaled([o.completion_tokens for o in earlier if o.completion_tokens is not None])
-    seconds = scaled([o.latency_s for o in earlier if o.latency_s > 0])
+    prompts = [bounded_count(o.prompt_tokens) for o in earlier]
+    completions = [bounded_count(o.completion_tokens) for o in earlier]
+    prompt = scaled([count for count in prompts if count is not None])
+    completion = scaled([count for count in completions if count is not None])
+    seconds = scaled([_seconds(o.latency_s) for o in earlier if _seconds(o.latency_s) > 0])
     return Estimate(
         pending=pending,
         total=total,

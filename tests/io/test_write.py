@@ -182,3 +182,60 @@ def test_only_the_copies_of_ended_processes_are_cleared(tmp_path: Path) -> None:
     assert not stale[0].exists() and live.exists()
     assert not (tmp_path / f".labels.jsonl.{os.getpid()}.tmp").exists()  # its own name, reused
     assert path.read_text(encoding="utf-8") == "y\n"
+
+
+def test_a_stale_staging_folder_is_removed_with_what_it_holds(tmp_path: Path) -> None:
+    from judge.io.write import clear_stale_copies
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    stale = tmp_path / f".sweep.{done.stdout.strip()}.tmp"
+    (stale / "inner").mkdir(parents=True)
+    (stale / "inner" / "a.txt").write_text("x", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    linked = tmp_path / f".sweep.{done.stdout.strip()}.partial"
+    linked.symlink_to(outside)  # a link is unlinked, never followed
+    assert sorted(clear_stale_copies(tmp_path / "sweep")) == sorted([stale, linked])
+    assert not stale.exists() and not linked.is_symlink() and outside.is_dir()
+
+
+def test_check_writable_refuses_a_read_only_file_in_one_line(tmp_path: Path) -> None:
+    from judge.io.write import NotWritable, check_writable
+
+    path = tmp_path / "f.txt"
+    check_writable(path)  # a missing file may be written
+    path.write_text("x", encoding="utf-8")
+    check_writable(path)
+    path.chmod(0o444)
+    with pytest.raises(NotWritable) as caught:
+        check_writable(path)
+    assert caught.value.problems[0].startswith(f"{path}: read-only (mode 0444)")
+
+
+def test_stale_staging_folders_of_any_name_are_removed(tmp_path: Path) -> None:
+    """A killed sweep staged ``.<its time>.<pid>.tmp``; the next one stages another name."""
+    from judge.io.write import clear_stale_folders
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    dead = done.stdout.strip()
+    stale = tmp_path / f".20261203T010203Z.{dead}.tmp"
+    stale.mkdir()
+    (stale / "report.md").write_text("half", encoding="utf-8")
+    live = tmp_path / f".20261203T010204Z.{os.getpid()}.tmp"
+    live.mkdir()
+    a_file = tmp_path / f".x.{dead}.tmp"
+    a_file.write_text("a file, not a staging folder", encoding="utf-8")
+    kept = tmp_path / "20261203T010203Z"
+    kept.mkdir()
+    assert clear_stale_folders(tmp_path) == [stale]
+    assert live.is_dir() and a_file.is_file() and kept.is_dir()

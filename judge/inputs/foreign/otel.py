@@ -36,7 +36,8 @@ def read_otel(
     question, its documents as the ranking, its answer (``_answer``); traces with no
     OpenInference span (an HTTP call in the same file) are skipped with a warning."""
     problems: list[str] = []
-    spans = read_spans(path, max_mb, problems)
+    notes: list[str] = []
+    spans = read_spans(path, max_mb, problems, notes)
     traces: dict[str, list[Span]] = {}
     for span in spans:
         traces.setdefault(span.trace, []).append(span)
@@ -58,7 +59,7 @@ def read_otel(
                 "(openinference.span.kind on each span)"
             ]
         )
-    warnings = []
+    warnings = notes
     if skipped:
         warnings.append(f"{path}: skipped {skipped} trace(s) without OpenInference spans")
     if no_retrieval:
@@ -85,6 +86,15 @@ def _root(spans: list[Span], problems: list[str]) -> Span | None:
         return False
 
     tops = [span for span in spans if span.kind and not has_oi_ancestor(span)]
+    if not tops:  # every OpenInference span lies below another: their parents form a loop
+        looped = [span for span in spans if span.kind]
+        problems.append(
+            f"{looped[0].where}: no root span: every OpenInference span has an OpenInference "
+            f"parent ({', '.join(f'{s.label()} under {s.parent}' for s in looped[:4])}), so "
+            "the parents form a loop; export the trace again (a parentSpanId names the span "
+            "that started this one)"
+        )
+        return None
     chains = [span for span in tops if span.kind in ("CHAIN", "AGENT")]
     if len(tops) == 1 or len(chains) == 1:
         return tops[0] if len(tops) == 1 else chains[0]

@@ -4,6 +4,8 @@ its ids checked, its attributes decoded from OTLP's ``AnyValue`` and its place i
 
 from __future__ import annotations
 
+import base64
+import math
 import re
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -15,6 +17,7 @@ from judge.io.text import read_text
 
 SPAN_KIND = "openinference.span.kind"
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_BASE64 = re.compile(r"[A-Za-z0-9+/]+={0,2}")
 
 #: What the document reader calls the file in its messages.
 _TRACE_FILE = StateFile(
@@ -44,6 +47,60 @@ class Span(NamedTuple):
 
     def label(self) -> str:
         return f"span '{self.name}' ({self.span})"
+
+
+class Ids:
+    """How a file's ids are written (hex or base64, counted) and its refused spans, grouped by
+    cause: one problem line per cause, with the count and the first places."""
+
+    #: Places shown per cause.
+    SHOWN = 3
+
+    def __init__(self) -> None:
+        self.spans = 0
+        """Spans read with valid ids."""
+        self.base64 = 0
+        """Of those, the ones whose ids are written in base64."""
+        self._seen_base64 = False
+        self._refused: dict[tuple[str, str], list[str]] = {}
+
+    def counted(self) -> None:
+        """One more span read; in base64 if any of its ids read since the last one was."""
+        self.spans += 1
+        self.base64 += self._seen_base64
+        self._seen_base64 = False
+
+    def read(self, value: object, size: int) -> str | None:
+        """An id of ``size`` bytes as lower-case hex: written as ``2 * size`` hex digits (OTLP
+        JSON) or as the base64 of its bytes (protobuf's JSON mapping); None when it is neither."""
+        if not isinstance(value, str):
+            return None
+        if len(value) == 2 * size and _HEX.fullmatch(value):
+            return value.lower()
+        if len(value) == 4 * math.ceil(size / 3) and _BASE64.fullmatch(value):
+            raw = base64.b64decode(value)
+            if len(raw) == size:
+                self._seen_base64 = True
+                return raw.hex()
+        return None
+
+    def refuse(self, field: str, problem: str, where: str) -> None:
+        """A span refused for ``problem`` in ``field``; ``where`` is its place."""
+        cause = problem.split(", not ")[0]
+        self._refused.setdefault((field, cause), []).append(f"{where}\0{problem}")
+
+    def problems(self) -> list[str]:
+        """One line per cause: the first place and value, then how many more and where."""
+        lines = []
+        for (field, _), found in self._refused.items():
+            where, problem = found[0].split("\0", 1)
+            more = [place.split("\0", 1)[0] for place in found[1 : 1 + self.SHOWN]]
+            line = f"{where}: {field}: {problem}"
+            if len(found) > 1:
+                shown_more = ", ".join(more) + (", ..." if len(found) > 1 + self.SHOWN else "")
+                line += f" ({len(found)} spans in all; also {shown_more})"
+            lines.append(line)
+        return lines
 
 
 def _any_value(value: Any) -> Any:
@@ -116,11 +173,29 @@ def _trace_batches(path: Path, max_mb: float) -> tuple[list[tuple[int | None, An
     return [(None, document)], text
 
 
-def read_spans(path: Path, max_mb: float, problems: list[str]) -> list[Span]:
+def read_spans(
+    path: Path, max_mb: float, problems: list[str], notes: list[str] | None = None
+) -> list[Span]:
     """Every span of the file that has valid ids, in file order; what is wrong with the others
     (a batch without ``resourceSpans``, a span that is not an object or has bad ids) goes to
-    ``problems``, located."""
+    ``problems``, located: one line per cause, with its count and first places (an export
+    whose every id is wrong is one line, not one per span). ``notes`` gets how the ids were
+    written (hex, as the collector writes them; base64, as protobuf's ``MessageToJson``)."""
     batches, text = _trace_batches(path, max_mb)
+    ids = Ids()
+    spans = _batch_spans(path, batches, text, ids, problems)
+    problems.extend(ids.problems())
+    if notes is not None and ids.base64:
+        notes.append(
+            f"{path}: the ids of {ids.base64} of {ids.spans} span(s) are written in base64 "
+            "(protobuf's JSON mapping, as MessageToJson writes them) and were read as their hex"
+        )
+    return spans
+
+
+def _batch_spans(
+    path: Path, batches: list[tuple[int | None, Any]], text: str, ids: Ids, problems: list[str]
+) -> list[Span]:
     spans: list[Span] = []
     for line, batch in batches:
         here = f"{path}:{line}" if line is not None else str(path)
@@ -136,17 +211,15 @@ def read_spans(path: Path, max_mb: float, problems: list[str]) -> list[Span]:
             for scope in scopes if isinstance(scopes, list) else []:
                 items = scope.get("spans") if isinstance(scope, dict) else None
                 for item in items if isinstance(items, list) else []:
-                    span = _span(item, path, line, text, here, problems)
+                    span = _span(item, path, line, text, here, ids)
                     if span is not None:
                         spans.append(span)
     return spans
 
 
-def _span(
-    item: Any, path: Path, line: int | None, text: str, here: str, problems: list[str]
-) -> Span | None:
+def _span(item: Any, path: Path, line: int | None, text: str, here: str, ids: Ids) -> Span | None:
     if not isinstance(item, dict):
-        problems.append(f"{here}: a span is not a JSON object")
+        ids.refuse("span", "not a JSON object", here)
         return None
     span_id, trace_id = item.get("spanId"), item.get("traceId")
     where = here
@@ -154,23 +227,29 @@ def _span(
         found = text.find(f'"{span_id}"')
         if found >= 0:
             where = f"{path}:{text.count(chr(10), 0, found) + 1}"
+    trace_hex, span_hex = ids.read(trace_id, 16), ids.read(span_id, 8)
     bad = [
-        f"{field}: must be {digits} hex digits (OTLP JSON writes ids in hex), not {shown(value)}"
-        for field, value, digits in (("traceId", trace_id, 32), ("spanId", span_id, 16))
-        if not (isinstance(value, str) and len(value) == digits and _HEX.fullmatch(value))
+        (field, f"must be {size * 2} hex digits or the base64 of {size} bytes, not {shown(value)}")
+        for field, value, size, read in (
+            ("traceId", trace_id, 16, trace_hex),
+            ("spanId", span_id, 8, span_hex),
+        )
+        if read is None
     ]
-    if bad:
-        problems.extend(f"{where}: {problem}" for problem in bad)
+    if trace_hex is None or span_hex is None:
+        for field, problem in bad:
+            ids.refuse(field, problem, where)
         return None
-    assert isinstance(span_id, str) and isinstance(trace_id, str)
     parent = item.get("parentSpanId")
+    parent_hex = ids.read(parent, 8) if isinstance(parent, str) and parent else None
+    ids.counted()
     attributes = item.get("attributes", [])
     name = item.get("name")
     return Span(
-        where=f"{where}: trace {trace_id.lower()}",
-        trace=trace_id.lower(),
-        span=span_id.lower(),
-        parent=parent.lower() if isinstance(parent, str) and parent else None,
+        where=f"{where}: trace {trace_hex}",
+        trace=trace_hex,
+        span=span_hex,
+        parent=parent_hex,
         name=name if isinstance(name, str) else "",
         start=_nanos(item.get("startTimeUnixNano")),
         end=_nanos(item.get("endTimeUnixNano")),

@@ -9,6 +9,7 @@ import io
 import json
 import math
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -145,13 +146,19 @@ def _csv_rows(path: Path, max_mb: float) -> list[Row]:
 
 
 def _parquet_rows(path: Path, max_mb: float) -> list[Row]:
-    """Parquet through pandas, when an engine (pyarrow or fastparquet) is installed: the
-    harness does not depend on one, so without it the file is refused in one line."""
-    import pandas as pd
-
+    """Parquet read by record batches through pyarrow (else whole through pandas and
+    fastparquet; the harness depends on neither, so without both the file is refused in one
+    line). A Parquet file is compressed, so a file of kilobytes can hold gigabytes of text: the
+    text read so far is counted as rows come in (``_TextBudget``), and the read stops at the
+    first row that takes it over the configured limit, before the rest is decoded."""
     check_readable(path, max_mb)
+    budget = _TextBudget(path, max_mb)
+    rows: list[Row] = []
     try:
-        frame = pd.read_parquet(path)
+        for record in _parquet_records(path):
+            values = {str(k): _plain(v) for k, v in record.items()}
+            budget.take(values, len(rows) + 1)
+            rows.append(Row(f"{path}: row {len(rows) + 1}", values, False))
     except ImportError:
         raise InputError(
             [
@@ -160,12 +167,76 @@ def _parquet_rows(path: Path, max_mb: float) -> list[Row]:
                 "or save the dataset as JSONL or CSV (Ragas: EvaluationDataset.to_jsonl)"
             ]
         ) from None
-    except (OSError, ValueError) as exc:
+    except (
+        OSError,
+        ValueError,
+    ) as exc:  # pyarrow's errors are OSError or ValueError (ArrowInvalid)
         raise InputError([f"{path}: not a Parquet file this reader can open ({exc})"]) from None
-    return [
-        Row(f"{path}: row {number}", {str(k): _plain(v) for k, v in record.items()}, False)
-        for number, record in enumerate(frame.to_dict("records"), start=1)
-    ]
+    if not rows:
+        raise InputError([f"{path}: no records (the file has no rows)"])
+    return rows
+
+
+def _parquet_records(path: Path) -> Iterator[dict[Any, Any]]:
+    """A Parquet file's rows as dicts: ``_PARQUET_BATCH`` at a time through pyarrow, or all at
+    once through pandas (fastparquet) where pyarrow is not installed; ``ImportError`` without
+    either."""
+    try:
+        import pyarrow.parquet as pq  # type: ignore[import-untyped]
+    except ImportError:
+        import pandas as pd
+
+        yield from pd.read_parquet(path).to_dict("records")
+        return
+    for batch in pq.ParquetFile(path).iter_batches(batch_size=_PARQUET_BATCH):
+        yield from batch.to_pylist()
+
+
+#: Rows decoded at a time from a Parquet file: the most text held beyond the limit is this
+#: many rows' worth.
+_PARQUET_BATCH = 16
+
+
+class _TextBudget:
+    """The text of a compressed table's rows, counted as they are read, against the limit of
+    the files an import writes (``data.max_file_mb``). A text cell (a question, an answer, a
+    reference) goes into a file once per row; a list's items (the retrieved and relevant
+    texts) into the corpus once per distinct text. So when one column's texts, or the distinct
+    list items, are over the limit, a file the import would write is too: refused at that row,
+    naming the input and the configured limit, long before the whole file is in memory."""
+
+    def __init__(self, path: Path, max_mb: float) -> None:
+        self.path = path
+        self.limit = max_mb * 1024 * 1024
+        self.max_mb = max_mb
+        self.columns: dict[str, int] = {}
+        self.seen: set[int] = set()
+        self.listed = 0
+
+    def take(self, values: dict[str, Any], row: int) -> None:
+        for name, value in values.items():
+            if isinstance(value, str):
+                self.columns[name] = self.columns.get(name, 0) + len(value)
+                if self.columns[name] > self.limit:
+                    self._refuse(row, f"column '{name}'")
+            elif isinstance(value, list):
+                for item in value:
+                    if isinstance(item, str) and hash(item) not in self.seen:
+                        self.seen.add(hash(item))
+                        self.listed += len(item)
+                if self.listed > self.limit:
+                    self._refuse(row, "the distinct texts of its list columns")
+
+    def _refuse(self, row: int, what: str) -> None:
+        raise InputError(
+            [
+                f"{self.path}: row {row}: {what} already holds more than {self.max_mb:g} MB of "
+                f"text, so a file the import writes would be over the {self.max_mb:g} MB limit "
+                "(data.max_file_mb); nothing was written: raise data.max_file_mb in judge.toml "
+                "or import a smaller file (a Parquet file is "
+                "compressed: its text can be far larger than the file)"
+            ]
+        )
 
 
 def _plain(value: Any) -> Any:

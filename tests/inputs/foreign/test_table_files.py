@@ -4,6 +4,7 @@ Parquet read (or refused in one line without an engine), an unknown file kind re
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -41,6 +42,7 @@ def test_parquet_without_an_engine_is_refused_in_one_line(
         raise ImportError("Unable to find a usable engine; tried using: 'pyarrow', 'fastparquet'.")
 
     monkeypatch.setattr(pd, "read_parquet", no_engine)
+    monkeypatch.setitem(sys.modules, "pyarrow.parquet", None)  # `import` raises ImportError
     source = tmp_path / "dataset.parquet"
     source.write_bytes(b"PAR1")
     with pytest.raises(InputError) as caught:
