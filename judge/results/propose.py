@@ -16,6 +16,7 @@ none) and the grades of its top chunks (the judge's chunk task, or the lexical r
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Final
 
@@ -35,12 +36,16 @@ ADDS: Final = {"type": 2.0, "topic": 2.0, "weak": 1.5, "refused": 1.0}
 
 _HOW: Final = (
     "どうやって", "どうやる", "どうすれば", "どうしたら", "方法", "手順", "やり方", "どこから",
+    "すればいい", "どこを",
     "how do i", "how can i", "how to", "steps", "what do i do",
 )  # fmt: skip
 _YES_NO: Final = (
     "できますか", "できる?", "できる？", "ますか", "ありますか", "使えますか", "対応",
-    "can i", "is it possible", "does it", "will it", "will the", "is there", "can the", "do you",
+    "can i", "is it possible", "does it", "does the", "will it", "will the", "is there",
+    "can the", "can my", "do you",
 )  # fmt: skip
+#: A numbered step at the start of a line of the answer ("1. ", "2）"): the answer is a procedure.
+_STEP: Final = re.compile(r"(?m)^\s*[0-9０-９]+[.．)）]")
 _NO: Final = (
     "できません", "できない", "対応していません", "非対応", "不可", "ございません",
     "not supported", "cannot", "can't", "isn't", "doesn't", "is not", "does not", "no,", "no.",
@@ -51,12 +56,12 @@ _NO: Final = (
 def guess_type(question: str, answer: str | None, answered: bool, refusals: Sequence[str]) -> str:
     """A question's type from its text and the system's answer: out of scope when the system
     answered (refused, or invented an answer) and no retrieved chunk is proposed for it
-    (``answered`` false), procedural for a "how do I", negative for a yes/no question answered
-    with a no, else factual."""
+    (``answered`` false), procedural for a "how do I" or an answer in numbered steps, negative
+    for a yes/no question answered with a no, else factual."""
     text = normalise(question)
     if answer is not None and not answered:
         return "out_of_scope"
-    if any(normalise(marker) in text for marker in _HOW):
+    if any(normalise(marker) in text for marker in _HOW) or len(_STEP.findall(answer or "")) >= 2:
         return "procedural"
     said = normalise(answer or "")
     if any(normalise(m) in text for m in _YES_NO) and any(normalise(m) in said for m in _NO):
@@ -77,13 +82,14 @@ def relevant_of(
     grades: Grades | None,
     depth: int,
     corpus: Mapping[str, Chunk],
+    refusals: Sequence[str],
 ) -> tuple[str, ...]:
     """The chunks proposed for a question: with ``grades`` (the judge's), the top ``depth``
     retrieved chunks graded ≥ ``RELEVANT_GRADE``, best grade first (rank breaks ties); without
     (model-free), the one of them holding the most of the system's answer, when it holds
-    ``ANSWER_SUPPORT`` of it or more (the chunk the answer was written from)."""
-    if record is None:
-        return ()
+    ``ANSWER_SUPPORT`` of it or more (the chunk the answer was written from; none for a refusal)."""
+    if record is None or is_refusal(record.answer, refusals):
+        return ()  # a refusal was written from no chunk
     top = [item.chunk_id for item in record.retrieved[:depth] if item.chunk_id in corpus]
     if grades is None:
         held = [
@@ -132,7 +138,7 @@ def from_questions(
     scored = []
     for order, user in enumerate(questions):
         record = records.get(user.id)
-        chunks = relevant_of(user.question, record, grades, depth, corpus)
+        chunks = relevant_of(user.question, record, grades, depth, corpus, refusals)
         answer = record.answer if record is not None else None
         kind = user.type or guess_type(user.question, answer, bool(chunks), refusals)
         unanswerable = kind in out_of_scope
