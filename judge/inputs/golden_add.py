@@ -33,8 +33,9 @@ from typing import NamedTuple
 
 from judge.config import DataConfig
 from judge.errors import InputError
+from judge.hashing import tagged_hash
 from judge.inputs.candidates import Candidate
-from judge.inputs.golden import GoldenQuestion, GoldenSet
+from judge.inputs.golden import GoldenQuestion, GoldenSet, load_corpus, load_golden
 from judge.textnorm import normalise
 
 _NUMBERED = re.compile(r"^(.*?)(\d+)$")
@@ -53,6 +54,25 @@ class CandidateAdd(NamedTuple):
     """Candidates verification rejected (never shown for a decision)."""
     text: str
     """The questions file's new text (the old text when nothing is added)."""
+
+
+def growing_golden(data: DataConfig) -> GoldenSet:
+    """The golden set, or an empty one over the corpus while the questions file does not exist
+    yet or holds nothing (a first set grows from nothing: propose, review, accept)."""
+    path = data.questions
+    if path.exists() and not path.is_symlink() and path.is_file() and not path.read_bytes().strip():
+        empty = True
+    else:
+        empty = not path.exists() and not path.is_symlink()
+    if not empty:
+        return load_golden(data)
+    corpus = load_corpus(data.corpus, data.max_file_mb)
+    return GoldenSet(
+        questions=(),
+        corpus=corpus,
+        questions_hash=tagged_hash([], 16),
+        corpus_hash=tagged_hash([c.model_dump(mode="json") for c in corpus.values()], 16),
+    )
 
 
 def _letters(text: str) -> str:

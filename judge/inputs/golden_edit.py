@@ -356,7 +356,7 @@ def write_questions(
                     for problem in exc.problems
                 ]
             ) from None
-        if path.read_bytes() != original:
+        if (path.read_bytes() if path.exists() else b"") != original:
             raise InputError(
                 [
                     f"{path}: the file changed while {doing} (saved in an "

@@ -13,7 +13,7 @@ from judge.config import Config
 from judge.inputs.candidates import is_candidates_file, load_candidates
 from judge.inputs.confirmations import read_confirmations
 from judge.inputs.golden import load_golden
-from judge.inputs.golden_add import CandidateAdd, plan_candidate_add
+from judge.inputs.golden_add import CandidateAdd, growing_golden, plan_candidate_add
 from judge.inputs.golden_edit import LabelEdit, plan_label_edit, write_label_edit, write_questions
 from judge.io.lock import locked
 from judge.io.text import check_readable
@@ -66,10 +66,11 @@ def accept_candidates(config: Config, file: Path, *, dry_run: bool = False) -> C
     new ids, the split rule); locked, checked and reloaded like ``accept_labels``."""
     data = config.data
     candidates = load_candidates(file, data.max_file_mb)
-    check_readable(data.questions, data.max_file_mb)
+    if data.questions.exists() or data.questions.is_symlink():
+        check_readable(data.questions, data.max_file_mb)
     with nullcontext() if dry_run else locked(data.questions, doing="editing"):
-        original = data.questions.read_bytes()
-        golden = load_golden(data)
+        original = data.questions.read_bytes() if data.questions.exists() else b""
+        golden = growing_golden(data)
         add = plan_candidate_add(candidates, golden, data, original, str(file))
         before = golden.questions_hash
         if dry_run or not add.added:

@@ -23,7 +23,8 @@ from judge.inputs.candidates import (
     rejection_counts,
     save_candidates,
 )
-from judge.inputs.golden import GoldenSet, load_golden
+from judge.inputs.golden import GoldenSet
+from judge.inputs.golden_add import growing_golden
 from judge.inputs.runs import RunRecord
 from judge.judging.backends.base import JudgeBackend
 from judge.judging.backends.lexical import LexicalBackend
@@ -140,7 +141,7 @@ def propose_from_questions(
 ) -> Proposed:
     """Candidates from the questions of ``log`` that the golden set does not cover, ranked by
     what they add, the run's (``run``) chunks graded relevant proposed as their chunks."""
-    golden = load_golden(config.data)
+    golden = growing_golden(config.data)
     questions = read_question_log(log, config.data.max_file_mb)
     records = _records(config, questions, golden, run)
     depth = config.judge.chunks.depth or config.retrieval.context_k
@@ -200,7 +201,7 @@ def propose_from_corpus(
     """``count`` questions drafted from the corpus by the judge, in the article's mix, verified."""
     if count < 1:
         raise ConfigError(f"--count {count}: ask for 1 or more questions")
-    golden = load_golden(config.data)
+    golden = growing_golden(config.data)
     items = build_draft_items(golden.corpus, count)
     settings = DRAFT.settings(config)
     prompt = load_task_prompt(task_prompt_path(config, settings.prompt), DRAFT)

@@ -4,6 +4,8 @@ Every candidate (``judge.inputs.candidates.Candidate``) goes through every check
 check adds a reason ``check: detail`` to ``rejected`` (a rejected candidate is kept in the file
 with its reasons, never silently dropped or retyped):
 
+- ``no_question``: the question has fewer than ``MIN_QUESTION_CHARS`` letters or digits (a
+  small model's ``"..."``);
 - ``type``: its type is not a configured question type, or its fields contradict it (an
   out-of-scope candidate with chunks, an answerable one citing none);
 - ``chunk_missing``: a cited chunk is not in the corpus;
@@ -56,6 +58,8 @@ OUT_OF_SCOPE_DEPTH: Final = 5
 #: candidate: its 2 is a quarter of the question's tokens, which a chunk about the same
 #: product reaches without answering (the judge's grades use ``RELEVANT_GRADE``).
 LEXICAL_ANSWERS: Final = 3
+#: Fewer letters and digits than this is no question ("...", "?").
+MIN_QUESTION_CHARS: Final = 3
 #: The character n-gram of ``similarity``.
 NGRAM: Final = 3
 
@@ -180,6 +184,8 @@ def _chunk_checks(
 
 
 def _type_checks(c: Candidate, types: Sequence[str], out_of_scope: Sequence[str]) -> list[str]:
+    if len(letters(c.question)) < MIN_QUESTION_CHARS:
+        return [f"no_question: {c.question!r} has fewer than {MIN_QUESTION_CHARS} letters"]
     if c.type not in types:
         return [f"type: '{c.type}' is not one of {', '.join(types)}"]
     if c.type in out_of_scope and (c.answerable or c.relevant_chunks):

@@ -24,7 +24,8 @@ import pytest
 
 from judge.cli import main
 from judge.config import Config, load_config
-from judge.inputs.candidates import load_candidates
+from judge.inputs.candidates import load_candidates, save_candidates
+from judge.inputs.golden import load_golden
 from judge.pipeline.propose import Proposed, propose_from_questions
 from tests.conftest import REPO
 
@@ -186,3 +187,51 @@ def test_the_lexical_baseline_drafts_thirty_in_the_articles_mix_and_every_draft_
     # the baseline's template questions share most of their letters: the checks drop the copies
     assert any(r.startswith("duplicate:") for c in drafts for r in c.rejected)
     assert (folder / "questions.jsonl").read_bytes() == before  # never into the golden set
+
+
+def test_the_whole_path_from_a_corpus_and_a_log_to_a_first_set(tmp_path: Path) -> None:
+    """No golden set yet: the sample's 30 question texts as a log (no types), its run, every
+    verified candidate accepted (as a person who agrees with all of them would): a valid first
+    set. The counts are docs/golden.md's."""
+    shutil.copyfile(REPO / "golden" / "sample" / "corpus.jsonl", tmp_path / "corpus.jsonl")
+    toml = tmp_path / "judge.toml"
+    toml.write_text(
+        '[data]\nquestions = "questions.jsonl"\ncorpus = "corpus.jsonl"\n'
+        f'[judge]\nprompt = "{REPO / "prompts" / "judge.v1.md"}"\ncache_path = "c.sqlite3"\n',
+        encoding="utf-8",
+    )
+    questions = _lines(REPO / "golden" / "sample" / "questions.jsonl")
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        "".join(
+            json.dumps({"id": q["id"], "question": q["question"]}, ensure_ascii=False) + "\n"
+            for q in questions
+        ),
+        encoding="utf-8",
+    )
+    config = load_config(toml)
+    proposed = propose_from_questions(
+        config, log, tmp_path / "c.jsonl", run=REPO / "golden" / "sample" / "run.jsonl"
+    )
+    assert (len(proposed.candidates), proposed.passed, proposed.rejected_by()) == (
+        30,
+        29,
+        {"answered_by_corpus": 1},
+    )
+    truth = {q["id"]: q["type"] for q in questions}
+    assert sum(c.type == truth[c.source_id] for c in proposed.candidates) == 24
+    decided = [
+        c.model_copy(update={"decision": "accept"}) if not c.rejected else c
+        for c in proposed.candidates
+    ]
+    save_candidates(proposed.path, decided)
+    assert main(["--config", str(toml), "golden", "accept", str(proposed.path)]) == 0
+    golden = load_golden(config.data)
+    assert [q.id for q in golden.questions] == [f"q{n:02d}" for n in range(1, 30)]
+    assert Counter(q.type for q in golden.questions) == {
+        "factual": 11,
+        "procedural": 8,
+        "out_of_scope": 8,
+        "negative": 2,
+    }
+    assert Counter(q.split for q in golden.questions) == {"tune": 18, "holdout": 11}

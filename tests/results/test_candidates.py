@@ -220,6 +220,11 @@ def test_a_question_copied_from_the_corpus_is_a_leak(
     assert leaked_in("iPad?", {chunk: letters(corpus[chunk].text)}) is None  # too short to tell
 
 
+def test_a_question_without_words_is_rejected() -> None:
+    (found,) = reasons(draft("...", kind="out_of_scope"), JA, ())
+    assert found == "no_question: '...' has fewer than 3 letters"
+
+
 def test_types_that_contradict_their_fields_are_rejected() -> None:
     wrong = draft(
         "年額は？", kind="opinion", chunk="pricing/yearly", span="年額3,800円（税込）です。"
