@@ -1,8 +1,9 @@
 """``judge golden propose``: candidate golden questions from real questions or drafted from the
 corpus, verified, written to a candidates file (never into the golden set; docs/golden.md).
 
-The chunks are graded by the judge's chunk task when chunk grades are on
-(``judge.chunks.enabled``: the configured backend and prompt), else by the lexical judge's rule;
+The chunks are graded, and the system's answers judged (weak: faithfulness or relevance below
+2), by the judge's tasks when chunk grades are on (``judge.chunks.enabled``: the configured
+backend and prompts), else by the lexical judge's rules;
 the drafts are asked of the configured judge (``--backend`` overrides it) with the draft task's
 prompt. Every reply goes through the verdict cache like any judgement.
 """
@@ -23,14 +24,17 @@ from judge.inputs.candidates import (
     rejection_counts,
     save_candidates,
 )
-from judge.inputs.golden import GoldenSet
+from judge.inputs.golden import GoldenQuestion, GoldenSet
 from judge.inputs.golden_add import growing_golden
 from judge.inputs.runs import RunRecord
 from judge.judging.backends.base import JudgeBackend
 from judge.judging.backends.lexical import LexicalBackend
 from judge.judging.backends.registry import open_backend
 from judge.judging.cache import VerdictCache
+from judge.judging.items import JudgeItem, context_for, item_key
 from judge.judging.judge import Judge
+from judge.judging.prompts import load_prompt
+from judge.judging.tasks.answer import ANSWER
 from judge.judging.tasks.chunk import CHUNK, ChunkItem, chunk_key
 from judge.judging.tasks.draft import DRAFT, DraftResult, build_draft_items
 from judge.judging.tasks.registry import load_task_prompt
@@ -120,6 +124,42 @@ def _finish(
     )
 
 
+def weak_answers(
+    config: Config,
+    questions: Sequence[UserQuestion],
+    records: dict[str, RunRecord],
+    golden: GoldenSet,
+    backend: JudgeBackend,
+) -> set[str]:
+    """The ids of the answers the judge (``backend``, with the answer's prompt) finds weak:
+    faithfulness or relevance below 2, judged on the top ``context_k`` chunks like a run's."""
+    items = []
+    for user in questions:
+        record = records.get(user.id)
+        if record is None:
+            continue
+        question = GoldenQuestion(
+            id=user.id,
+            type="factual",
+            question=user.question,
+            relevant_chunks=None,
+            answerable=True,
+        )
+        context = context_for(record, golden.corpus, config.retrieval.context_k)
+        items.append(
+            JudgeItem(question, record, context, item_key(user.question, context, record.answer))
+        )
+    if not items:
+        return set()
+    judge = Judge(backend, VerdictCache(config.judge.cache_path), config.judge.concurrency)
+    outcome = judge.run(ANSWER, load_prompt(config.judge.prompt), items)
+    return {
+        v.question_id
+        for v in outcome.results
+        if v.status == "ok" and min(v.faithfulness or 0, v.relevance or 0) < 2
+    }
+
+
 def _records(
     config: Config, questions: list[UserQuestion], golden: GoldenSet, run: Path | None
 ) -> dict[str, RunRecord]:
@@ -158,7 +198,7 @@ def propose_from_questions(
         candidates = from_questions(
             questions,
             records,
-            set(),
+            weak_answers(config, questions, records, golden, grader),
             grades if config.judge.chunks.enabled else None,
             golden.questions,
             golden.corpus,
