@@ -106,7 +106,9 @@ def cmd_golden_propose(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if args.from_questions:
         run = Path(args.run) if args.run else None
-        proposed = propose_from_questions(config, Path(args.from_questions), out, run=run)
+        proposed = propose_from_questions(
+            config, Path(args.from_questions), out, run=run, guess_types=args.guess_types
+        )
     else:
         proposed = propose_from_corpus(config, out, count=args.count)
     say_lines(proposed_lines(proposed))
@@ -167,6 +169,11 @@ def _add_propose(golden: Commands) -> None:
     )
     propose.add_argument(
         "--run", metavar="FILE", help="the system's run on those questions (proposes chunks)"
+    )
+    propose.add_argument(
+        "--guess-types",
+        action="store_true",
+        help="guess every question's type, ignoring the file's (judge import's default type)",
     )
     propose.add_argument(
         "--count",

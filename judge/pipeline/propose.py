@@ -178,11 +178,15 @@ def propose_from_questions(
     *,
     run: Path | None = None,
     backend: JudgeBackend | None = None,
+    guess_types: bool = False,
 ) -> Proposed:
     """Candidates from the questions of ``log`` that the golden set does not cover, ranked by
-    what they add, the run's (``run``) chunks graded relevant proposed as their chunks."""
+    what they add, the run's (``run``) chunks graded relevant proposed as their chunks.
+    ``guess_types``: every type guessed, the file's ignored (an import's default type)."""
     golden = growing_golden(config.data)
     questions = read_question_log(log, config.data.max_file_mb)
+    if guess_types:
+        questions = [q._replace(type=None) for q in questions]
     records = _records(config, questions, golden, run)
     depth = config.judge.chunks.depth or config.retrieval.context_k
     grader, owned = _grader(config, backend)

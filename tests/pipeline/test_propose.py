@@ -142,6 +142,8 @@ def test_questions_without_a_run_are_typed_from_their_text_and_ranked_by_what_th
     assert (first.source_id, first.type, first.relevant_chunks) == ("u1", "procedural", None)
     assert first.adds[0] == "type guessed: procedural"
     assert second.source_id == "u2" and second.adds == ()
+    guessed = propose_from_questions(config, log, tmp_path / "out.jsonl", guess_types=True)
+    assert guessed.candidates[1].adds[0] == "type guessed: procedural"
 
 
 @pytest.mark.parametrize("sample", ["sample", "sample-en"])
