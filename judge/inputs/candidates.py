@@ -30,7 +30,7 @@ class Candidate(StrictRecord):
     """One proposed question, verified (``rejected`` empty) or not (its reasons)."""
 
     candidate_id: Id
-    """Stable: a hash of the source and the question's text (``judge.results.candidates``)."""
+    """Stable: a hash of the source, its id there and the question (``judge.results.propose``)."""
     type: str
     question: str
     relevant_chunks: tuple[Id, ...] | None = None

@@ -224,7 +224,7 @@ def draft_candidate(result: DraftResult, out_of_scope: Sequence[str]) -> Candida
     unanswerable = result.kind in out_of_scope
     question = result.question.strip() or f"(no question: {result.question_id})"
     return Candidate(
-        candidate_id=candidate_id("corpus", f"{result.chunk_id} {question}"),
+        candidate_id=candidate_id("corpus", f"{result.question_id} {result.chunk_id}", question),
         type=result.kind,
         question=question,
         relevant_chunks=() if unanswerable else (result.chunk_id,),

@@ -106,9 +106,11 @@ def relevant_of(
     return tuple(cid for _, _, cid in sorted(graded))
 
 
-def candidate_id(source: str, question: str) -> str:
-    """A stable id: the source and the question's letters, hashed (same question, same id)."""
-    return "c-" + tagged_hash({"source": source, "q": letters(question)}, 10).split(":")[-1]
+def candidate_id(source: str, source_id: str, question: str) -> str:
+    """A stable id: the source, the id there and the question's letters, hashed (the same
+    question from the same place, the same id; two log lines asking the same thing, two)."""
+    seen = {"source": source, "id": source_id, "q": letters(question)}
+    return "c-" + tagged_hash(seen, 10).split(":")[-1]
 
 
 def under_mix(golden: Sequence[GoldenQuestion]) -> set[str]:
@@ -161,7 +163,7 @@ def from_questions(
                 score += ADDS[name]
                 adds.append(said)
         candidate = Candidate(
-            candidate_id=candidate_id("questions", user.question),
+            candidate_id=candidate_id("questions", user.id, user.question),
             type=kind,
             question=user.question,
             relevant_chunks=() if unanswerable else (chunks or None),

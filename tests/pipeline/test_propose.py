@@ -237,3 +237,31 @@ def test_the_whole_path_from_a_corpus_and_a_log_to_a_first_set(tmp_path: Path) -
         "negative": 2,
     }
     assert Counter(q.split for q in golden.questions) == {"tune": 18, "holdout": 11}
+
+
+def test_two_drafts_of_the_same_words_keep_ids_of_their_own_and_an_unread_reply_is_rejected() -> (
+    None
+):
+    from judge.judging.tasks.draft import DraftResult
+    from judge.pipeline.propose import draft_candidate
+
+    def result(qid: str, status: str = "ok") -> DraftResult:
+        return DraftResult(
+            question_id=qid,
+            item_key="k",
+            status=status,
+            kind="factual",
+            chunk_id="a/1",
+            question="...",
+            answer_span="x",
+        )  # type: ignore[arg-type]
+
+    first, second = (
+        draft_candidate(result("d01"), ["out_of_scope"]),
+        draft_candidate(result("d02"), ["out_of_scope"]),
+    )
+    assert first.candidate_id != second.candidate_id
+    unread = draft_candidate(
+        result("d03", "parse_error").model_copy(update={"question": ""}), ["out_of_scope"]
+    )
+    assert unread.rejected == ("unread: parse_error",) and unread.question == "(no question: d03)"

@@ -101,4 +101,5 @@ def test_candidates_are_ranked_by_what_they_add() -> None:
     assert u3.type == "out_of_scope" and u3.relevant_chunks == () and not u3.answerable
     assert u3.score == ADDS["type"] + ADDS["refused"]
     assert u1.score == ADDS["weak"] and "weak: the judge found the answer weak" in u1.adds
-    assert u1.candidate_id == candidate_id("questions", "年額はいくら？") != u2.candidate_id
+    assert u1.candidate_id == candidate_id("questions", "u1", "年額はいくら？") != u2.candidate_id
+    assert candidate_id("questions", "u9", "年額はいくら？") != u1.candidate_id  # asked twice
