@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from judge.cli.common import DEFAULT_CONFIG, config_of, say_lines, warn
-from judge.cli.options import Commands, backend_option
+from judge.cli.options import Commands, Number, backend_option
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -177,7 +177,7 @@ def _add_propose(golden: Commands) -> None:
     )
     propose.add_argument(
         "--count",
-        type=int,
+        type=Number(int, 1, 10000),
         default=30,
         help="questions to draft (--from-corpus; default 30: 12 factual, 8 procedural, 5 "
         "negative, 5 out of scope)",
