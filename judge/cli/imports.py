@@ -1,4 +1,5 @@
-"""``judge import ragas | deepeval | otel`` and ``judge golden accept``: data in from elsewhere."""
+"""``judge import ragas | deepeval | otel`` and ``judge golden propose | review | accept``: data
+in from elsewhere, and the golden set grown (docs/golden.md)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from judge.cli.common import DEFAULT_CONFIG, config_of, say_lines, warn
-from judge.cli.options import Commands
+from judge.cli.options import Commands, Number, backend_option
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -83,11 +84,43 @@ def add_import_commands(commands: Commands) -> None:
 
 
 def cmd_golden_accept(args: argparse.Namespace) -> int:
-    from judge.pipeline.golden import accept_labels
+    from judge.pipeline.golden import Accepted, accept
     from judge.report.command_lines import accepted_lines
+    from judge.report.golden_lines import candidates_accepted_lines
 
-    accepted = accept_labels(config_of(args), Path(args.file), dry_run=args.dry_run)
-    say_lines(accepted_lines(accepted, dry_run=args.dry_run))
+    accepted = accept(config_of(args), Path(args.file), dry_run=args.dry_run)
+    if isinstance(accepted, Accepted):
+        say_lines(accepted_lines(accepted, dry_run=args.dry_run))
+    else:
+        say_lines(candidates_accepted_lines(accepted, dry_run=args.dry_run))
+    return 0
+
+
+def cmd_golden_propose(args: argparse.Namespace) -> int:
+    from judge.pipeline.propose import propose_from_corpus, propose_from_questions
+    from judge.report.golden_lines import proposed_lines
+
+    config = config_of(args)
+    if args.backend:
+        config = config.with_overrides(judge={"backend": args.backend})
+    out = Path(args.out)
+    if args.from_questions:
+        run = Path(args.run) if args.run else None
+        proposed = propose_from_questions(
+            config, Path(args.from_questions), out, run=run, guess_types=args.guess_types
+        )
+    else:
+        proposed = propose_from_corpus(config, out, count=args.count)
+    say_lines(proposed_lines(proposed))
+    return 0
+
+
+def cmd_golden_review(args: argparse.Namespace) -> int:
+    from judge.pipeline.golden_review import review_in_terminal
+    from judge.report.golden_lines import reviewed_lines
+
+    reviewed = review_in_terminal(config_of(args), Path(args.file))
+    say_lines(reviewed_lines(reviewed, Path(args.file)))
     return 0
 
 
@@ -95,16 +128,61 @@ def add_golden_commands(commands: Commands) -> None:
     golden = Commands(
         commands.add("golden", None, "edit the golden set (golden/README.md)"), "golden_command"
     )
+    _add_propose(golden)
+    review = golden.add(
+        "review", cmd_golden_review, "decide on proposed candidates one at a time, in the terminal"
+    )
+    review.add_argument("file", metavar="FILE", help="a candidates file of golden propose")
     accept = golden.add(
         "accept",
         cmd_golden_accept,
-        "add the chunks a reviewer confirmed in a report's missing-labels.csv to the questions",
+        "add the chunks a reviewer confirmed in a report's missing-labels.csv, or the accepted "
+        "candidates of golden propose, to the questions",
     )
     accept.add_argument(
         "file",
         metavar="FILE",
-        help="missing-labels.csv with its confirmed column filled (or .jsonl)",
+        help="missing-labels.csv with its confirmed column filled (or .jsonl), or a candidates "
+        "file of golden propose",
     )
     accept.add_argument(
         "--dry-run", action="store_true", help="say what would be added, write nothing"
     )
+
+
+def _add_propose(golden: Commands) -> None:
+    propose = golden.add(
+        "propose",
+        cmd_golden_propose,
+        "candidate questions from real questions or drafted from the corpus, verified, to a "
+        "file (never into the golden set)",
+    )
+    source = propose.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--from-questions",
+        metavar="FILE",
+        help='a JSONL of real questions ({"question": ...} a line, or judge import otel\'s '
+        "questions.jsonl)",
+    )
+    source.add_argument(
+        "--from-corpus", action="store_true", help="the judge drafts questions from chunks"
+    )
+    propose.add_argument(
+        "--run", metavar="FILE", help="the system's run on those questions (proposes chunks)"
+    )
+    propose.add_argument(
+        "--guess-types",
+        action="store_true",
+        help="guess every question's type, ignoring the file's (judge import's default type)",
+    )
+    propose.add_argument(
+        "--count",
+        type=Number(int, 1, 10000),
+        default=30,
+        help="questions to draft (--from-corpus; default 30: 12 factual, 8 procedural, 5 "
+        "negative, 5 out of scope)",
+    )
+    propose.add_argument(
+        "--out", default="candidates.jsonl", help="the candidates file (default: candidates.jsonl)"
+    )
+    backend_option(propose)

@@ -330,17 +330,25 @@ def _outcome(
 def write_label_edit(
     edit: LabelEdit, original: bytes, corpus: dict[str, Chunk], data: DataConfig
 ) -> None:
-    """Write the edited questions file atomically, and only a file the loader reads: the text
-    is staged beside it and loaded with ``load_questions`` before it takes the file's place
-    (``judge.io.write.write_atomic``'s ``check``), unless the file no longer holds ``original``
-    (someone saved it since it was read: their edit would be lost). The file keeps its
-    permissions; a read-only one is refused before anything is written."""
+    """Write the edited questions file (``write_questions``)."""
+    write_questions(edit.text, original, corpus, data, "the labels were being added")
+
+
+def write_questions(
+    text: str, original: bytes, corpus: dict[str, Chunk], data: DataConfig, doing: str
+) -> None:
+    """Write the questions file's new ``text`` atomically, and only a file the loader reads:
+    the text is staged beside it and loaded with ``load_questions`` before it takes the file's
+    place (``judge.io.write.write_atomic``'s ``check``), unless the file no longer holds
+    ``original`` (someone saved it since it was read while ``doing``: their edit would be
+    lost). The file keeps its permissions; a read-only one is refused before anything is
+    written."""
     path = data.questions
 
     def check(staged: Path) -> None:
         try:
             load_questions(staged, corpus, data)
-        except InputError as exc:  # pragma: no cover (a bug of ours: the edit only adds ids)
+        except InputError as exc:  # pragma: no cover (a bug of ours: the edit only adds)
             raise InputError(
                 [
                     f"{path}: the edited file would not load, so nothing was written "
@@ -348,12 +356,12 @@ def write_label_edit(
                     for problem in exc.problems
                 ]
             ) from None
-        if path.read_bytes() != original:
+        if (path.read_bytes() if path.exists() else b"") != original:
             raise InputError(
                 [
-                    f"{path}: the file changed while the labels were being added (saved in an "
+                    f"{path}: the file changed while {doing} (saved in an "
                     "editor?); nothing was written: run judge golden accept again"
                 ]
             )
 
-    write_atomic(path, edit.text, check=check)
+    write_atomic(path, text, check=check)
