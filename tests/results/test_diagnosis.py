@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from judge.config import Config
-from judge.judging.backends.lexical import LexicalBackend
+from judge.judging.backends.lexical import LexicalBackend, judge_lexically
 from judge.judging.types import ContextChunk, EvidenceMatch, Verdict
 from judge.record.model import Record
 from judge.report.summary import console_summary, diagnosis_line
@@ -106,6 +106,26 @@ def test_refusals_are_recognised_in_japanese_and_english_as_the_lexical_judge_do
     item = _item("That is outside what the docs say.", relevant_chunks=None)
     assert diagnose(item, _verdict(), out_of_scope=True, refusal_phrases=mine) == "ok"
     assert diagnose(item, _verdict(), out_of_scope=True) == "answered out of scope"
+
+
+def test_an_answer_saying_what_the_product_does_not_cover_is_no_over_refusal() -> None:
+    """Issue 33: "does not cover" in an answer about the product is no refusal, for the
+    diagnosis and for the lexical judge's relevance alike."""
+    surcharge = "E-bikes cost a surcharge of 1 euro per ride on every pass, the Day Pass too."
+    answer = "No. The Day Pass does not cover the e-bike surcharge; it is charged per ride."
+    item = _item(
+        answer,
+        question="Does the Day Pass cover the e-bike surcharge?",
+        context=[ContextChunk(1, "passes/e-bike", surcharge)],
+        relevant_chunks=["passes/e-bike"],
+    )
+    assert diagnose(item, _verdict(2, 2), out_of_scope=False) == "ok"
+    assert diagnose(item, _verdict(2, 1), out_of_scope=False) == "generation"
+    payload = judge_lexically(item.question, [surcharge], answer)
+    assert payload["relevance"] == 2
+    # The same phrase where a refusal stands is one.
+    refusal = item.model_copy(update={"answer": "Sorry, the help centre does not cover this."})
+    assert diagnose(refusal, _verdict(2, 0), out_of_scope=False) == "over-refusal"
 
 
 # --- per type: counts and the sentence ---------------------------------------------------------

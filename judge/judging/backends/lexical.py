@@ -68,11 +68,11 @@ from judge.judging.verdict import EVIDENCE_MAX_CHARS, Reply
 from judge.textnorm import REFUSAL_MARKERS as REFUSAL_MARKERS
 from judge.textnorm import is_refusal, lexical_tokens, normalise, split_sentences
 
-VERSION = "lexical-v5"  # bump whenever the scoring changes: it is the cache key
+VERSION = "lexical-v6"  # bump whenever the scoring changes: it is the cache key
 #: The rule of a chunk's grade and of an answer's correctness: each in its own judgement's
 #: fingerprint (bump when the rule changes; the answer's VERSION stays).
 CHUNK_VERSION = "lexical-chunk-v1"
-CORRECTNESS_VERSION = "lexical-correctness-v1"
+CORRECTNESS_VERSION = "lexical-correctness-v2"
 #: The question-token shares from which a chunk gets 3, 2 and 1 (module docstring).
 CHUNK_GRADES = (0.5, 0.25, 0.1)
 #: The reference-token shares from which an answer gets correctness 2 and 1.

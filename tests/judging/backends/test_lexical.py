@@ -196,9 +196,12 @@ def test_sentences_mode_judges_each_sentence_in_japanese() -> None:
         (2, "unsupported", 0),
         (3, "no_claim", 0),
     ]
-    # Relevance is the holistic rule's: the answer holds a refusal phrase although the context
-    # answers the question, so 0.
-    assert payload["relevance"] == 0
+    # Relevance is the holistic rule's. The phrase closes a third sentence after two claims:
+    # the answer answers (issue 33: a refusal phrase counts where a refusal stands), so 2; the
+    # same phrase where a refusal stands, although the context answers the question, is 0.
+    assert payload["relevance"] == 2
+    refused = judge_sentences("年額プランはいくらですか", chunks, "ヘルプに記載がありません。")
+    assert refused["relevance"] == 0
     assert (
         payload["note"]
         == "1 of 2 checkable sentences share >= 0.6 of their tokens with the context"
