@@ -122,7 +122,7 @@ def test_the_three_fingerprints_never_meet(identity: BackendIdentity) -> None:
     assert (chunk.parts["prompt_sha256"] is None) == (not identity.reads_prompt)
     if identity.kind == "lexical":
         assert (chunk.parts["rules"], correctness.parts["rules"]) == (
-            "lexical-chunk-v1",
+            "lexical-chunk-v2",
             "lexical-correctness-v2",
         )
     else:
