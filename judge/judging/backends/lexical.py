@@ -11,10 +11,11 @@ model. Tokens are Latin words and, inside Japanese (CJK) runs, character bigrams
   are left out) that the answer repeats; 2 from 0.3, 1 from 0.12;
 - a refusal (a phrase of ``judge.lexical.refusal_phrases``, by default such as 「記載がありません」 or
   "I don't know": ``judge.textnorm.REFUSAL_MARKERS``, recognised by ``judge.textnorm.is_refusal``,
-  the one rule the run's diagnosis uses too) scores 2/2 when the
-  context shares little with the question (under 0.4 of its content tokens), else
-  faithfulness 2 and relevance 0 (it refused although the context looks like it has the
-  answer);
+  the one rule the run's diagnosis uses too) scores 2/2 when no chunk of the context shares
+  much with the question (under 0.4 of its content tokens in any one chunk: an answer stands
+  in one chunk, and the five chunks of an out-of-scope question together share the product's
+  words), else faithfulness 2 and relevance 0 (it refused although a chunk looks like it has
+  the answer);
 - evidence: the context sentence sharing most tokens with the answer, quoted verbatim (cut
   to the schema's 200 characters; the cut quote is still an exact match).
 
@@ -84,7 +85,7 @@ CORRECTNESS_SCORES = (0.5, 0.2)
 #: An answer sentence is supported (``sentences`` mode) when this share of its tokens is in the
 #: context: the per-sentence floor of the holistic rule's faithfulness 2.
 SENTENCE_SUPPORT = 0.6
-#: A refusal is right when the context shares less than this with the question.
+#: A refusal is right when no context chunk shares this much with the question.
 REFUSAL_OVERLAP = 0.4
 
 
@@ -118,19 +119,19 @@ def judge_lexically(
         default="",
     )[:EVIDENCE_MAX_CHARS]
     if is_refusal(answer, refusal_phrases):
-        overlap = _share(question_tokens, context_tokens)
+        overlap = max((_share(question_tokens, set(lexical_tokens(t))) for t in context), default=0)
         if overlap < REFUSAL_OVERLAP:
             return {
                 "evidence": "",
                 "faithfulness": 2,
                 "relevance": 2,
-                "note": f"refusal; context shares {overlap:.2f} of the question's tokens",
+                "note": f"refusal; the closest chunk holds {overlap:.2f} of the question's tokens",
             }
         return {
             "evidence": evidence,
             "faithfulness": 2,
             "relevance": 0,
-            "note": f"refusal, but context shares {overlap:.2f} of the question's tokens",
+            "note": f"refusal, but a chunk holds {overlap:.2f} of the question's tokens",
         }
     supports = [
         _share(tokens, context_tokens)

@@ -246,3 +246,19 @@ def test_an_answer_of_refusals_only_is_faithful_by_rule() -> None:
     verdict = make_verdict("q", "k", reply, chunks, False, answer=answer, mode="sentences")
     assert verdict.status == "ok" and (verdict.faithfulness, verdict.relevance) == (2, 2)
     assert verdict.review == (NO_CHECKABLE_SENTENCE,)
+
+
+def test_a_refusal_is_relevant_unless_one_chunk_holds_the_question() -> None:
+    """Issue 33: the five chunks of an out-of-scope question together share its words (the
+    product's name, "router", "satellite"), but no one chunk answers it: a refusal is right.
+    One chunk that holds the question makes the same refusal irrelevant."""
+    question = "Does the Kestrel router work with Starlink satellite internet?"
+    spread = [
+        "The Kestrel router supports up to 4 satellites.",
+        "Connect the internet cable to the WAN port.",
+        "Starlink dishes are sold separately by their maker.",
+    ]
+    refusal = "I couldn't find that in the documentation."
+    assert judge_lexically(question, spread, refusal)["relevance"] == 2
+    holding = [*spread, "The Kestrel router works with Starlink satellite internet."]
+    assert judge_lexically(question, holding, refusal)["relevance"] == 0
