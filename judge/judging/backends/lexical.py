@@ -71,7 +71,14 @@ from judge.judging.verdict import EVIDENCE_MAX_CHARS, Reply
 
 # Re-exported: the built-in list's old home, named in the configuration's docs.
 from judge.textnorm import REFUSAL_MARKERS as REFUSAL_MARKERS
-from judge.textnorm import is_refusal, lexical_tokens, normalise, split_sentences
+from judge.textnorm import (
+    RefusalMatch,
+    is_refusal,
+    lexical_tokens,
+    normalise,
+    refusal_match,
+    split_sentences,
+)
 
 VERSION = "lexical-v6"  # bump whenever the scoring changes: it is the cache key
 #: The rule of a chunk's grade and of an answer's correctness: each in its own judgement's
@@ -99,6 +106,12 @@ def _share(part: list[str], whole: set[str]) -> float:
     return sum(1 for token in part if token in whole) / len(part) if part else 0.0
 
 
+def _refused(match: RefusalMatch) -> str:
+    """The refusal's phrase and sentence, short enough for a note (80 characters in all)."""
+    phrase = match.phrase if len(match.phrase) <= 18 else match.phrase[:17] + "…"
+    return f'refusal "{phrase}" (sentence {match.sentence})'
+
+
 def judge_lexically(
     question: str,
     context: list[str],
@@ -118,20 +131,20 @@ def judge_lexically(
         key=lambda s: _share(lexical_tokens(s), answer_tokens),
         default="",
     )[:EVIDENCE_MAX_CHARS]
-    if is_refusal(answer, refusal_phrases):
+    if (refusal := refusal_match(answer, refusal_phrases)) is not None:
         overlap = max((_share(question_tokens, set(lexical_tokens(t))) for t in context), default=0)
         if overlap < REFUSAL_OVERLAP:
             return {
                 "evidence": "",
                 "faithfulness": 2,
                 "relevance": 2,
-                "note": f"refusal; the closest chunk holds {overlap:.2f} of the question's tokens",
+                "note": f"{_refused(refusal)}; closest chunk holds {overlap:.2f} of question",
             }
         return {
             "evidence": evidence,
             "faithfulness": 2,
             "relevance": 0,
-            "note": f"refusal, but a chunk holds {overlap:.2f} of the question's tokens",
+            "note": f"{_refused(refusal)}, but a chunk holds {overlap:.2f} of question",
         }
     supports = [
         _share(tokens, context_tokens)

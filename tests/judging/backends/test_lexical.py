@@ -261,4 +261,9 @@ def test_a_refusal_is_relevant_unless_one_chunk_holds_the_question() -> None:
     refusal = "I couldn't find that in the documentation."
     assert judge_lexically(question, spread, refusal)["relevance"] == 2
     holding = [*spread, "The Kestrel router works with Starlink satellite internet."]
-    assert judge_lexically(question, holding, refusal)["relevance"] == 0
+    wrong = judge_lexically(question, holding, refusal)
+    assert wrong["relevance"] == 0
+    # The note names the phrase and where it matched.
+    assert (
+        wrong["note"] == 'refusal "couldn\'t find" (sentence 1), but a chunk holds 0.78 of question'
+    )
