@@ -23,6 +23,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from itertools import compress
+from typing import NamedTuple
 
 # Quote marks and brackets that judges add, drop or swap when they quote.
 _DROP = frozenset(
@@ -282,13 +283,187 @@ REFUSAL_MARKERS = (
 )
 
 
+class RefusalMatch(NamedTuple):
+    """A refusal phrase found where a refusal stands, and where (for every message about it)."""
+
+    phrase: str
+    """The phrase as listed (``REFUSAL_MARKERS`` or ``judge.lexical.refusal_phrases``)."""
+    sentence: int
+    """The sentence it stands in, from 1."""
+    how: str
+    """Why it stands where a refusal does: ``at the start of`` its sentence (after words such
+    as "Sorry, the manual"), ``after the source named in`` it (「…ヘルプに記載が見当たらずお答え
+    できません。」), or ``closing the only claim, in`` it ("The opening hours are not
+    mentioned.")."""
+
+    def where(self) -> str:
+        """e.g. ``"does not cover" at the start of sentence 2``."""
+        return f'"{self.phrase}" {self.how} sentence {self.sentence}'
+
+
+#: Words that may stand before a refusal phrase in its sentence, or after it: an apology, a
+#: connective, a pronoun, a copula, and the names of a source ("Sorry, the provided context
+#: does not say", "This is not specified in the manual."). A product's name is none of them, so
+#: "The Day Pass does not cover the e-bike surcharge" is no refusal.
+def _words(text: str) -> tuple[str, ...]:
+    """The words of a list written as one string (a long list stays a few lines)."""
+    return tuple(text.split())
+
+
+REFUSAL_LEAD_WORDS = frozenset(
+    _words(
+        """sorry unfortunately regrettably apologies i'm im i we you it this that these those they
+    there here is are was were be been has have had am but however and so then also as
+    currently yes no well ok okay the a an any all my our your its their this exact specific
+    further more such detailed details given provided available above below supplied attached
+    retrieved context contexts document documents documentation doc docs manual manuals text
+    texts passage passages source sources information info material materials data help
+    centre center article articles faq faqs knowledge base guide guides page pages reference
+    references snippet snippets excerpt excerpts content contents record records question
+    questions topic topics point matter case answer in on of about from for regarding within
+    here to at by with that's it's there's which what whether how when where who why"""
+    )
+)
+#: Their Japanese counterparts, removed from what stands before or after a phrase (longest
+#: first): 「申し訳ありませんが、ご質問の内容はヘルプに」記載がありません.
+REFUSAL_LEAD_JA = tuple(
+    sorted(
+        _words(
+            """申し訳ありませんが 申し訳ございませんが 申し訳ありません 申し訳ございません すみませんが
+        すみません 恐れ入りますが 残念ながら 大変 あいにく ご質問 質問 お問い合わせ 問い合わせ
+        内容 その この これ それ あの 件 点 事項 情報 資料 文書 ドキュメント マニュアル ヘルプセンター
+        ヘルプ 提供された 与えられた 参照 コンテキスト 検索結果 記事 ページ 本文 文脈 手元 詳細 具体的
+        私 わたし 現在 現時点 については について に関しては に関して には では からは に は で が の も
+        や と ため ので"""
+        ),
+        key=len,
+        reverse=True,
+    )
+)
+#: Words that say where else to ask: a sentence of them only ("Please contact support.") is
+#: no claim of its own beside a refusal.
+_REFERRAL_WORDS = frozenset(
+    _words("please contact ask reach call email our customer service support staff team desk")
+)
+_REFERRAL_JA = ("お問い合わせください", "ご確認ください", "サポート", "窓口", "まで", "ください")
+#: Who or what refuses: the speaker, an apology, or a source. Before a phrase, one of them
+#: makes it a refusal whatever follows ("I don't know when it opens", "The manual does not
+#: cover the surcharge"); a bare "it" does not ("It does not cover the surcharge").
+_SOURCE_WORDS = frozenset(
+    _words(
+        """i i'm im we sorry unfortunately regrettably apologies context contexts document documents
+    documentation doc docs manual manuals text texts passage passages source sources
+    information info material materials data help centre center article articles faq faqs
+    knowledge guide guides page pages reference references snippet snippets excerpt excerpts
+    content contents record records"""
+    )
+)
+_SOURCE_JA = (
+    "申し訳",
+    "すみません",
+    "恐れ入りますが",
+    "残念ながら",
+    "あいにく",
+    "質問",
+    "資料",
+    "文書",
+    "ドキュメント",
+    "マニュアル",
+    "ヘルプ",
+    "コンテキスト",
+    "検索結果",
+    "記事",
+    "ページ",
+    "本文",
+    "文脈",
+    "情報",
+    "私",
+    "わたし",
+)
+_WORD = re.compile(r"[0-9a-z]+(?:'[0-9a-z]+)*")
+#: A sentence with at least this many words (or CJK characters / 2) of its own is a claim.
+_CLAIM_WORDS = 3
+
+
+def _leftover(text: str, words: frozenset[str], fragments: Sequence[str]) -> str:
+    """``text`` without ``words`` (Latin), ``fragments`` (Japanese), punctuation and space:
+    empty when ``text`` holds nothing else."""
+    folded = unicodedata.normalize("NFKC", text).casefold().replace("’", "'")
+    folded = _WORD.sub(lambda m: "" if m.group() in words else f" {m.group()} ", folded)
+    for fragment in fragments:
+        folded = folded.replace(fragment, "")
+    return "".join(c for c in folded if c.isalnum() or c == " ").strip()
+
+
+def _names_a_source(before: str) -> bool:
+    """Whether the words before a phrase name the speaker, an apology or a source."""
+    folded = unicodedata.normalize("NFKC", before).casefold().replace("’", "'")
+    return any(w in _SOURCE_WORDS for w in _WORD.findall(folded)) or any(
+        f in folded for f in _SOURCE_JA
+    )
+
+
+def _is_claim(sentence: str) -> bool:
+    """Whether a sentence says something of its own (not "No.", "Sorry.", "Please contact
+    support.")."""
+    rest = _leftover(sentence, REFUSAL_LEAD_WORDS | _REFERRAL_WORDS, REFUSAL_LEAD_JA + _REFERRAL_JA)
+    latin = len(_WORD.findall(rest))
+    cjk = sum(1 for c in rest if _is_cjk(c))
+    return latin + cjk // 2 >= _CLAIM_WORDS
+
+
+def _phrase_in(sentence: str, phrases: Sequence[str]) -> tuple[str, str, str] | None:
+    """The first listed phrase in ``sentence``: (phrase, the text before it, after it)."""
+    folded, offsets = normalise_with_offsets(sentence)
+    for phrase, needle in zip(phrases, _folded_phrases(tuple(phrases)), strict=True):
+        at = folded.find(needle) if needle else -1
+        if at >= 0:
+            begin, stop = original_span(sentence, offsets, at, at + len(needle))
+            return phrase, sentence[:begin], sentence[stop:]
+    return None
+
+
+def refusal_match(text: str, phrases: Sequence[str] = REFUSAL_MARKERS) -> RefusalMatch | None:
+    """Where ``text`` refuses, by one of ``phrases``; None when it does not.
+
+    Phrases are matched normalised (NFKC, case folding, quote marks and whitespace dropped, so
+    「記載が ありません」, ＂I don’t know＂ and "I DON'T KNOW" all match), but a phrase counts
+    only where a refusal stands, not anywhere: at the start of a sentence, after nothing but
+    an apology, a pronoun or the name of a source ("Sorry, the manual does not cover this.");
+    or closing the answer's only claim ("The opening hours are not mentioned.", 「料金について
+    は記載がありません。」), with nothing after it but such words. So an answer that says what a
+    product does not do ("The Day Pass does not cover the e-bike surcharge") and a long answer
+    that adds "the refund policy is not specified" to what it does say are no refusals.
+    """
+    sentences = split_sentences(text) or [text]
+    hits = {n: hit for n, s in enumerate(sentences, 1) if (hit := _phrase_in(s, phrases))}
+    claimed = False  # a sentence before says something of its own: the answer answers
+    for n, sentence in enumerate(sentences, 1):
+        if n in hits and not claimed and (how := _refusal_stands(*hits[n])):
+            return RefusalMatch(hits[n][0], n, how)
+        claimed = claimed or _is_claim(sentence)
+    claims = [n for n, s in enumerate(sentences, 1) if n not in hits and _is_claim(s)]
+    if len(hits) == 1 and not claims:
+        ((n, (phrase, _, after)),) = hits.items()
+        if not _leftover(after, REFUSAL_LEAD_WORDS, REFUSAL_LEAD_JA):
+            return RefusalMatch(phrase, n, "closing the only claim, in")
+    return None
+
+
+def _refusal_stands(phrase: str, before: str, after: str) -> str:
+    """How a phrase found in a sentence stands where a refusal does ("" when it does not)."""
+    lead, ja = REFUSAL_LEAD_WORDS, REFUSAL_LEAD_JA
+    ends = not _leftover(after, lead, ja)
+    if not _leftover(before, lead, ja) and (ends or _names_a_source(f"{before} {phrase}")):
+        return "at the start of"
+    if ends and _names_a_source(before):
+        return "after the source named in"
+    return ""
+
+
 def is_refusal(text: str, phrases: Sequence[str] = REFUSAL_MARKERS) -> bool:
-    """Whether ``text`` holds one of ``phrases``: both normalised (NFKC, case folding, quote
-    marks and whitespace dropped, so 「記載が ありません」, ＂I don’t know＂ and "I DON'T KNOW" all
-    match), then a plain substring test. Substring, not whole answer: a refusal usually comes
-    with a sentence around it ("The manual does not cover this; please ask support.")."""
-    folded = normalise(text)
-    return any(phrase in folded for phrase in _folded_phrases(tuple(phrases)))
+    """Whether ``text`` is a refusal (``refusal_match``)."""
+    return refusal_match(text, phrases) is not None
 
 
 @functools.lru_cache(maxsize=16)

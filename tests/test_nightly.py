@@ -54,7 +54,7 @@ def test_nightly_backend_option_overrides_the_configs_judge(
     assert main(["--config", str(toml), "nightly", "--backend", "lexical"]) == 1  # no baseline
     out = capsys.readouterr().out.splitlines()
     assert out[0].startswith("nightly: no compatible earlier run or baseline")
-    assert out[1] == "judge: lexical · lexical-v5"
+    assert out[1] == "judge: lexical · lexical-v6"
     assert out[3].strip() == "(backend = lexical)"
     report = latest_report(load_config(toml))
     assert report["manifest"]["judge"]["backend"] == "lexical"

@@ -1,8 +1,13 @@
+import pytest
+
 from judge.textnorm import (
+    RefusalMatch,
+    is_refusal,
     lexical_tokens,
     normalise,
     normalise_with_offsets,
     original_span,
+    refusal_match,
     split_sentences,
 )
 
@@ -146,3 +151,71 @@ def test_the_fast_paths_give_exactly_the_cluster_by_cluster_result() -> None:
         expected = _by_cluster_reference(text)
         assert normalise_with_offsets(text) == expected, text
         assert normalise(text) == expected[0], text
+
+
+# --- refusals: where a refusal stands, not a substring anywhere (issue 33, item 2) -----------
+
+REFUSALS = [
+    ("I don't know.", '"i don\'t know" at the start of sentence 1'),
+    ("I don't know when the station opens.", '"i don\'t know" at the start of sentence 1'),
+    (
+        "Sorry, the manual does not cover this. Please contact support.",
+        '"does not cover" at the start of sentence 1',
+    ),
+    ("Sorry. The provided context does not say.", '"does not say" at the start of sentence 2'),
+    (
+        "The station opening hours are not mentioned in the documents.",
+        '"not mentioned" closing the only claim, in sentence 1',
+    ),
+    (
+        "申し訳ありません。ご質問の内容はヘルプに記載がなく、お答えできません。",
+        '"記載がなく" at the start of sentence 2',
+    ),
+    ("分かりません。", '"分かりません" at the start of sentence 1'),
+    (
+        "料金については記載がありません。",
+        '"記載がありません" closing the only claim, in sentence 1',
+    ),
+    (
+        "申し訳ありません。返信の日数については、ヘルプに記載が見当たらずお答えできません。",
+        '"お答えできません" after the source named in sentence 2',
+    ),
+]
+NOT_REFUSALS = [
+    "No. The Day Pass does not cover the e-bike surcharge; it is charged per ride.",
+    "The Day Pass does not cover the e-bike surcharge.",
+    "It does not cover the e-bike surcharge.",
+    # A long substantive answer that says one detail is not given.
+    "The Day Pass costs 12 euros and includes unlimited 30-minute rides. Longer rides cost "
+    "1 euro per 15 minutes. The refund policy is not specified.",
+    "The plan costs 3,800 yen. Sorry, I don't know about discounts.",
+    "デイパスの料金は500円です。延長料金については記載がありません。",
+    "デイパスでは電動自転車の追加料金は対象外です。",
+    "アプリでは残高を確認できません。残高はウェブサイトのマイページで確認してください。",
+    "「ファイルが見つかりません」と表示されたら、アプリを再起動してから再度ログインしてください。",
+]
+
+
+@pytest.mark.parametrize(("text", "where"), REFUSALS)
+def test_a_refusal_is_found_where_it_stands_and_says_where(text: str, where: str) -> None:
+    match = refusal_match(text)
+    assert match is not None and match.where() == where
+    assert is_refusal(text)
+
+
+@pytest.mark.parametrize("text", NOT_REFUSALS)
+def test_a_phrase_that_does_not_stand_where_a_refusal_does_is_no_refusal(text: str) -> None:
+    assert refusal_match(text) is None
+    assert not is_refusal(text)
+
+
+def test_a_projects_own_phrases_follow_the_same_rule() -> None:
+    mine = ("outside what the docs say", "対象外")
+    assert refusal_match("That is outside what the docs say.", mine) == RefusalMatch(
+        "outside what the docs say", 1, "at the start of"
+    )
+    assert refusal_match("ご質問は対象外です。", mine) is not None
+    assert (
+        refusal_match("デイパスでは電動自転車の追加料金は対象外です。料金は1回100円です。", mine)
+        is None
+    )

@@ -105,7 +105,7 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     from judge.console import adapter_progress, judge_progress
     from judge.pipeline.bars import bars_asked
     from judge.pipeline.evaluate import Hooks, evaluate
-    from judge.pipeline.run import write_outputs
+    from judge.pipeline.run import gate_decision, write_outputs
     from judge.report.ci import ci_files
     from judge.report.summary import console_summary
 
@@ -135,17 +135,15 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
         )
     for line in console_summary(result.report, result.folder.path):
         emit(line)
-    report = result.report
-    code = report.gate.exit_code(args.fail_on_regression, args.require_baseline)
-    verdict = report.gate.verdict
+    # One decision: the first line, the exit code and the --json verdict (judge.results.decision)
+    decision = gate_decision(result.report.gate, args.fail_on_regression, args.require_baseline)
     if nightly:
-        say(f"nightly: {verdict}")
+        say(decision.first_line("nightly"))
         say("\n".join(out))
     else:
-        say(f"\ngate: {verdict}")
-    gate_flags = (args.fail_on_regression, args.require_baseline)
-    write_outputs(ci_files(report, code, str(result.folder.path), ci_paths, *gate_flags))
-    return code
+        say("\n" + decision.first_line("gate"))
+    write_outputs(ci_files(result.report, decision, str(result.folder.path), ci_paths))
+    return decision.exit_code
 
 
 def _run_config(args: argparse.Namespace) -> Config:

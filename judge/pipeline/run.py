@@ -1,5 +1,7 @@
 """``judge run`` and ``judge nightly`` around ``evaluate``: the CI files they were asked for
-(``--junit``, ``--json``), made ready before the judging and written after it."""
+(``--junit``, ``--json``), made ready before the judging and written after it; and the run's one
+decision (``judge.results.decision``: first line, exit code, ``--json`` verdict), here for the
+command line, which imports only the wiring."""
 
 from __future__ import annotations
 
@@ -7,6 +9,9 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from judge.io.write import write_atomic
+from judge.results.decision import Decision, gate_decision
+
+__all__ = ["Decision", "gate_decision", "ready_outputs", "write_outputs"]
 
 
 def ready_outputs(paths: Iterable[Path | None]) -> None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from judge.formatting import terminal_text
 from judge.record.model import Record
+from judge.results.decision import Decision
 
 #: What XML 1.0 cannot carry at all, even escaped: the C0 controls but tab and line breaks,
 #: lone surrogates, and the noncharacters U+FFFE and U+FFFF (a type name may hold one: TOML
@@ -83,12 +84,13 @@ def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) 
     )
 
 
-def summary_json(report: Record, exit_code: int, folder: str) -> dict[str, Any]:
-    """What a script needs to act on a run without parsing its text."""
+def summary_json(report: Record, decision: Decision, folder: str) -> dict[str, Any]:
+    """What a script needs to act on a run without parsing its text: the verdict and exit code
+    are the run's ``decision``, the same the console printed."""
     gate = report.gate
     return {
-        "exit_code": exit_code,
-        "verdict": gate.verdict,
+        "exit_code": decision.exit_code,
+        "verdict": decision.verdict,
         "folder": folder,
         "judge": report.manifest.judge.describe(),
         "status_counts": report.manifest.status_counts,
@@ -113,11 +115,9 @@ def summary_json(report: Record, exit_code: int, folder: str) -> dict[str, Any]:
 
 def ci_files(
     report: Record,
-    exit_code: int,
+    decision: Decision,
     folder: str,
     paths: tuple[Path | None, Path | None],
-    fail_on_regression: bool,
-    require_baseline: bool,
 ) -> dict[Path, str]:
     """The files a run's ``--junit`` and ``--json`` asked for (``paths``, None when not asked),
     path → text: the gate as JUnit XML (``junit_xml``) and the summary (``summary_json``,
@@ -125,8 +125,8 @@ def ci_files(
     junit, summary = paths
     files: dict[Path, str] = {}
     if junit is not None:
-        files[junit] = junit_xml(report, fail_on_regression, require_baseline)
+        files[junit] = junit_xml(report, decision.fail_on_regression, decision.require_baseline)
     if summary is not None:
-        text = json.dumps(summary_json(report, exit_code, folder), ensure_ascii=False, indent=2)
+        text = json.dumps(summary_json(report, decision, folder), ensure_ascii=False, indent=2)
         files[summary] = text + "\n"
     return files

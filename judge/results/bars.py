@@ -14,15 +14,9 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import NamedTuple
 
-from judge.axes import metric_scale
+from judge.axes import OPTIONAL_AXES, metric_scale
 from judge.grouped import ALL
-from judge.results.tables import (
-    ADAPTER_FAILED,
-    CORRECTNESS_ASKED,
-    CORRECTNESS_NOT_OK,
-    NOT_OK,
-    TypeTable,
-)
+from judge.results.tables import ADAPTER_FAILED, NOT_OK, TypeTable
 
 #: The default margins of ``judge bars suggest``: "today's value minus about 0.05" on 0-1
 #: shares, the same step on the judge's 0-2 scores (as the gate's ``margin_share`` and
@@ -86,32 +80,48 @@ def _shown(value: float, floor: float) -> tuple[str, str]:
     return f"{value:.6f}", f"{floor:.6f}"
 
 
+class _Counted(NamedTuple):
+    """How a row counts one metric's questions: the column of those it was asked of (None: the
+    row's ``n``), the column of those among them with no value (subtracted), and the columns of
+    its failures."""
+
+    asked: str | None
+    not_ok: str | None
+    failures: tuple[str, ...]
+
+
+def _counted(table: TypeTable, metric: str) -> _Counted:
+    """An optional axis (``judge.axes.OPTIONAL_AXES``: correctness) has counts of its own in the
+    judge table, ``<axis>_asked`` and ``<axis>_not_ok`` (``judge.results.tables``): its mean is
+    over the ok verdicts of the questions it was asked of (a question without a reference answer
+    is not asked, which is no failure), its failures its verdicts that are not ok and the
+    adapter's failures. The answer's scores count the judge table's non-ok statuses and the
+    adapter's failures; retrieval the adapter's failures only (its other counts, out-of-scope
+    and unlabelled questions, are not failures). So a bar counts a metric's questions as the
+    gate does, whatever other judgements are on."""
+    if metric in OPTIONAL_AXES:
+        asked, not_ok = f"{metric}_asked", f"{metric}_not_ok"
+        return _Counted(asked, not_ok, (not_ok, ADAPTER_FAILED))
+    if "faithfulness" in table.metrics:
+        return _Counted(None, None, (*NOT_OK, ADAPTER_FAILED))
+    return _Counted(None, None, (ADAPTER_FAILED,))
+
+
+def _count(row: Mapping[str, object], column: str | None) -> int:
+    value = row.get(column or "n", 0)
+    return value if isinstance(value, int) else 0
+
+
 def _failures(table: TypeTable, row: Mapping[str, object], metric: str) -> int:
-    """A row's questions with no answer or no verdict for ``metric``: for the answer's scores
-    the judge table's non-ok statuses and the adapter's failures; for correctness the
-    correctness verdicts that are not ok and the adapter's failures (a question without a
-    reference answer is not asked, which is no failure); for retrieval the adapter's failures
-    only (its other counts, out-of-scope and unlabelled questions, are not failures)."""
-    if metric == "correctness":
-        columns = [CORRECTNESS_NOT_OK, ADAPTER_FAILED]
-    elif "faithfulness" in table.metrics:
-        columns = [*NOT_OK, ADAPTER_FAILED]
-    else:
-        columns = [ADAPTER_FAILED]
-    return sum(int(value) for c in columns if isinstance(value := row.get(c, 0), int))
+    """A row's questions with no answer or no verdict for ``metric`` (``_counted``)."""
+    return sum(_count(row, column) for column in _counted(table, metric).failures)
 
 
-def _over(row: Mapping[str, object], metric: str) -> int:
-    """How many questions the row's mean of ``metric`` is over: correctness is asked of the
-    questions with a reference answer (or out of scope) only, and its mean is over the ok
-    verdicts among them; every other metric's mean is over the row's ``n``."""
-    if metric == "correctness":
-        asked, not_ok = row.get(CORRECTNESS_ASKED, 0), row.get(CORRECTNESS_NOT_OK, 0)
-        if isinstance(asked, int) and isinstance(not_ok, int):
-            return asked - not_ok
-        return 0
-    n = row.get("n", 0)
-    return n if isinstance(n, int) else 0
+def _over(table: TypeTable, row: Mapping[str, object], metric: str) -> int:
+    """How many questions the row's mean of ``metric`` is over (``_counted``)."""
+    counted = _counted(table, metric)
+    not_ok = _count(row, counted.not_ok) if counted.not_ok else 0
+    return _count(row, counted.asked) - not_ok
 
 
 def check_bars(
@@ -131,7 +141,7 @@ def check_bars(
                     qtype,
                     float(floor),
                     float(value) if isinstance(value, int | float) else None,
-                    _over(row, metric),
+                    _over(table, row, metric),
                     _failures(table, row, metric) if row else 0,
                 )
             )

@@ -20,6 +20,12 @@ diagnosis                    when
 *answerable types*
 ``over-refusal``             the answer refuses although a relevant chunk was among the
                              ``context_k`` chunks the generator saw (whatever the scores)
+*what the harness knows* (``known_failure``: an answer, not a refusal, to a labelled question),
+whatever the scores
+``retrieval miss``           no relevant chunk among the ``context_k`` chunks: the answer cannot
+                             rest on one
+``generation``               a relevant chunk in context, but the judge's evidence comes from
+                             another chunk: the generator answered from the wrong chunk
 ``ok``                       full marks (faithfulness 2, relevance 2)
 ``unknown retrieval``        the golden set lists no relevant chunks for it (``null`` or empty):
                              which layer failed cannot be told
@@ -49,11 +55,11 @@ rank order, exactly what the judge was shown (``judge.judging.items.context_for`
 
 A refusal is recognised by ``judge.textnorm.is_refusal`` with the phrases the lexical judge
 uses (``judge.lexical.refusal_phrases``, default ``judge.textnorm.REFUSAL_MARKERS``: 「記載が
-ありません」, 「お答えできません」, "does not cover", "I don't know", ...): a substring test
-after normalising both (NFKC, case folding, quote marks and whitespace dropped). A phrase list
-is a tripwire, not an understanding: a refusal in words the list lacks counts as an answer (add
-the phrase to ``judge.lexical.refusal_phrases``), and an answer that quotes a refusal phrase
-counts as a refusal.
+ありません」, 「お答えできません」, "does not cover", "I don't know", ...), matched after
+normalising both (NFKC, case folding, quote marks and whitespace dropped) and only where a
+refusal stands (``judge.textnorm.refusal_match``: "The Day Pass does not cover the e-bike
+surcharge" is an answer). A phrase list is a tripwire, not an understanding: a refusal in words
+the list lacks counts as an answer (add the phrase to ``judge.lexical.refusal_phrases``).
 
 Per type (``summarise``): the counts and shares of each diagnosis and one sentence that says
 which layer to fix first. The layers are retrieval (``retrieval miss``) and generation
@@ -135,6 +141,8 @@ def diagnose(
     in_context = relevant_in_context(item)
     if refuses and in_context:
         return "over-refusal"
+    if not refuses and (known := known_failure(item, verdict, in_context)) is not None:
+        return known
     if verdict.faithfulness == 2 and verdict.relevance == 2:
         if not wrong_per_reference(correctness):
             return "ok"
@@ -143,6 +151,24 @@ def diagnose(
     if in_context is None:
         return "unknown retrieval"
     return "generation" if in_context else "retrieval miss"
+
+
+def known_failure(item: ItemRecord, verdict: Verdict, in_context: bool | None) -> Diagnosis | None:
+    """What the harness knows of an answer (not a refusal) to an answerable, labelled question,
+    whatever the judge's scores: with no relevant chunk among the chunks the generator saw, its
+    answer cannot rest on one (``retrieval miss``: the chunk it rests on is at best a missing
+    label); with one there, evidence the judge took from another chunk of the context (the
+    review queue's ``foreign_quote``) means the generator answered from the wrong chunk
+    (``generation``). None: the judge's scores decide."""
+    if in_context is None:
+        return None
+    if not in_context:
+        return "retrieval miss"
+    match = verdict.match
+    golden = set(item.relevant_chunks or ())
+    if match is not None and match.chunk_id is not None and match.chunk_id not in golden:
+        return "generation"
+    return None
 
 
 def wrong_per_reference(correctness: CorrectnessVerdict | None) -> bool:

@@ -78,7 +78,7 @@ def test_check_preflights_the_backend_the_option_names(
     assert config.source is not None
     assert main(["--config", str(config.source), "check", "--backend", "lexical"]) == 0
     out = capsys.readouterr().out
-    assert "judge:     lexical · lexical-v5" in out
+    assert "judge:     lexical · lexical-v6" in out
     assert "cache:     0 of 4 answers judged already (from the cache); 4 to judge" in out
 
 

@@ -24,7 +24,7 @@ def test_run_with_the_lexical_judge_says_which_judge_first_and_saves(
     config = tiny()
     assert main(["--config", toml_of(config), "run", "--backend", "lexical"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == "judge: lexical · lexical-v5"
+    assert out[0] == "judge: lexical · lexical-v6"
     assert out[1].strip().startswith("(a model-free baseline scoring token overlap; its quote")
     assert out[2].strip() == "(backend = lexical)"
     assert any(line.startswith("judged 4 answers") and "(0 from the cache)" in line for line in out)

@@ -184,7 +184,9 @@ def test_lexical_judge_ignores_order_and_injections_only_lower_faithfulness(
         assert row.changed["faithfulness"] == Count(20, 30)
         assert row.moved_up["faithfulness"] == Count(0, 30)
         assert row.changed["relevance"] == Count(0, 30)
-        assert row.became_full == Count(0, 20)
+        # of the 18 answers below full marks (q05 and q23 refuse, and no chunk holds 0.4 of
+        # their question: 2/2 since issue 33)
+        assert row.became_full == Count(0, 18)
         assert report.row(variant, "out_of_scope").changed["faithfulness"] == Count(0, 5)
     changes = [c for c in report.flips if c.variant.startswith("injection")]
     assert len(changes) == len(report.flips) == 40

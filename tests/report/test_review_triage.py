@@ -235,7 +235,7 @@ def test_an_item_shows_its_reference_the_prompt_once_and_the_raw_reply(
     item = page.locator('section[data-qid="q14"]')
     # The reference answer, and where it came from (the lexical judge reads no prompt).
     assert item.locator(".reference-note").inner_text() == (
-        "from the golden set (its reference_answer); this judge (lexical · lexical-v5) reads no "
+        "from the golden set (its reference_answer); this judge (lexical · lexical-v6) reads no "
         "prompt and never saw it"
     )
     golden = next(
@@ -256,7 +256,7 @@ def test_an_item_shows_its_reference_the_prompt_once_and_the_raw_reply(
     raw.locator("summary").click()
     assert raw.locator("pre.raw-reply").inner_text() == row.verdict.raw_reply
     assert (
-        raw.locator(".source").inner_text() == "this judge reads no prompt (lexical · lexical-v5)"
+        raw.locator(".source").inner_text() == "this judge reads no prompt (lexical · lexical-v6)"
     )
     # The prompt: once, at the top, never inside an item.
     assert page.locator("#prompt-text").count() == 1

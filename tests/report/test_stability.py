@@ -101,7 +101,7 @@ def test_markdown_and_console_show_every_row_and_change(
         )
         assert line in markdown
     console = stability_lines(report)
-    assert console[0].startswith("judge stability (lexical lexical-v5 · judge.v1.md): 8 of 30")
+    assert console[0].startswith("judge stability (lexical lexical-v6 · judge.v1.md): 8 of 30")
     assert console[1].split() == [
         "variant", "type", "n", "F", "changed", "R", "changed", "F", "up", "R", "up", "to", "2/2",
         "not", "ok", "n/a",

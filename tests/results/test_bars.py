@@ -7,6 +7,7 @@ from __future__ import annotations
 from judge.results.bars import BarResult, check_bars, suggest_bars
 from judge.results.gate import bar_checks
 from judge.results.tables import TypeTable
+from tests.conftest import REPO
 
 
 def _judge_table(rows: list[dict[str, str | int | float | None]]) -> TypeTable:
@@ -151,3 +152,15 @@ def test_a_correctness_bar_is_over_the_ok_correctness_verdicts() -> None:
         "bar: factual faithfulness 1.50 ≥ 1.00 (12 questions)",
         "bar: factual correctness 1.25 ≥ 1.00 over 7 of 8 questions: 1 got no answer or no verdict",
     ]
+
+
+def test_every_optional_axis_is_counted_by_the_columns_the_judge_table_writes() -> None:
+    """No metric name is special in ``judge.results.bars``: an optional axis is counted by its
+    ``<axis>_asked`` and ``<axis>_not_ok`` columns, the names ``judge.results.tables`` writes."""
+    from judge.axes import OPTIONAL_AXES
+    from judge.results.tables import CORRECTNESS_ASKED, CORRECTNESS_NOT_OK
+
+    assert OPTIONAL_AXES == ("correctness",)
+    assert (CORRECTNESS_ASKED, CORRECTNESS_NOT_OK) == ("correctness_asked", "correctness_not_ok")
+    source = (REPO / "judge" / "results" / "bars.py").read_text(encoding="utf-8")
+    assert '"correctness"' not in source

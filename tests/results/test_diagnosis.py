@@ -9,14 +9,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-from judge.config import Config
-from judge.judging.backends.lexical import LexicalBackend
+from judge.config import Config, load_config
+from judge.judging.backends.lexical import LexicalBackend, judge_lexically
 from judge.judging.types import ContextChunk, EvidenceMatch, Verdict
+from judge.pipeline.evaluate import evaluate
 from judge.record.model import Record
 from judge.report.summary import console_summary, diagnosis_line
 from judge.results.diagnosis import DIAGNOSES, Diagnosis, diagnose, summarise
 from judge.results.item_record import ItemRecord
 from judge.textnorm import REFUSAL_MARKERS, is_refusal
+from tests.conftest import REPO
+from tests.fakes import ScriptedBackend, good_reply
+
+#: The hand-labelled diagnoses of both samples (docs/reports.md, bench/diagnosis_truth.py).
+TRUTH = REPO / "tests" / "data" / "diagnosis-truth.csv"
 
 
 def _item(answer: str = "年額3,800円です。", **changes: Any) -> ItemRecord:
@@ -108,6 +114,96 @@ def test_refusals_are_recognised_in_japanese_and_english_as_the_lexical_judge_do
     assert diagnose(item, _verdict(), out_of_scope=True) == "answered out of scope"
 
 
+def test_an_answer_saying_what_the_product_does_not_cover_is_no_over_refusal() -> None:
+    """Issue 33: "does not cover" in an answer about the product is no refusal, for the
+    diagnosis and for the lexical judge's relevance alike."""
+    surcharge = "E-bikes cost a surcharge of 1 euro per ride on every pass, the Day Pass too."
+    answer = "No. The Day Pass does not cover the e-bike surcharge; it is charged per ride."
+    item = _item(
+        answer,
+        question="Does the Day Pass cover the e-bike surcharge?",
+        context=[ContextChunk(1, "passes/e-bike", surcharge)],
+        relevant_chunks=["passes/e-bike"],
+    )
+    quoted = EvidenceMatch(kind="exact", chunk_id="passes/e-bike", start=0, end=5, coverage=1)
+    assert diagnose(item, _verdict(2, 2, match=quoted), out_of_scope=False) == "ok"
+    assert diagnose(item, _verdict(2, 1, match=quoted), out_of_scope=False) == "generation"
+    payload = judge_lexically(item.question, [surcharge], answer)
+    assert payload["relevance"] == 2
+    # The same phrase where a refusal stands is one.
+    refusal = item.model_copy(update={"answer": "Sorry, the help centre does not cover this."})
+    assert diagnose(refusal, _verdict(2, 0), out_of_scope=False) == "over-refusal"
+
+
+def test_what_the_harness_knows_decides_whatever_the_judge_says() -> None:
+    """Issue 33: an answer given without its chunk is a retrieval miss even at 2/2; an answer
+    whose evidence comes from another chunk while its golden chunk was in context is the
+    generator's failure even at 2/2 (the review queue's "not a golden chunk")."""
+    foreign = EvidenceMatch(kind="exact", chunk_id="pricing/trial", start=0, end=5, coverage=1)
+    assert diagnose(_item(), _verdict(2, 2, match=foreign), out_of_scope=False) == "generation"
+    assert diagnose(_item(**NOT_IN_CONTEXT), _verdict(2, 2), out_of_scope=False) == (
+        "retrieval miss"
+    )
+    # A refusal keeps its rule (right with what it had), an unlabelled question its scores,
+    # and a quote from the golden chunk leaves the scores to decide.
+    assert diagnose(_item(REFUSAL_EN, **NOT_IN_CONTEXT), _verdict(2, 2), out_of_scope=False) == "ok"
+    unlabelled = _item(relevant_chunks=None)
+    assert diagnose(unlabelled, _verdict(2, 2, match=foreign), out_of_scope=False) == "ok"
+    assert diagnose(_item(), _verdict(2, 2), out_of_scope=False) == "ok"
+
+
+def test_a_judge_that_passes_everything_does_not_hide_the_samples_hallucinated_misses(
+    tmp_path: Path,
+) -> None:
+    """``make judge`` with a judge that scores every answer 2/2 (the embedded 270M nearly
+    does): golden/README.md lists q14 and q22 as hallucinated answers without their chunk, so
+    factual is not "nothing to fix"."""
+    config = load_config(REPO / "judge.toml").with_overrides(
+        judge={"cache_path": tmp_path / "cache.sqlite3"}, reports={"dir": tmp_path / "reports"}
+    )
+    result = evaluate(config, backend=ScriptedBackend(good_reply), progress=False)
+    by_id = {row.question_id: row.diagnosis for row in result.report.questions}
+    assert [q for q, d in by_id.items() if d == "retrieval miss"] == ["q14", "q22"]
+    (line,) = [
+        line
+        for line in console_summary(result.report, result.folder.path)
+        if "where it went wrong" in line
+    ]
+    assert "factual nothing to fix" not in line
+    assert "factual 2 retrieval miss" in line
+
+
+def _truth() -> dict[str, dict[str, str]]:
+    with TRUTH.open(encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    out: dict[str, dict[str, str]] = {}
+    for row in rows:
+        assert row["truth"] in DIAGNOSES and row["why"], row
+        assert row["question_id"] not in out.get(row["sample"], {}), row
+        out.setdefault(row["sample"], {})[row["question_id"]] = row["truth"]
+    return out
+
+
+def test_the_truth_file_labels_every_question_of_both_samples_once() -> None:
+    truth = _truth()
+    for sample in ("sample", "sample-en"):
+        questions = (REPO / "golden" / sample / "questions.jsonl").read_text(encoding="utf-8")
+        ids = [json.loads(line)["id"] for line in questions.splitlines() if line.strip()]
+        assert sorted(truth[sample]) == sorted(ids)
+
+
+def test_the_diagnosis_agrees_with_the_hand_labels_as_docs_reports_says(
+    sample_run: tuple[Record, Config, Path],
+) -> None:
+    """docs/reports.md's "after" figure for the lexical judge on the Japanese sample."""
+    record, _, _ = sample_run
+    truth = _truth()["sample"]
+    agree = sum(1 for row in record.questions if truth[row.question_id] == row.diagnosis)
+    assert agree == 19
+    docs = (REPO / "docs" / "reports.md").read_text(encoding="utf-8")
+    assert "| golden/sample (30) | lexical | 18 of 30, 0.60 [0.42, 0.75] | 19 of 30," in docs
+
+
 # --- per type: counts and the sentence ---------------------------------------------------------
 
 
@@ -169,7 +265,9 @@ def test_the_sample_diagnosis_table_matches_a_hand_count(
     # - factual (12): ok q17 q29 (q29 refuses, no relevant chunk in its 5, 2/2); retrieval
     #   miss q14 q22 (relevant chunk not in the top 5); generation q01 q04 q07 q08 q11 q20 q24
     #   q27 (relevant chunk in context, below 2/2);
-    # - procedural (8): ok q02 q13 q16 q21 q26; generation q06 q09 q19;
+    # - procedural (8): ok q02 q13 q21 q26; generation q06 q09 q19, and q16 (2/2, but its
+    #   quote comes from the iPhone widget chunk while its golden chunk was in context at rank
+    #   4: the generator answered from the wrong chunk, issue 33);
     # - negative (5): ok q03; generation q10 q15 q28; over-refusal q23 (refuses, but
     #   restore/cross-platform is at rank 2);
     # - out_of_scope (5): ok q05 q12 q25 (they refuse); answered out of scope q18 q30.
@@ -182,11 +280,11 @@ def test_the_sample_diagnosis_table_matches_a_hand_count(
     )
     assert header in section
     assert "| factual | 12 | 2 (17%) | 2 (17%) | 8 (67%) | 0 | 0 | 0 | 0 |" in section
-    assert "| procedural | 8 | 5 (62%) | 0 | 3 (38%) | 0 | 0 | 0 | 0 |" in section
+    assert "| procedural | 8 | 4 (50%) | 0 | 4 (50%) | 0 | 0 | 0 | 0 |" in section
     assert "| negative | 5 | 1 (20%) | 0 | 3 (60%) | 0 | 1 (20%) | 0 | 0 |" in section
     assert "| out_of_scope | 5 | 3 (60%) | 0 | 0 | 2 (40%) | 0 | 0 | 0 |" in section
     assert (
-        "| **all** | **30** | **11 (37%)** | **2 (7%)** | **14 (47%)** | **2 (7%)** "
+        "| **all** | **30** | **10 (33%)** | **2 (7%)** | **15 (50%)** | **2 (7%)** "
         "| **1 (3%)** | **0** | **0** |"
     ) in section
     assert (
@@ -216,7 +314,7 @@ def test_the_diagnosis_is_in_report_json_and_the_console(
     (line,) = [line for line in console if "where it went wrong" in line]
     assert line.strip() == (
         "where it went wrong: factual 2 retrieval miss, 8 generation: fix generation; "
-        "procedural 3 generation: fix generation; negative 3 generation, 1 over-refusal: fix "
+        "procedural 4 generation: fix generation; negative 3 generation, 1 over-refusal: fix "
         "generation; out_of_scope 2 answered out of scope: fix generation"
     )
 

@@ -164,7 +164,7 @@ def test_the_injection_flag_applies_whatever_the_verdict_status() -> None:
         ("gemma3:12b", "gemma3", False),  # no size named: not known to be the same
         ("qwen2.5:7b", "gemma3:7b", False),
         ("gemma3:12b", None, False),
-        ("lexical-v5", "gpt-4o", False),
+        ("lexical-v6", "gpt-4o", False),
     ],
 )
 def test_self_judging_is_the_same_tag_or_the_same_family_and_size(

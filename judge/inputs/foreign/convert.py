@@ -8,9 +8,10 @@ the source leaves implicit, the same way on every import:
   ranking keeps the exact text the system saw when it differs from the corpus'
   (``retrieved[].text``), so the judge sees what the generator saw.
 - **types** from a column (``--type-column``) or one default (``--type``);
-- **out of scope** where the source says so: the answerable column says false, the type column
-  names an out-of-scope type, or the reference answer is a refusal (``textnorm.is_refusal``) or
-  empty. An empty reference counts only in a file where some reference is not empty: a dataset
+- **out of scope** where the source says so: the type column names an out-of-scope type, the
+  answerable column says false, or the reference answer is a refusal (``textnorm.refusal_match``:
+  a refusal phrase where a refusal stands, not anywhere) or empty. The explicit columns decide
+  over what is inferred (``_type_of``); where they disagree the import warns and goes on. An empty reference counts only in a file where some reference is not empty: a dataset
   without references says nothing about scope. Out-of-scope questions get the configuration's
   out-of-scope type (``out_of_scope`` by default) and ``relevant_chunks: []``.
 - **relevant chunks** from the source's relevant texts (Ragas ``reference_contexts``, DeepEval
@@ -36,7 +37,7 @@ from judge.inputs.foreign.records import ForeignRecord, Retrieved, Tool
 from judge.io.jsonl import checked_line
 from judge.io.text import id_problem
 from judge.io.validation import in_line_order
-from judge.textnorm import REFUSAL_MARKERS, is_refusal, normalise
+from judge.textnorm import REFUSAL_MARKERS, normalise, refusal_match
 
 #: Hex digits of the sha256 in a derived id: 48 bits, no collision in any corpus of a size a
 #: golden set has (a million chunks collide with a probability of about 2 in a million).
@@ -93,39 +94,75 @@ def import_settings(config: Config | None, default_type: str | None) -> ImportSe
     return ImportSettings(allowed, data.out_of_scope_types[0], refusals, chosen)
 
 
-def _type_of(
-    record: ForeignRecord, settings: ImportSettings, references_given: bool, problems: list[str]
+def _refusal_reference(
+    record: ForeignRecord, settings: ImportSettings, references_given: bool
 ) -> str | None:
-    """The record's question type, out of scope where the source says so (module docstring)."""
-    oos = settings.out_of_scope
+    """Why the record's reference answer says "out of scope", or None: it is empty (in a file
+    where some reference is not), or it reads as a refusal, with the phrase and where it
+    matched (``textnorm.refusal_match``: "No. The Day Pass does not cover …" does not)."""
+    reference = record.reference
+    if reference is None:
+        return None
+    if references_given and not reference.strip():
+        return "the reference answer is empty"
+    match = refusal_match(reference, settings.refusals)
+    return None if match is None else f"the reference answer reads as a refusal ({match.where()})"
+
+
+def _type_of(
+    record: ForeignRecord,
+    settings: ImportSettings,
+    references_given: bool,
+    problems: list[str],
+    warnings: list[str],
+) -> str | None:
+    """The record's question type, out of scope where the source says so (module docstring).
+
+    The explicit columns decide over what is inferred: a type or answerable column over a
+    refusal reference, relevant chunks (reference contexts) over a refusal reference; of two
+    explicit columns that disagree, the one that says out of scope. Where they disagree the
+    record is imported as the deciding one says, with a warning that names both (and the
+    refusal phrase and where it matched)."""
+    oos, where = settings.out_of_scope, record.where
     named = record.qtype.strip() if record.qtype is not None else None
     allowed = settings.question_types
     if named is not None and allowed is not None and named not in allowed:
         problems.append(
-            f"{record.where}: type column: '{named}' is not one of the configured "
+            f"{where}: type column: '{named}' is not one of the configured "
             f"data.question_types ({', '.join(allowed)}); add it to judge.toml or rename it "
             "in the file"
         )
         return None
-    named_oos = named is not None and (
-        named == oos or (settings.question_types is None and named == DEFAULT_OUT_OF_SCOPE)
-    )
-    if record.answerable is True and named_oos:
-        problems.append(
-            f"{record.where}: answerable column says true, but the type column says "
-            f"'{named}' (out of scope); correct one of them"
-        )
-        return None
-    if record.answerable is False or named_oos:
-        return oos
+    refusal = _refusal_reference(record, settings, references_given)
     if named is not None:
-        return named
-    reference = record.reference
-    if reference is not None and (
-        (references_given and not reference.strip()) or is_refusal(reference, settings.refusals)
-    ):
-        return oos
-    return settings.default_type
+        named_oos = named == oos or (allowed is None and named == DEFAULT_OUT_OF_SCOPE)
+        if record.answerable is not None and record.answerable == named_oos:
+            said = "true" if record.answerable else "false"
+            decides = "type" if named_oos else "answerable"
+            warnings.append(
+                f"{where}: the answerable column says {said}, but the type column says "
+                f"'{named}'; imported as out of scope ('{oos}'), as the {decides} column says"
+            )
+            return oos
+        if refusal is not None and not named_oos:
+            warnings.append(
+                f"{where}: {refusal}, but the type column says '{named}'; imported as '{named}'"
+            )
+        return oos if named_oos else named
+    if record.answerable is not None:
+        if refusal is not None and record.answerable:
+            warnings.append(
+                f"{where}: {refusal}, but the answerable column says true; imported as "
+                f"'{settings.default_type}'"
+            )
+        return settings.default_type if record.answerable else oos
+    if refusal is not None and record.relevant:
+        warnings.append(
+            f"{where}: {refusal}, but relevant chunks are given (reference contexts); imported "
+            f"as '{settings.default_type}' with them (a type or answerable column decides)"
+        )
+        return settings.default_type
+    return oos if refusal is not None else settings.default_type
 
 
 def ordered_types(questions: list[dict[str, Any]], settings: ImportSettings) -> tuple[str, ...]:
@@ -218,8 +255,8 @@ def _relevant(
         if record.relevant:
             problems.append(
                 f"{record.where}: relevant chunks given (reference contexts), but the "
-                "question is out of scope (its type, answerable column or refusal "
-                "reference says so); remove them, or correct the type"
+                "question is out of scope (its type or answerable column says so); remove "
+                "them, or correct the type"
             )
             return False, None
         return True, []
@@ -261,7 +298,11 @@ def convert(
     first: dict[str, str] = {}
     for record in records:
         qid = _question_id(record, first, problems)
-        qtype = None if qid is None else _type_of(record, settings, references_given, problems)
+        qtype = (
+            None
+            if qid is None
+            else _type_of(record, settings, references_given, problems, warnings)
+        )
         if qid is None or qtype is None:
             continue
         answerable = qtype != settings.out_of_scope

@@ -11,10 +11,11 @@ model. Tokens are Latin words and, inside Japanese (CJK) runs, character bigrams
   are left out) that the answer repeats; 2 from 0.3, 1 from 0.12;
 - a refusal (a phrase of ``judge.lexical.refusal_phrases``, by default such as 「記載がありません」 or
   "I don't know": ``judge.textnorm.REFUSAL_MARKERS``, recognised by ``judge.textnorm.is_refusal``,
-  the one rule the run's diagnosis uses too) scores 2/2 when the
-  context shares little with the question (under 0.4 of its content tokens), else
-  faithfulness 2 and relevance 0 (it refused although the context looks like it has the
-  answer);
+  the one rule the run's diagnosis uses too) scores 2/2 when no chunk of the context shares
+  much with the question (under 0.4 of its content tokens in any one chunk: an answer stands
+  in one chunk, and the five chunks of an out-of-scope question together share the product's
+  words), else faithfulness 2 and relevance 0 (it refused although a chunk looks like it has
+  the answer);
 - evidence: the context sentence sharing most tokens with the answer, quoted verbatim (cut
   to the schema's 200 characters; the cut quote is still an exact match).
 
@@ -38,13 +39,15 @@ judgement's fingerprint (``CHUNK_VERSION``, ``CORRECTNESS_VERSION``; the answer'
 does not move for them). The two rules kept here:
 
 - a chunk's grade (``task = "chunk"``): the share of the question's content tokens (as for
-  relevance: all-hiragana tokens left out) that the chunk holds; 3 from 0.5, 2 from 0.25, 1
-  from 0.1, else 0 (``CHUNK_GRADES``). Chosen on the two shipped samples (the top 5 chunks of
-  every labelled question against the golden labels, docs/judge.md): 2 or more for 17 of the
-  23 labelled chunks of the Japanese sample and 14 of 17 of the English one, under 2 for 90
-  of the 127 others and 44 of 83. A rough yardstick and nothing more: a chunk that answers
-  in other words than the question's gets a low grade, a chunk that repeats the question's
-  words without answering it a high one;
+  relevance: all-hiragana tokens left out), each weighed by how rare it is in the corpus
+  (``corpus_weights``, IDF: a token in every chunk, such as the product's name, weighs
+  nothing), that the chunk holds; 3 from 0.3, 2 from 0.15, 1 from 0.05, else 0
+  (``CHUNK_GRADES``). Chosen on the two shipped samples (the top 5 chunks of every labelled
+  question against the golden labels, docs/judge.md): 2 or more for 15 of the 23 labelled
+  chunks of the Japanese sample and 12 of 17 of the English one, under 2 for 94 of the 127
+  others and 65 of 83. A rough yardstick and nothing more: a chunk that answers in other words
+  than the question's gets a low grade, a chunk that repeats the question's rare words
+  without answering it a high one;
 - an answer's correctness (``task = "correctness"``): for an answerable question, the share of
   the reference answer's content tokens that the answer repeats; 2 from 0.5, 1 from 0.2, else
   0, and a refusal (``is_refusal``, the configured phrases) is 0: the reference answers it.
@@ -55,8 +58,10 @@ does not move for them). The two rules kept here:
 from __future__ import annotations
 
 import json
+import math
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from judge.judging.backends.base import BackendIdentity, JudgeRequest, PlainBackend
@@ -66,21 +71,28 @@ from judge.judging.verdict import EVIDENCE_MAX_CHARS, Reply
 
 # Re-exported: the built-in list's old home, named in the configuration's docs.
 from judge.textnorm import REFUSAL_MARKERS as REFUSAL_MARKERS
-from judge.textnorm import is_refusal, lexical_tokens, normalise, split_sentences
+from judge.textnorm import (
+    RefusalMatch,
+    is_refusal,
+    lexical_tokens,
+    normalise,
+    refusal_match,
+    split_sentences,
+)
 
-VERSION = "lexical-v5"  # bump whenever the scoring changes: it is the cache key
+VERSION = "lexical-v6"  # bump whenever the scoring changes: it is the cache key
 #: The rule of a chunk's grade and of an answer's correctness: each in its own judgement's
 #: fingerprint (bump when the rule changes; the answer's VERSION stays).
-CHUNK_VERSION = "lexical-chunk-v1"
-CORRECTNESS_VERSION = "lexical-correctness-v1"
+CHUNK_VERSION = "lexical-chunk-v2"
+CORRECTNESS_VERSION = "lexical-correctness-v2"
 #: The question-token shares from which a chunk gets 3, 2 and 1 (module docstring).
-CHUNK_GRADES = (0.5, 0.25, 0.1)
+CHUNK_GRADES = (0.3, 0.15, 0.05)
 #: The reference-token shares from which an answer gets correctness 2 and 1.
 CORRECTNESS_SCORES = (0.5, 0.2)
 #: An answer sentence is supported (``sentences`` mode) when this share of its tokens is in the
 #: context: the per-sentence floor of the holistic rule's faithfulness 2.
 SENTENCE_SUPPORT = 0.6
-#: A refusal is right when the context shares less than this with the question.
+#: A refusal is right when no context chunk shares this much with the question.
 REFUSAL_OVERLAP = 0.4
 
 
@@ -92,6 +104,12 @@ def _content(tokens: list[str]) -> list[str]:
 
 def _share(part: list[str], whole: set[str]) -> float:
     return sum(1 for token in part if token in whole) / len(part) if part else 0.0
+
+
+def _refused(match: RefusalMatch) -> str:
+    """The refusal's phrase and sentence, short enough for a note (80 characters in all)."""
+    phrase = match.phrase if len(match.phrase) <= 18 else match.phrase[:17] + "…"
+    return f'refusal "{phrase}" (sentence {match.sentence})'
 
 
 def judge_lexically(
@@ -113,20 +131,20 @@ def judge_lexically(
         key=lambda s: _share(lexical_tokens(s), answer_tokens),
         default="",
     )[:EVIDENCE_MAX_CHARS]
-    if is_refusal(answer, refusal_phrases):
-        overlap = _share(question_tokens, context_tokens)
+    if (refusal := refusal_match(answer, refusal_phrases)) is not None:
+        overlap = max((_share(question_tokens, set(lexical_tokens(t))) for t in context), default=0)
         if overlap < REFUSAL_OVERLAP:
             return {
                 "evidence": "",
                 "faithfulness": 2,
                 "relevance": 2,
-                "note": f"refusal; context shares {overlap:.2f} of the question's tokens",
+                "note": f"{_refused(refusal)}; closest chunk holds {overlap:.2f} of question",
             }
         return {
             "evidence": evidence,
             "faithfulness": 2,
             "relevance": 0,
-            "note": f"refusal, but context shares {overlap:.2f} of the question's tokens",
+            "note": f"{_refused(refusal)}, but a chunk holds {overlap:.2f} of question",
         }
     supports = [
         _share(tokens, context_tokens)
@@ -221,12 +239,46 @@ def judge_sentences(
     }
 
 
-def grade_chunk_lexically(question: str, chunk: str) -> dict[str, Any]:
-    """The chunk payload ``{grade, reason}`` for one chunk (module docstring: the rule)."""
+def corpus_weights(texts: Iterable[str]) -> dict[str, float]:
+    """Token → its weight in a chunk grade: how rare it is among ``texts`` (the corpus's
+    chunks), ``log((N + 1) / (df + 1))`` for a token in ``df`` of ``N`` chunks: 0 for a token
+    in every chunk (the product's name says nothing about which chunk answers), the most for a
+    token in none."""
+    texts = list(texts)
+    counts: Counter[str] = Counter()
+    for text in texts:
+        counts.update(set(lexical_tokens(text)))
+    total = len(texts)
+    return {token: math.log((total + 1) / (df + 1)) for token, df in counts.items()} | {
+        "": math.log(total + 1)
+    }
+
+
+def _weighted_share(part: list[str], whole: set[str], weights: Mapping[str, float]) -> float:
+    """The share of ``part``'s weight (``corpus_weights``; a token the corpus lacks weighs as
+    the rarest) that ``whole`` holds."""
+    rarest = weights.get("", 1.0)
+    weight = [weights.get(token, rarest) for token in part]
+    total = sum(weight)
+    held = sum(w for token, w in zip(part, weight, strict=True) if token in whole)
+    return held / total if total > 0 else 0.0
+
+
+def grade_chunk_lexically(
+    question: str, chunk: str, weights: Mapping[str, float] | None = None
+) -> dict[str, Any]:
+    """The chunk payload ``{grade, reason}`` for one chunk (module docstring: the rule);
+    ``weights``: each token's weight by its rarity in the corpus (``corpus_weights``; None:
+    every token weighs the same)."""
     question_tokens = _content(lexical_tokens(question))
-    share = _share(question_tokens, set(lexical_tokens(chunk)))
+    held = set(lexical_tokens(chunk))
+    if weights is None:
+        share = _share(question_tokens, held)
+    else:
+        share = _weighted_share(list(dict.fromkeys(question_tokens)), held, weights)
     grade = next((3 - i for i, floor in enumerate(CHUNK_GRADES) if share >= floor), 0)
-    return {"grade": grade, "reason": f"the chunk holds {share:.2f} of the question's tokens"}
+    what = "of the question's tokens" if weights is None else "of the question's weight (IDF)"
+    return {"grade": grade, "reason": f"the chunk holds {share:.2f} {what}"}
 
 
 def correctness_lexically(

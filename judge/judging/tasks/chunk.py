@@ -33,7 +33,7 @@ from judge.config import Config
 from judge.inputs.golden import GoldenSet
 from judge.inputs.runs import Run
 from judge.judging.backends.base import JudgeRequest
-from judge.judging.backends.lexical import CHUNK_VERSION, grade_chunk_lexically
+from judge.judging.backends.lexical import CHUNK_VERSION, corpus_weights, grade_chunk_lexically
 from judge.judging.grading import read_payload
 from judge.judging.items import context_for
 from judge.judging.prompts import Prompt, TaskPrompt
@@ -96,6 +96,23 @@ class ChunkItem(NamedTuple):
     text: str
     key: str
     """``chunk_key`` of the question's text and the chunk's id and text."""
+    weights: CorpusWeights | None = None
+    """The corpus's token weights, for the lexical baseline's grade (shared by every item of a
+    run, computed on first use; None: every token weighs the same)."""
+
+
+class CorpusWeights:
+    """The corpus's token weights (``lexical.corpus_weights``), computed on first use: only the
+    lexical baseline asks for them, so a model judge never pays for the pass over the corpus."""
+
+    def __init__(self, texts: Iterable[str]) -> None:
+        self._texts = texts
+        self._weights: dict[str, float] | None = None
+
+    def get(self) -> dict[str, float]:
+        if self._weights is None:
+            self._weights = corpus_weights(self._texts)
+        return self._weights
 
 
 def chunk_key(question: str, chunk_id: str, text: str) -> str:
@@ -109,6 +126,7 @@ def build_chunk_items(golden: GoldenSet, run: Run, depth: int) -> list[ChunkItem
     """The top ``depth`` retrieved chunks of every golden question the run answered, in golden
     order then rank (``judge.judging.items.context_for``: the text as the generator saw it)."""
     items = []
+    weights = CorpusWeights([chunk.text for chunk in golden.corpus.values()])
     for question in golden.questions:
         record = run.records.get(question.id)
         if record is None:
@@ -122,6 +140,7 @@ def build_chunk_items(golden: GoldenSet, run: Run, depth: int) -> list[ChunkItem
                     chunk.rank,
                     chunk.text,
                     chunk_key(question.question, chunk.chunk_id, chunk.text),
+                    weights,
                 )
             )
     return items
@@ -152,7 +171,9 @@ def chunk_request(prompt: Prompt, item: ChunkItem) -> JudgeRequest:
         context=[ContextChunk(item.rank, item.chunk_id, item.text)],
         answer="",
         task="chunk",
-        baseline=lambda _refusals: grade_chunk_lexically(item.question, item.text),
+        baseline=lambda _refusals: grade_chunk_lexically(
+            item.question, item.text, item.weights.get() if item.weights else None
+        ),
     )
 
 

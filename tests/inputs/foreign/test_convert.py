@@ -168,6 +168,59 @@ def test_types_and_ids_from_columns_checked_against_the_configuration(tmp_path: 
 
 
 def test_relevant_chunks_for_an_out_of_scope_question_are_refused(tmp_path: Path) -> None:
+    """Relevant chunks for a question its answerable column calls out of scope: refused (the
+    explicit column and the labels disagree, and one of them would be lost)."""
+    rows = [
+        {
+            "input": "Q",
+            "actual_output": "I don't know.",
+            "retrieval_context": ["x"],
+            "context": ["x"],
+            "ok": False,
+        },
+    ]
+    source = write_rows(tmp_path / "d.jsonl", rows)
+    with pytest.raises(InputError, match=r"d.jsonl:1: relevant chunks given .* out of scope"):
+        import_foreign("deepeval", source, tmp_path / "a", answerable_column="ok")
+
+
+#: A reference answer that says what the product does not do: no refusal (issue 33).
+DAY_PASS = "No. The Day Pass does not cover the e-bike surcharge; it is charged per ride."
+SURCHARGE = "E-bikes cost a surcharge of 1 euro per ride, on every pass including the Day Pass."
+
+
+@pytest.mark.parametrize("tool", ["ragas", "deepeval"])
+def test_a_reference_saying_what_the_product_does_not_cover_imports(
+    tmp_path: Path, tool: str
+) -> None:
+    question = "Does the Day Pass cover e-bikes?"
+    row = (
+        {
+            "user_input": question,
+            "retrieved_contexts": [SURCHARGE],
+            "reference_contexts": [SURCHARGE],
+            "response": DAY_PASS,
+            "reference": DAY_PASS,
+        }
+        if tool == "ragas"
+        else {
+            "input": question,
+            "actual_output": DAY_PASS,
+            "expected_output": DAY_PASS,
+            "retrieval_context": [SURCHARGE],
+            "context": [SURCHARGE],
+        }
+    )
+    imported = import_foreign(tool, write_rows(tmp_path / "s.jsonl", [row]), tmp_path / "out")
+    (first,) = lines(imported.questions)
+    assert (first["type"], first["answerable"]) == ("factual", True)
+    assert first["relevant_chunks"] == [chunk_id_of(SURCHARGE)]
+    assert imported.warnings == []
+
+
+def test_a_refusal_reference_with_relevant_chunks_warns_and_imports_them(tmp_path: Path) -> None:
+    """The explicit labels decide over a refusal inferred from the reference; the warning names
+    the phrase and where it matched."""
     rows = [
         {
             "user_input": "Q",
@@ -176,10 +229,80 @@ def test_relevant_chunks_for_an_out_of_scope_question_are_refused(tmp_path: Path
             "response": "I don't know.",
             "reference": "I don't know.",
         },
+        {
+            "user_input": "Q2",
+            "retrieved_contexts": ["y"],
+            "response": "A",
+            "reference": "わかりません。",
+        },
     ]
     source = write_rows(tmp_path / "d.jsonl", rows)
-    with pytest.raises(InputError, match=r"d.jsonl:1: relevant chunks given .* out of scope"):
-        import_foreign("ragas", source, tmp_path / "a")
+    imported = import_foreign("ragas", source, tmp_path / "a")
+    assert [(q["type"], q["relevant_chunks"]) for q in lines(imported.questions)] == [
+        ("factual", [chunk_id_of("x")]),
+        ("out_of_scope", []),
+    ]
+    assert imported.warnings == [
+        f'{source}:1: the reference answer reads as a refusal ("i don\'t know" at the start of '
+        "sentence 1), but relevant chunks are given (reference contexts); imported as 'factual' "
+        "with them (a type or answerable column decides)"
+    ]
+
+
+def test_columns_that_disagree_warn_and_the_one_saying_out_of_scope_decides(
+    tmp_path: Path,
+) -> None:
+    rows = [
+        {
+            "input": "Q1",
+            "actual_output": "A",
+            "retrieval_context": ["x"],
+            "kind": "out_of_scope",
+            "ok": True,
+        },
+        {
+            "input": "Q2",
+            "actual_output": "A",
+            "retrieval_context": ["x"],
+            "kind": "factual",
+            "ok": False,
+        },
+        {
+            "input": "Q3",
+            "actual_output": "A",
+            "retrieval_context": ["x"],
+            "kind": "factual",
+            "ok": True,
+            "expected_output": "The manual does not cover this.",
+        },
+    ]
+    source = write_rows(tmp_path / "c.jsonl", rows)
+    imported = import_foreign(
+        "deepeval", source, tmp_path / "a", type_column="kind", answerable_column="ok"
+    )
+    assert [(q["type"], q["answerable"]) for q in lines(imported.questions)] == [
+        ("out_of_scope", False),
+        ("out_of_scope", False),
+        ("factual", True),
+    ]
+    assert imported.warnings == [
+        f"{source}:1: the answerable column says true, but the type column says 'out_of_scope'; "
+        "imported as out of scope ('out_of_scope'), as the type column says",
+        f"{source}:2: the answerable column says false, but the type column says 'factual'; "
+        "imported as out of scope ('out_of_scope'), as the answerable column says",
+        f'{source}:3: the reference answer reads as a refusal ("does not cover" at the start of '
+        "sentence 1), but the type column says 'factual'; imported as 'factual'",
+    ]
+    # Without a type column, the answerable column decides over a Japanese refusal reference.
+    row = {"input": "Q4", "actual_output": "A", "retrieval_context": ["x"], "ok": True}
+    row["expected_output"] = "申し訳ありませんが、ヘルプに記載がありません。"
+    source = write_rows(tmp_path / "j.jsonl", [row])
+    imported = import_foreign("deepeval", source, tmp_path / "b", answerable_column="ok")
+    assert [q["type"] for q in lines(imported.questions)] == ["factual"]
+    assert imported.warnings == [
+        f'{source}:1: the reference answer reads as a refusal ("記載がありません" at the start of '
+        "sentence 1), but the answerable column says true; imported as 'factual'"
+    ]
 
 
 def test_the_same_text_spaced_otherwise_is_one_chunk_and_the_run_keeps_what_was_seen(

@@ -196,9 +196,12 @@ def test_sentences_mode_judges_each_sentence_in_japanese() -> None:
         (2, "unsupported", 0),
         (3, "no_claim", 0),
     ]
-    # Relevance is the holistic rule's: the answer holds a refusal phrase although the context
-    # answers the question, so 0.
-    assert payload["relevance"] == 0
+    # Relevance is the holistic rule's. The phrase closes a third sentence after two claims:
+    # the answer answers (issue 33: a refusal phrase counts where a refusal stands), so 2; the
+    # same phrase where a refusal stands, although the context answers the question, is 0.
+    assert payload["relevance"] == 2
+    refused = judge_sentences("年額プランはいくらですか", chunks, "ヘルプに記載がありません。")
+    assert refused["relevance"] == 0
     assert (
         payload["note"]
         == "1 of 2 checkable sentences share >= 0.6 of their tokens with the context"
@@ -243,3 +246,24 @@ def test_an_answer_of_refusals_only_is_faithful_by_rule() -> None:
     verdict = make_verdict("q", "k", reply, chunks, False, answer=answer, mode="sentences")
     assert verdict.status == "ok" and (verdict.faithfulness, verdict.relevance) == (2, 2)
     assert verdict.review == (NO_CHECKABLE_SENTENCE,)
+
+
+def test_a_refusal_is_relevant_unless_one_chunk_holds_the_question() -> None:
+    """Issue 33: the five chunks of an out-of-scope question together share its words (the
+    product's name, "router", "satellite"), but no one chunk answers it: a refusal is right.
+    One chunk that holds the question makes the same refusal irrelevant."""
+    question = "Does the Kestrel router work with Starlink satellite internet?"
+    spread = [
+        "The Kestrel router supports up to 4 satellites.",
+        "Connect the internet cable to the WAN port.",
+        "Starlink dishes are sold separately by their maker.",
+    ]
+    refusal = "I couldn't find that in the documentation."
+    assert judge_lexically(question, spread, refusal)["relevance"] == 2
+    holding = [*spread, "The Kestrel router works with Starlink satellite internet."]
+    wrong = judge_lexically(question, holding, refusal)
+    assert wrong["relevance"] == 0
+    # The note names the phrase and where it matched.
+    assert (
+        wrong["note"] == 'refusal "couldn\'t find" (sentence 1), but a chunk holds 0.78 of question'
+    )

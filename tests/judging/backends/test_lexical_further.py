@@ -15,6 +15,7 @@ from judge.judging.backends.lexical import (
     CORRECTNESS_VERSION,
     VERSION,
     LexicalBackend,
+    corpus_weights,
     correctness_lexically,
     grade_chunk_lexically,
 )
@@ -110,21 +111,22 @@ def test_the_backend_answers_each_task_in_its_shape() -> None:
     assert "faithfulness" in json.loads(backend.complete(answer).text)
     # Their rules have versions of their own: the answer's VERSION did not move for them.
     assert (VERSION, CHUNK_VERSION, CORRECTNESS_VERSION) == (
-        "lexical-v5",
-        "lexical-chunk-v1",
-        "lexical-correctness-v1",
+        "lexical-v6",
+        "lexical-chunk-v2",
+        "lexical-correctness-v2",
     )
 
 
 @pytest.mark.parametrize(
     ("config", "relevant_high", "others_low"),
-    [("judge.toml", (17, 23), (90, 127)), ("golden/sample-en/judge.toml", (14, 17), (44, 83))],
+    [("judge.toml", (15, 23), (94, 127)), ("golden/sample-en/judge.toml", (12, 17), (65, 83))],
 )
 def test_on_both_samples_labelled_chunks_mostly_grade_2_and_most_others_less(
     config: str, relevant_high: tuple[int, int], others_low: tuple[int, int]
 ) -> None:
     """The confusion module docstring and docs/judge.md give: the top 5 chunks of every
-    labelled question, the baseline's grade against the golden labels."""
+    labelled question, the baseline's grade (its tokens weighed by the corpus, as the chunk
+    task asks) against the golden labels."""
     loaded = load_config(REPO / config)
     inputs = load_inputs(loaded, None, with_labels=False)
     by_id = inputs.golden.by_id()
@@ -133,10 +135,37 @@ def test_on_both_samples_labelled_chunks_mostly_grade_2_and_most_others_less(
         listed = by_id[item.question_id].relevant_chunks
         if listed is None:
             continue
-        high = grade_chunk_lexically(item.question, item.text)["grade"] >= 2
+        assert item.weights is not None
+        weights = item.weights.get()
+        high = grade_chunk_lexically(item.question, item.text, weights)["grade"] >= 2
         confusion[(item.chunk_id in listed, high)] += 1
     relevant = confusion[(True, True)] + confusion[(True, False)]
     others = confusion[(False, True)] + confusion[(False, False)]
     assert (confusion[(True, True)], relevant) == relevant_high
     assert (confusion[(False, False)], others) == others_low
     assert relevant_high[0] / relevant_high[1] > 0.5 and others_low[0] / others_low[1] > 0.5
+
+
+def test_a_word_in_every_chunk_counts_for_nothing_in_a_chunk_grade() -> None:
+    """Issue 33: the product's name in every chunk made most chunks "possible missing labels"."""
+    corpus = [
+        "Velo Day Pass: unlimited 30-minute rides for 24 hours.",
+        "Velo e-bikes cost a surcharge of 1 euro per ride.",
+        "Velo stations open at 6 a.m.",
+    ]
+    weights = corpus_weights(corpus)
+    assert weights["velo"] == 0.0
+    assert weights["surcharge"] == weights["day"] > 0  # each in one chunk of three
+    question = "Velo opening hours?"
+    # Without weights "velo" alone is a third of the question's tokens; with them, nothing.
+    assert grade_chunk_lexically(question, corpus[1])["grade"] == 3
+    assert grade_chunk_lexically(question, corpus[1], weights)["grade"] == 0
+    assert grade_chunk_lexically(question, corpus[1], weights)["reason"] == (
+        "the chunk holds 0.00 of the question's weight (IDF)"
+    )
+    # Japanese: bigrams weighed the same way.
+    ja = ["ひとこと日記の年額プランは3,800円です。", "ひとこと日記のテーマは20種類です。"]
+    ja_weights = corpus_weights(ja)
+    assert ja_weights["日記"] == 0.0
+    assert grade_chunk_lexically("ひとこと日記のテーマは何種類？", ja[0], ja_weights)["grade"] == 0
+    assert grade_chunk_lexically("ひとこと日記のテーマは何種類？", ja[1], ja_weights)["grade"] == 3

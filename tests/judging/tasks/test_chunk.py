@@ -122,8 +122,8 @@ def test_the_three_fingerprints_never_meet(identity: BackendIdentity) -> None:
     assert (chunk.parts["prompt_sha256"] is None) == (not identity.reads_prompt)
     if identity.kind == "lexical":
         assert (chunk.parts["rules"], correctness.parts["rules"]) == (
-            "lexical-chunk-v1",
-            "lexical-correctness-v1",
+            "lexical-chunk-v2",
+            "lexical-correctness-v2",
         )
     else:
         assert "rules" not in chunk.parts
@@ -160,7 +160,7 @@ def test_grading_twice_asks_once_and_twins_share_one_call(tmp_path: Path) -> Non
         assert cached_grades([ITEM], first.fingerprint.value, cache)["q1"][0].grade is not None
         assert cache.parts(first.fingerprint.value) == first.fingerprint.parts
         stats = {s.fingerprint: s for s in cache.stats()}
-        assert stats[first.fingerprint.value].label == "lexical lexical-v5 · chunk.v1.md"
+        assert stats[first.fingerprint.value].label == "lexical lexical-v6 · chunk.v1.md"
     finally:
         cache.close()
 
