@@ -186,18 +186,30 @@ def test_a_third_of_a_point_on_twelve_is_listed_on_one_night_and_caught_when_it_
     for night in range(1, 7):
         code, _ = _sample_night(tmp_path, {}, capsys, night=night)
         assert code == (1 if night == 1 else 0)
-    # Four of the 12 factual answers from faithfulness 2 to 1: -4/12 = -0.333. One night cannot
-    # tell that from noise (an exact test on four changes gives p = 1/16 at best): listed.
+    # Four of the 12 factual answers from faithfulness 2 to 1: -4/12 = -0.333. One night against
+    # the last run cannot tell that from noise (an exact test on four changes gives p = 1/16 at
+    # best): listed there. Against the season it can: four new answers a point below their
+    # medians where six quiet nights had none, p = (1/7)^4 = 4.2e-4, and the season's family
+    # holds only the tests that could reach its level (Tarone: factual faithfulness over one
+    # and two nights, 0.01 / 2). Before issue 32 the family counted every (type, metric, m) and
+    # this night was only listed; the second night was caught.
     fell = dict.fromkeys(["q01", "q04", "q07", "q08"], UNSUPPORTED)
     code, first = _sample_night(tmp_path, fell, capsys, night=7)
-    assert (code, first) == (
-        0,
-        "nightly: ok: no regression; listed, not shown to be more than noise: judge factual "
-        "faithfulness -0.333 [-0.583, -0.083] over 12 questions (and 1 more); 30 of 30 answers "
-        "changed although their question and retrieved chunks did not (q01, q02, q03 and 27 "
-        "more): the generator is not deterministic (temperature 0?) or was changed; "
-        "docs/gate.md#when-scores-wobble-is-the-rag-system-deterministic",
+    assert code == 1
+    assert first.startswith("nightly: REGRESSED: judge factual faithfulness -0.333 [")
+    assert first.startswith(
+        "nightly: REGRESSED: judge factual faithfulness -0.333 [-0.583, -0.083] over 12 "
+        "questions; 30 of 30 answers changed"
     )
+    folder = tmp_path / "reports" / (tmp_path / "reports" / "latest").read_text("utf-8").strip()
+    report = json.loads((folder / "report.json").read_text(encoding="utf-8"))
+    listed = [
+        (c["type"], c["metric"], c["direction"])
+        for comp in report["comparisons"]
+        for c in comp["changes"]
+        if c["direction"] != "noise"
+    ]
+    assert ("factual", "faithfulness", "listed") in listed  # the last night: listed, as before
     # The fall stays: the second night against the season (each question's median over the
     # six nights before) has eight events below the reference where the season had none.
     code, first = _sample_night(tmp_path, fell, capsys, night=8)

@@ -25,7 +25,7 @@ from judge.record.model import PromptEdit, Record, Tables
 from judge.record.rows import chunk_summary, item_records, question_rows
 from judge.record.stages import Earlier, Judged, Measured
 from judge.results.bars import check_bars
-from judge.results.baseline import compare_with_baseline
+from judge.results.baseline import Baseline, compare_with_baseline
 from judge.results.compare import (
     SECTIONS,
     GateRule,
@@ -150,7 +150,7 @@ def _compare(
     # One night's paired checks are one family (last run and baseline together).
     decided = decide([*comparisons, *baseline], rule)
     comparisons, baseline = decided[: len(comparisons)], decided[len(comparisons) :]
-    season = _season(entry, history, values, earlier.values, rule, types)
+    season = _season(entry, history, values, earlier.values, rule, types, pinned)
     return _Compared(comparisons, baseline, season)
 
 
@@ -240,6 +240,7 @@ def _season(
     earlier_values: Callable[[str], QuestionValues | None],
     rule: GateRule,
     types: Sequence[str],
+    pinned: Baseline | None = None,
 ) -> list[SectionComparison]:
     """Each section against the season of earlier compatible runs (``judge.results.season``):
     runs of the same golden set measured the same way, consecutive runs of the same content
@@ -261,8 +262,15 @@ def _season(
         while runs and runs[-1].run_hash == entry.run_hash:
             runs.pop()
         found = [earlier_values(e.folder) for e in runs[-(WINDOW + RECENT - 1) :]]
+        same = (
+            pinned.question_values()
+            if pinned is not None
+            and pinned.golden_hash == entry.golden_hash
+            and pinned.fingerprint(section) == fingerprint
+            else None
+        )
         comparison = season_comparison(
-            section, [v for v in found if v is not None], values, rule, types
+            section, [v for v in found if v is not None], values, rule, types, same
         )
         if comparison is not None:
             out.append(comparison)
