@@ -662,10 +662,6 @@ def main() -> None:
     print("\n".join(describe_persistent(persistent_run(max(20, args.histories // 2), args.jobs))))
 
 
-if __name__ == "__main__":
-    main()
-
-
 # --- persistent verdicts (issue 32): a judge at temperature 0 and answers that mostly stay ---
 
 #: The judge section's metrics of the persistent simulation, in the order of its arrays; and
@@ -1029,3 +1025,7 @@ def describe_persistent(results: dict[str, Any]) -> list[str]:
             f"    {r['count']} of 12 factual, {r['regime']:<28} {cells}   ({r['seasons']} seasons)"
         )
     return lines
+
+
+if __name__ == "__main__":
+    main()

@@ -102,12 +102,14 @@ def _sample_night(
     keep: set[str] | None = None,
     nonsense: bool = False,
     night: int = 0,
+    reversed_ranking: bool = False,
 ) -> tuple[int, str]:
     """``judge nightly`` with the shipped judge.toml and sample set, its run's answers changed
     as ``changed`` says (question id → sentence added); reports and cache under ``tmp_path``.
     ``keep``: only these questions (a smaller golden set); ``nonsense``: every answer WRONG and
     every ranking reversed; ``night``: a number written into every answer, so that nights differ
-    in their answers (as a real RAG system's do) while the scripted judge scores them alike.
+    in their answers (as a real RAG system's do) while the scripted judge scores them alike;
+    ``reversed_ranking``: every ranking reversed, the answers kept (a broken retriever).
     Its exit code and first line."""
     records = [json.loads(line) for line in (SAMPLE / "run.jsonl").read_text("utf-8").splitlines()]
     if keep is not None:
@@ -117,6 +119,8 @@ def _sample_night(
             continue
         if nonsense:
             record["answer"] = WRONG
+            record["retrieved"] = list(reversed(record["retrieved"]))
+        if reversed_ranking:
             record["retrieved"] = list(reversed(record["retrieved"]))
         if record["id"] in changed:
             record["answer"] += changed[record["id"]]

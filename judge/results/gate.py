@@ -30,6 +30,7 @@ from judge.results.compare import (
     Section,
     SectionComparison,
 )
+from judge.results.lasting import Lasting, lasting_text
 from judge.results.season import MIN_REFERENCE, RECENT, WINDOW
 
 
@@ -74,6 +75,9 @@ class Gate(NamedTuple):
     notes: tuple[str, ...] = ()
     """What a reader of the verdict must know beside it, e.g. that the embedding version changed
     since the run compared with (``judge.results.history.compared_settings_note``)."""
+    lasting: tuple[Lasting, ...] = ()
+    """Answers below the baseline (or the season) for two runs or more, with the date they
+    fell (``judge.results.lasting``): always shown, never failed by themselves."""
 
     @property
     def bar_checks(self) -> list[GateCheck]:
@@ -112,6 +116,15 @@ class Gate(NamedTuple):
         return head
 
     def _compared(self) -> str:
+        below = lasting_text(self.lasting)
+        told = self._told()
+        if below is None:
+            return told
+        if told.startswith("ok: no regression"):
+            return "ok; " + below + told.removeprefix("ok: no regression")
+        return f"{told}; {below}"
+
+    def _told(self) -> str:
         if self.regressions:
             fell = _distinct(self.regressions)
             collapsed = [c for c in fell if c.direction == "collapsed"]
@@ -198,11 +211,12 @@ def gate(
     unjudged: Sequence[str] = (),
     judged: int = 0,
     notes: Sequence[str] = (),
+    lasting: Sequence[Lasting] = (),
 ) -> Gate:
     """The checks of one run: were the answers produced (``failed``: the golden questions the
     adapter gave no answer for, of ``total``), were they judged (``unjudged``: the answers
     without a verdict, of ``judged``), and its comparisons (with earlier runs and the pinned
-    baseline)."""
+    baseline); ``lasting``: the answers below since a date (``judge.results.lasting``)."""
     total = max(total, len(failed))
     judged = max(judged, len(unjudged))
     checks = [_comparison_check(comp) for comp in comparisons if comp.baseline is not None]
@@ -225,6 +239,7 @@ def gate(
         judged,
         listed,
         tuple(notes),
+        tuple(lasting),
     )
 
 
