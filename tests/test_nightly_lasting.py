@@ -43,6 +43,12 @@ def test_three_answers_that_get_worse_and_stay_are_listed_every_night_with_since
         assert sorted(faithfulness) == ["q01", "q04", "q07"]
         assert all(x["now"] < x["then"] and x["nights"] >= 2 for x in lasting)
         assert all(x["since"] == _today() and x["against"] == "season" for x in lasting)
+    folder = tmp_path / "reports" / (tmp_path / "reports" / "latest").read_text("utf-8").strip()
+    report_md = (folder / "report.md").read_text(encoding="utf-8")
+    assert "Below the baseline or the season for 2 runs or more" in report_md
+    assert f"- q01 judge faithfulness 2→1 since {_today()} (4 runs, against the season)" in (
+        report_md
+    )
 
 
 @pytest.mark.parametrize("broken", ["generator", "retriever"])

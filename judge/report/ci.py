@@ -28,6 +28,12 @@ def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) 
         time=f"{report.manifest.judge_seconds:.3f}",
     )
     gate = report.gate
+    if gate.lasting:
+        # The answers below the baseline or the season since a date (never a failure).
+        below = ET.SubElement(suite, "properties")
+        for x in gate.lasting:
+            name = terminal_text(f"below {x.section} {x.metric} {x.question_id}")
+            ET.SubElement(below, "property", name=name, value=terminal_text(x.describe()))
     failures = skipped = 0
     for check in gate.checks:
         name, message = terminal_text(check.name), terminal_text(check.message)
@@ -85,6 +91,7 @@ def summary_json(report: Record, exit_code: int, folder: str) -> dict[str, Any]:
         "unjudged": list(gate.unjudged),
         "regressions": [c.to_json() for c in gate.regressions],
         "listed": [c.to_json() for c in gate.listed],
+        "lasting": [x._asdict() for x in gate.lasting],
         "not_compared": gate.missing,
         "diagnoses": {
             d.type: {
