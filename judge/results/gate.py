@@ -12,6 +12,7 @@ call is listed, never failed. Whether a failed check fails the command is the ca
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
@@ -383,3 +384,39 @@ def bar_checks(results: Sequence[BarResult]) -> list[GateCheck]:
     CI system follows each bar from night to night; its message is the bar's line. Kind
     ``"bar"``: ``judge run --bars`` and the nightly with a ``[bars]`` table enforce them."""
     return [GateCheck(f"bar: {r.name}", r.passed, r.line(), "bar") for r in results]
+
+
+#: The verdict error assumed when no audit measured it: docs/gate.md's simulations.
+DEFAULT_VERDICT_ERROR = 0.10
+#: 30-night seasons with a false alarm on a golden set whose smallest types hold two or three
+#: questions (3/3/2/2), by verdict error, as bench/gate_sim.py measured them (docs/gate.md:
+#: collapses of a two-question type on a noisy night). Types of five or more: at most 3 %.
+SMALL_TYPE_ALARMS = ((0.0, 0.0), (0.05, 0.0), (0.10, 0.10), (0.20, 0.43))
+#: A type this small or smaller makes the warning possible.
+SMALL_TYPE = 3
+
+
+def gating_warning(per_type: dict[str, int], error: float = DEFAULT_VERDICT_ERROR) -> str | None:
+    """``judge check``'s warning when a golden set cannot be gated at the judge's verdict error
+    (``error``: the audit's when labels measured it, else ``DEFAULT_VERDICT_ERROR``): the share
+    of 30-night seasons with a false alarm, interpolated in ``SMALL_TYPE_ALARMS`` (beyond its
+    last error, its last figure: at least that many), said when it is above 1 in 10, e.g.
+    "with 2 questions a type and 20 % verdict error, about 4 in 10 seasons would raise a false
+    alarm: add questions or pool types". None otherwise."""
+    sizes = [n for n in per_type.values() if n > 0]
+    if not sizes or min(sizes) > SMALL_TYPE:
+        return None
+    share = SMALL_TYPE_ALARMS[-1][1]
+    for (e0, a0), (e1, a1) in itertools.pairwise(SMALL_TYPE_ALARMS):
+        if e0 <= error <= e1:
+            share = a0 + (a1 - a0) * (error - e0) / (e1 - e0)
+            break
+    if share <= 0.10 + 1e-9:
+        return None
+    smallest = min(sizes)
+    about = "at least" if error > SMALL_TYPE_ALARMS[-1][0] else "about"
+    return (
+        f"with {smallest} question{'s' if smallest > 1 else ''} a type and {error * 100:.0f} % "
+        f"verdict error, {about} {round(share * 10)} in 10 seasons would raise a false alarm: "
+        "add questions or pool types (docs/gate.md#what-a-golden-set-can-see)"
+    )
