@@ -28,12 +28,7 @@ def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) 
         time=f"{report.manifest.judge_seconds:.3f}",
     )
     gate = report.gate
-    if gate.lasting:
-        # The answers below the baseline or the season since a date (never a failure).
-        below = ET.SubElement(suite, "properties")
-        for x in gate.lasting:
-            name = terminal_text(f"below {x.section} {x.metric} {x.question_id}")
-            ET.SubElement(below, "property", name=name, value=terminal_text(x.describe()))
+    _lasting_properties(suite, report)
     failures = skipped = 0
     for check in gate.checks:
         name, message = terminal_text(check.name), terminal_text(check.message)
@@ -76,6 +71,19 @@ def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) 
     return (
         '<?xml version="1.0" encoding="utf-8"?>\n' + ET.tostring(suite, encoding="unicode") + "\n"
     )
+
+
+def _lasting_properties(suite: Any, report: Record) -> None:
+    """The answers below the baseline or the season since a date (never a failure), as the
+    suite's properties, ``below <section> <metric> <question>``."""
+    from xml.etree import ElementTree as ET
+
+    if not report.gate.lasting:
+        return
+    below = ET.SubElement(suite, "properties")
+    for x in report.gate.lasting:
+        name = terminal_text(f"below {x.section} {x.metric} {x.question_id}")
+        ET.SubElement(below, "property", name=name, value=terminal_text(x.describe()))
 
 
 def summary_json(report: Record, exit_code: int, folder: str) -> dict[str, Any]:
