@@ -21,14 +21,8 @@ def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) 
     # Imported here: a run without --junit never loads it (about 9 ms of start-up).
     from xml.etree import ElementTree as ET
 
-    suite = ET.Element(
-        "testsuite",
-        name=f"judge gate · {terminal_text(report.manifest.folder)}",
-        timestamp=report.manifest.started_at,
-        time=f"{report.manifest.judge_seconds:.3f}",
-    )
+    suite = _suite(report)
     gate = report.gate
-    _lasting_properties(suite, report)
     failures = skipped = 0
     for check in gate.checks:
         name, message = terminal_text(check.name), terminal_text(check.message)
@@ -73,17 +67,23 @@ def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) 
     )
 
 
-def _lasting_properties(suite: Any, report: Record) -> None:
-    """The answers below the baseline or the season since a date (never a failure), as the
-    suite's properties, ``below <section> <metric> <question>``."""
+def _suite(report: Record) -> Any:
+    """The JUnit suite element, with the answers below the baseline or the season since a date
+    (never a failure) as its properties, ``below <section> <metric> <question>``."""
     from xml.etree import ElementTree as ET
 
-    if not report.gate.lasting:
-        return
-    below = ET.SubElement(suite, "properties")
-    for x in report.gate.lasting:
-        name = terminal_text(f"below {x.section} {x.metric} {x.question_id}")
-        ET.SubElement(below, "property", name=name, value=terminal_text(x.describe()))
+    suite = ET.Element(
+        "testsuite",
+        name=f"judge gate · {terminal_text(report.manifest.folder)}",
+        timestamp=report.manifest.started_at,
+        time=f"{report.manifest.judge_seconds:.3f}",
+    )
+    if report.gate.lasting:
+        below = ET.SubElement(suite, "properties")
+        for x in report.gate.lasting:
+            name = terminal_text(f"below {x.section} {x.metric} {x.question_id}")
+            ET.SubElement(below, "property", name=name, value=terminal_text(x.describe()))
+    return suite
 
 
 def summary_json(report: Record, exit_code: int, folder: str) -> dict[str, Any]:
