@@ -103,13 +103,15 @@ def _sample_night(
     nonsense: bool = False,
     night: int = 0,
     reversed_ranking: bool = False,
+    extra: tuple[str, ...] = (),
 ) -> tuple[int, str]:
     """``judge nightly`` with the shipped judge.toml and sample set, its run's answers changed
     as ``changed`` says (question id → sentence added); reports and cache under ``tmp_path``.
     ``keep``: only these questions (a smaller golden set); ``nonsense``: every answer WRONG and
     every ranking reversed; ``night``: a number written into every answer, so that nights differ
     in their answers (as a real RAG system's do) while the scripted judge scores them alike;
-    ``reversed_ranking``: every ranking reversed, the answers kept (a broken retriever).
+    ``reversed_ranking``: every ranking reversed, the answers kept (a broken retriever);
+    ``extra``: more options of the nightly (``--junit F``, ``--json F``).
     Its exit code and first line."""
     records = [json.loads(line) for line in (SAMPLE / "run.jsonl").read_text("utf-8").splitlines()]
     if keep is not None:
@@ -149,7 +151,7 @@ def _sample_night(
         assert replaced == 1, key
     config = tmp_path / "judge.toml"
     config.write_text(toml, encoding="utf-8")
-    code = main(["--config", str(config), "nightly"])
+    code = main(["--config", str(config), "nightly", *extra])
     return code, capsys.readouterr().out.splitlines()[0]
 
 

@@ -2,6 +2,8 @@
 the date it began, and the good answers back after a broken night fail no night and say that
 the fall ended."""
 
+import json
+import xml.etree.ElementTree as ET
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -43,10 +45,25 @@ def test_three_answers_that_get_worse_and_stay_are_listed_every_night_with_since
         assert sorted(faithfulness) == ["q01", "q04", "q07"]
         assert all(x["now"] < x["then"] and x["nights"] >= 2 for x in lasting)
         assert all(x["since"] == _today() and x["against"] == "season" for x in lasting)
+    # The JSON summary and JUnit carry the list too.
+    junit, summary = tmp_path / "nightly.xml", tmp_path / "nightly.json"
+    code, _ = _sample_night(
+        tmp_path, fell, capsys, extra=("--junit", str(junit), "--json", str(summary))
+    )
+    assert code == 0
+    listed = json.loads(summary.read_text(encoding="utf-8"))["lasting"]
+    assert {x["question_id"] for x in listed} == {"q01", "q04", "q07"}
+    properties = {
+        p.get("name"): p.get("value")
+        for p in ET.parse(junit).getroot().findall("properties/property")
+    }
+    assert properties["below judge faithfulness q01"] == (
+        f"q01 judge faithfulness 2→1 since {_today()} (5 runs, against the season)"
+    )
     folder = tmp_path / "reports" / (tmp_path / "reports" / "latest").read_text("utf-8").strip()
     report_md = (folder / "report.md").read_text(encoding="utf-8")
     assert "Below the baseline or the season for 2 runs or more" in report_md
-    assert f"- q01 judge faithfulness 2→1 since {_today()} (4 runs, against the season)" in (
+    assert f"- q01 judge faithfulness 2→1 since {_today()} (5 runs, against the season)" in (
         report_md
     )
 

@@ -6,29 +6,36 @@ night lists, per question and metric, the answers that are below their reference
 were on the nights before, back to the first night of the stretch:
 
 - **reference**: the pinned baseline's value when there is one (``against`` "baseline"), else
-  the question's median over the earlier compatible runs (``against`` "season");
+  the question's median over the earlier compatible runs before the stretch (``against``
+  "season": a fall that stays is not taken into its own reference);
 - **listed**: below the reference tonight and on the compatible run before (at least
   ``MIN_NIGHTS`` runs in a row: one night below is what verdict noise does);
 - **since**: the date of the first run of the stretch, with the values then (the reference)
   and now.
 
-A question stays listed until it is back at its reference or the baseline is re-pinned;
-against the season, until the season's median has taken the fall in (about half the
-window's runs). Whether the fall fails the night stays the gate's decision
+A question stays listed until it is back at its reference or the baseline is re-pinned
+(against the season: while the runs before its stretch are in the window read, the latest
+``WINDOW + RECENT - 1``). Whether the fall fails the night stays the gate's decision
 (``judge.results.season``); this list never fails anything. Metrics: the judge's scores
 (``judge.axes.SCORE_METRICS``) and retrieval's hit at the largest k (the relevant chunk gone).
 """
 
 from __future__ import annotations
 
-import statistics
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from judge.axes import SCORE_METRICS
 from judge.results.compare import FIRST_IDS, Change, QuestionValues, Section
 from judge.results.history import HistoryEntry
 from judge.results.paired import EPS
+
+# numpy is imported by the functions that compute with it (rendering a record needs none).
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    Floats = npt.NDArray[np.float64]
 
 #: Runs in a row below the reference before a question is listed.
 MIN_NIGHTS = 2
@@ -78,34 +85,56 @@ def _metrics(values: QuestionValues) -> list[tuple[Section, str]]:
     return [*judge, *([("retrieval", largest)] if largest else [])]  # type: ignore[list-item]
 
 
+def _stretches(matrix: Floats, fixed: Floats) -> tuple[Floats, Floats]:
+    """Per column of ``matrix`` (rows: runs, oldest first, tonight last; NaN: no value): the
+    longest run of rows up to tonight below the reference, and that reference. ``fixed``: the
+    pinned value (NaN where there is none: then the median of the runs before the stretch, at
+    least MIN_NIGHTS of them, so that a fall that stays is not taken into its own reference)."""
+    import numpy as np
+
+    rows, cols = matrix.shape
+    length = np.zeros(cols)
+    reference = np.full(cols, np.nan)
+    pinned = ~np.isnan(fixed)
+    with np.errstate(invalid="ignore"):
+        for k in range(MIN_NIGHTS, rows + 1):
+            before = matrix[: rows - k]
+            valued = np.count_nonzero(~np.isnan(before), axis=0) >= MIN_NIGHTS
+            median = np.full(cols, np.nan)
+            if valued.any():
+                median[valued] = np.nanmedian(before[:, valued], axis=0)
+            ref = np.where(pinned, fixed, median)
+            below = np.all(matrix[rows - k :] < ref - EPS, axis=0)
+            length = np.where(below, k, length)
+            reference = np.where(below, ref, reference)
+    return length, reference
+
+
 def lasting_falls(nights: Sequence[Night], pinned: QuestionValues | None) -> list[Lasting]:
     """The answers below their reference on the last ``MIN_NIGHTS`` or more of ``nights``
     (compatible runs, oldest first, tonight last), per question and metric, in tonight's order.
     ``pinned``: the baseline's values (the reference where it has one)."""
+    import numpy as np
+
     if len(nights) < MIN_NIGHTS:
         return []
     tonight = nights[-1].values
     out: list[Lasting] = []
+    nan = float("nan")
     for section, metric in _metrics(tonight):
         series = [n.values.values.get(section, {}).get(metric, {}) for n in nights]
         base = pinned.values.get(section, {}).get(metric, {}) if pinned is not None else {}
-        for qid, now in series[-1].items():
-            if qid in base:
-                reference, against = base[qid], "baseline"
-            else:
-                earlier = [run[qid] for run in series[:-1] if qid in run]
-                if len(earlier) < MIN_NIGHTS:
-                    continue
-                reference, against = statistics.median(earlier), "season"
-            run = 0
-            for values in reversed(series):
-                value = values.get(qid)
-                if value is None or value >= reference - EPS:
-                    break
-                run += 1
+        ids = list(series[-1])
+        matrix = np.asarray([[run.get(q, nan) for q in ids] for run in series], dtype=float)
+        fixed = np.asarray([base.get(q, nan) for q in ids], dtype=float)
+        length, reference = _stretches(matrix, fixed)
+        for i, qid in enumerate(ids):
+            run = int(length[i])
             if run >= MIN_NIGHTS:
+                against = "baseline" if qid in base else "season"
                 since = nights[len(nights) - run].date
-                out.append(Lasting(qid, section, metric, since, reference, now, run, against))
+                then, now = float(reference[i]), float(matrix[-1, i])
+                out.append(Lasting(qid, section, metric, since, then, now, run, against))
     return out
 
 
