@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-    Floats = npt.NDArray[np.float64]
+    _Floats = npt.NDArray[np.float64]
 
 #: Runs in a row below the reference before a question is listed.
 MIN_NIGHTS = 2
@@ -85,7 +85,7 @@ def _metrics(values: QuestionValues) -> list[tuple[Section, str]]:
     return [*judge, *([("retrieval", largest)] if largest else [])]  # type: ignore[list-item]
 
 
-def _stretches(matrix: Floats, fixed: Floats) -> tuple[Floats, Floats]:
+def _stretches(matrix: _Floats, fixed: _Floats) -> tuple[_Floats, _Floats]:
     """Per column of ``matrix`` (rows: runs, oldest first, tonight last; NaN: no value): the
     longest run of rows up to tonight below the reference, and that reference. ``fixed``: the
     pinned value (NaN where there is none: then the median of the runs before the stretch, at
