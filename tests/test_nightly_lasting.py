@@ -62,6 +62,8 @@ def test_three_answers_that_get_worse_and_stay_are_listed_every_night_with_since
     )
     folder = tmp_path / "reports" / (tmp_path / "reports" / "latest").read_text("utf-8").strip()
     report_md = (folder / "report.md").read_text(encoding="utf-8")
+    review = (folder / "review.html").read_text(encoding="utf-8")
+    assert '"below_since"' in review and f"since {_today()} (5 runs, against the season)" in review
     assert "Below the baseline or the season for 2 runs or more" in report_md
     assert f"- q01 judge faithfulness 2→1 since {_today()} (5 runs, against the season)" in (
         report_md

@@ -314,6 +314,17 @@ def _failed_item(row: QuestionRow, failure: str) -> dict[str, Any]:
     }
 
 
+def _below_since(report: Record, question_id: str) -> list[str]:
+    """The question's answers below the baseline or the season for two runs or more
+    (``judge.results.lasting``), e.g. "judge faithfulness 2→1 below the baseline since
+    2026-12-01"."""
+    return [
+        x.describe().removeprefix(f"{question_id} ")
+        for x in report.gate.lasting
+        if x.question_id == question_id
+    ]
+
+
 def page_data(report: Record) -> dict[str, Any]:
     """Everything the page shows, as JSON (rendered only through ``textContent``)."""
     # Each chunk text once (a chunk is retrieved for many questions): a context names its text
@@ -327,6 +338,8 @@ def page_data(report: Record) -> dict[str, Any]:
     ]
     # The questions without an answer come after every judged one.
     items += [_failed_item(row, row.failure) for row in report.questions if row.failure is not None]
+    for item in items:  # answers below the baseline or the season since a date (the gate's)
+        item["below_since"] = _below_since(report, item["question_id"])
     statuses = {v["verdict"]["status"] for v in items if v["verdict"]}
     kinds = {i["verdict"]["match"]["kind"] for i in items if i["verdict"] and i["verdict"]["match"]}
     manifest = report.manifest
