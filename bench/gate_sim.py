@@ -26,6 +26,7 @@ nights of the drop.
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import statistics
 import sys
@@ -36,6 +37,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -48,8 +50,17 @@ from judge.results.compare import (
     compare_values,
     decide,
 )
-from judge.results.paired import bootstrap_interval, seed_for
-from judge.results.season import RECENT, WINDOW, season_comparison
+from judge.results.paired import bootstrap_interval, holm, seed_for
+from judge.results.season import (
+    DECIDED,
+    MIN_REFERENCE,
+    RECENT,
+    WINDOW,
+    _binomial_tail,
+    cell_tests,
+    season_comparison,
+    tarone,
+)
 
 TYPES = {"factual": 12, "procedural": 8, "negative": 5, "out_of_scope": 5}
 OUT_OF_SCOPE = {"out_of_scope"}
@@ -638,8 +649,387 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--histories", type=int, default=300, help="30-night histories per row")
     parser.add_argument("--jobs", type=int, default=2, help="processes")
+    parser.add_argument(
+        "--persistent",
+        type=int,
+        metavar="SEASONS",
+        help="only the persistent-verdict tables (issue 32), this many seasons per row",
+    )
     args = parser.parse_args()
+    if args.persistent:
+        print("\n".join(describe_persistent(persistent_run(args.persistent, args.jobs))))
+        return
     print("\n".join(describe(run(args.histories, jobs=args.jobs))))
+    print("\n".join(describe_persistent(persistent_run(max(20, args.histories // 2), args.jobs))))
+
+
+# --- persistent verdicts (issue 32): a judge at temperature 0 and answers that mostly stay ---
+
+#: The judge section's metrics of the persistent simulation, in the order of its arrays; and
+#: which are 0-2 scores (a point counting once).
+P_METRICS = ("faithfulness", "relevance", "full_marks", "quote_verified", "ok_share")
+P_POINTS = (True, True, False, False, False)
+#: Regimes: (name, re-worded share a night, wordings per question: 0 for a fresh one each time).
+REGIMES = (
+    ("deterministic (no answer changes)", 0.0, 0),
+    ("10 % re-worded a night", 0.10, 0),
+    ("30 % re-worded a night", 0.30, 0),
+    ("3 fixed wordings per question", 1.0, 3),
+    ("every answer re-worded", 1.0, 0),
+)
+
+
+class Season(NamedTuple):
+    """One simulated season of the judge section: values[night, question, metric], the answer
+    each question gave (an id: equal ids, the same answer and so the same cached verdict), and
+    the golden set's types."""
+
+    values: npt.NDArray[np.float64]
+    answers: npt.NDArray[np.int64]
+    types: list[str]
+
+
+def _verdicts(
+    truth: npt.NDArray[np.int64], error: npt.NDArray[np.float64], rng: np.random.Generator
+) -> npt.NDArray[np.int64]:
+    """A verdict per answer: its true score, or with the question's error one point away."""
+    wrong = rng.random(truth.shape) < error
+    side = np.where(rng.random(truth.shape) < 0.5, -1, 1)
+    away = np.where(truth == 0, 1, np.where(truth == 2, 1, side))
+    step = np.where(truth == 2, -1, away)
+    return np.where(wrong, truth + step, truth)
+
+
+def _quotes(quote: npt.NDArray[np.bool_], error: float, rng: np.random.Generator) -> Any:
+    """Quote checks of new answers: the question's own, flipped with half the error."""
+    return rng.random(quote.shape) < np.where(quote, 1 - error / 2, error / 2)
+
+
+def persistent_season(
+    sizes: dict[str, int],
+    error: float,
+    reworded: float,
+    wordings: int,
+    nights: int,
+    rng: np.random.Generator,
+    fall: tuple[int, int] | None = None,
+    broken: int | None = None,
+) -> Season:
+    """A season of ``nights + 1`` nights. Each question's answers have a true faithfulness and
+    relevance (drawn once, as ``_question``), its judge an error of its own (uniform between 0
+    and twice ``error``: some questions are harder to judge); each night a question is re-worded
+    with probability ``reworded`` (with ``wordings``, it gives one of that many fixed answers at
+    random instead), and a new answer gets a verdict of its own, which it keeps. ``fall``
+    (count, night): from that night, ``count`` factual questions' true faithfulness is a point
+    lower (their answers change that night and are judged afresh, the judge's error on top);
+    ``broken``: that night every answer is new and judged 0, and the night after, the answers
+    of the night before it come back, byte for byte."""
+    types = [t for t, n in sizes.items() for _ in range(n)]
+    q = len(types)
+    faith = rng.choice(3, size=q, p=FAITHFULNESS)
+    relevance = rng.choice(3, size=q, p=RELEVANCE)
+    own_error = rng.uniform(0.0, 2 * error, size=q)
+    quote = rng.random(q) < QUOTE_VERIFIED
+    fallen = np.zeros(q, dtype=bool)
+    if fall is not None:
+        can = [i for i in range(q) if types[i] == "factual" and faith[i] > 0]
+        fallen[rng.choice(can, size=min(fall[0], len(can)), replace=False)] = True
+
+    def judged(true_f: Any, n: int) -> Any:  # (3, n, q): n new answers per question
+        return np.stack(
+            [
+                np.stack([_verdicts(true_f, own_error, rng) for _ in range(n)]),
+                np.stack([_verdicts(relevance, own_error, rng) for _ in range(n)]),
+                np.stack([_quotes(quote, error, rng) for _ in range(n)]),
+            ]
+        ).astype(float)
+
+    fixed = judged(faith, wordings) if wordings else None
+    values = np.zeros((nights + 1, q, len(P_METRICS)))
+    values[:, :, 4] = 1.0  # ok_share: every verdict ok
+    answers = np.zeros((nights + 1, q), dtype=np.int64)
+    current = np.zeros((3, q))
+    for t in range(nights + 1):
+        falls_now = fall is not None and t == fall[1]
+        true_f = faith - fallen if fall is not None and t >= fall[1] else faith
+        if fixed is not None:
+            if falls_now:  # the fallen questions' wordings are new, and worse
+                fixed[:, :, fallen] = judged(true_f, wordings)[:, :, fallen]
+            pick = rng.integers(wordings, size=q)
+            current = fixed[:, pick, np.arange(q)]
+            moved = fallen if fall is not None and t >= fall[1] else np.zeros(q, dtype=bool)
+            ids = pick + 1 + np.where(moved, wordings, 0)
+        else:
+            change = (rng.random(q) < reworded) | (t == 0) | (fallen & falls_now)
+            current = np.where(change, judged(true_f, 1)[:, 0], current)
+            ids = np.where(change, 1 + t * q + np.arange(q), answers[t - 1])
+        if broken is not None and t == broken:
+            values[t, :, :4] = 0.0
+            answers[t] = -1 - np.arange(q)
+            continue
+        if broken is not None and t == broken + 1:
+            values[t], answers[t] = values[t - 2], answers[t - 2]
+            current = values[t][:, [0, 1, 3]].T.copy()
+            continue
+        values[t, :, 0], values[t, :, 1], values[t, :, 3] = current
+        values[t, :, 2] = (current[0] == 2) & (current[1] == 2)
+        answers[t] = ids
+    return Season(values, answers, types)
+
+
+def season_runs(answers: npt.NDArray[np.int64], t: int) -> list[int]:
+    """The earlier nights ``judge nightly`` puts in tonight's season: consecutive nights of the
+    same run content (every answer the same) counted once (the latest), those of tonight's
+    content at the end left out, the latest ``WINDOW + RECENT - 1``."""
+    runs: list[int] = []
+    for i in range(t):
+        if runs and np.array_equal(answers[runs[-1]], answers[i]):
+            runs[-1] = i
+        else:
+            runs.append(i)
+    while runs and np.array_equal(answers[runs[-1]], answers[t]):
+        runs.pop()
+    return runs[-(WINDOW + RECENT - 1) :]
+
+
+class PreviousTest(NamedTuple):
+    """The previous season's test of one cell (the release before issue 32), kept here to
+    measure it: every night an observation, one binomial share."""
+
+    p_fall: float
+    old: float
+    new: float
+
+
+def previous_tests(cell: npt.NDArray[np.float64], points: bool) -> list[PreviousTest]:
+    """The previous rule's tests of a cell (rows: the season's runs, then tonight) for the last
+    1, 2, 3 nights: each question's median over the reference nights, its nights below it
+    counted (a point of a score once), ``P(X >= b)``, ``X ~ Binomial(b + r, m / (m + W))``."""
+    out = []
+    for m in range(1, RECENT + 1):
+        split = cell.shape[0] - m
+        if split < MIN_REFERENCE:
+            break
+        reference, recent = cell[max(0, split - WINDOW) : split], cell[split:]
+        medians = np.median(reference, axis=0)
+        away_ref, away = reference - medians, recent - medians
+        size_ref = np.maximum(1.0, np.rint(np.abs(away_ref))) if points else np.ones_like(away_ref)
+        size = np.maximum(1.0, np.rint(np.abs(away))) if points else np.ones_like(away)
+        r = int(np.where(away_ref < -1e-9, size_ref, 0.0).sum())
+        b = int(np.where(away < -1e-9, size, 0.0).sum())
+        p = _binomial_tail(b, b + r, m / (m + reference.shape[0]))
+        out.append(PreviousTest(p, float(medians.mean()), float(recent.mean())))
+    return out
+
+
+def season_calls(season: Season, t: int, rule: str) -> set[tuple[str, str]]:
+    """The (type, metric) cells the season calls regressed on night ``t``: ``rule`` "previous"
+    (every night an observation, Holm over every test, the recent mean alone) or "new"
+    (``judge.results.season`` as it is: observations where an answer is new, Tarone's level,
+    tonight's own mean beyond the margin too, never on the pinned baseline's values)."""
+    runs = season_runs(season.answers, t)
+    if len(runs) < MIN_REFERENCE:
+        return set()
+    rows = [*runs, t]
+    answers = season.answers[rows]
+    new = np.ones(answers.shape, dtype=bool)
+    if rule == "new":  # an answer given before in the season is no new observation
+        for i in range(answers.shape[1]):
+            _, first = np.unique(answers[:, i], return_index=True)
+            new[:, i] = False
+            new[first, i] = True
+    cells: list[tuple[str, str, Any, bool]] = []
+    taken = season.values[rows]
+    for type_name in dict.fromkeys(season.types):
+        cols = [i for i, x in enumerate(season.types) if x == type_name]
+        for m, metric in enumerate(P_METRICS):
+            if metric == "ok_share":  # every verdict ok: no events, p = 1 at every length
+                tests = min(RECENT, len(runs) - MIN_REFERENCE + 1)
+                cells += [(type_name, metric, None, True)] * tests
+                continue
+            cell = taken[:, cols, m]
+            pinned = bool(np.array_equal(cell[-1], season.values[0, cols, m]))
+            found = (
+                cell_tests(cell, new[:, cols], P_POINTS[m])
+                if rule == "new"
+                else previous_tests(cell, P_POINTS[m])
+            )
+            cells += [(type_name, metric, e, pinned) for e in found]
+    called = set()
+    if rule == "previous":
+        rejected = holm([1.0 if e is None else e.p_fall for _, _, e, _ in cells], RULE.season_level)
+        for (type_name, metric, e, _), r in zip(cells, rejected, strict=True):
+            if r and e is not None and e.new - e.old < -RULE.margin(metric) - 1e-9:
+                called.add((type_name, metric))
+        return called
+    # The new season decides on the scores alone (``judge.results.season.DECIDED``).
+    cells = [c for c in cells if c[1] in DECIDED]
+    level = tarone([1.0 if e is None else e.least_fall for _, _, e, _ in cells], RULE.season_level)
+    for type_name, metric, e, pinned in cells:
+        if e is None:
+            continue
+        margin = RULE.margin(metric) + 1e-9
+        beyond = e.new - e.old < -margin and e.tonight - e.old < -margin
+        if e.p_fall <= level and beyond and not pinned:
+            called.add((type_name, metric))
+    return called
+
+
+RULES = ("previous", "new")
+
+
+def persistent_quiet(
+    sizes: dict[str, int],
+    error: float,
+    regime: tuple[str, float, int],
+    seasons: int,
+    seed: int,
+    nights: int = 30,
+) -> dict[str, Any]:
+    """False alarms of the season over ``seasons`` quiet 30-night seasons: per night and per
+    season, previous rule and new."""
+    _, reworded, wordings = regime
+    rng = np.random.default_rng(seed)
+    per_night = dict.fromkeys(RULES, 0)
+    per_season = dict.fromkeys(RULES, 0)
+    for _ in range(seasons):
+        season = persistent_season(sizes, error, reworded, wordings, nights, rng)
+        for rule in RULES:
+            alarms = [bool(season_calls(season, t, rule)) for t in range(1, nights + 1)]
+            per_night[rule] += sum(alarms)
+            per_season[rule] += any(alarms)
+    return {
+        "regime": regime[0],
+        "error": error,
+        "seasons": seasons,
+        "per_night": {r: per_night[r] / (seasons * nights) for r in RULES},
+        "per_season": {r: per_season[r] / seasons for r in RULES},
+    }
+
+
+def persistent_recovery(
+    error: float,
+    regime: tuple[str, float, int],
+    seasons: int,
+    seed: int,
+    nights: int = 30,
+    broken: int = 15,
+) -> dict[str, Any]:
+    """A broken night (every answer judged 0) after ``broken`` nights, then the answers of the
+    night before it again: the share of seasons with a false alarm on a night after it."""
+    _, reworded, wordings = regime
+    rng = np.random.default_rng(seed)
+    alarms = dict.fromkeys(RULES, 0)
+    caught = dict.fromkeys(RULES, 0)
+    for _ in range(seasons):
+        season = persistent_season(TYPES, error, reworded, wordings, nights, rng, broken=broken)
+        for rule in RULES:
+            caught[rule] += bool(season_calls(season, broken, rule))
+            alarms[rule] += any(
+                season_calls(season, t, rule) for t in range(broken + 1, nights + 1)
+            )
+    return {
+        "regime": regime[0],
+        "seasons": seasons,
+        "after": {r: alarms[r] / seasons for r in RULES},
+        "broken_called": {r: caught[r] / seasons for r in RULES},
+    }
+
+
+#: Lasting falls: faithfulness a point lower on this many of the 12 factual questions.
+FALLS = (1, 3, 4)
+WITHIN = (1, 3, 7)
+
+
+def persistent_detect(
+    count: int,
+    error: float,
+    regime: tuple[str, float, int],
+    seasons: int,
+    seed: int,
+    warm: int = 20,
+) -> dict[str, Any]:
+    """A lasting fall of ``count`` factual questions (their true faithfulness a point lower,
+    the judge's error on top) after ``warm`` quiet nights: the share of seasons whose season
+    calls a factual regression within 1, 3 and 7 nights."""
+    _, reworded, wordings = regime
+    rng = np.random.default_rng(seed)
+    last = max(WITHIN)
+    caught = {r: [0] * len(WITHIN) for r in RULES}
+    for _ in range(seasons):
+        season = persistent_season(
+            TYPES, error, reworded, wordings, warm + last, rng, fall=(count, warm + 1)
+        )
+        for rule in RULES:
+            first = next(
+                (
+                    k
+                    for k in range(last)
+                    if any(t == "factual" for t, _ in season_calls(season, warm + 1 + k, rule))
+                ),
+                None,
+            )
+            for i, within in enumerate(WITHIN):
+                caught[rule][i] += first is not None and first < within
+    return {
+        "regime": regime[0],
+        "count": count,
+        "seasons": seasons,
+        "within": {r: [c / seasons for c in caught[r]] for r in RULES},
+    }
+
+
+def persistent_run(seasons: int = 200, jobs: int = 2) -> dict[str, Any]:
+    """The persistent tables of docs/gate.md (issue 32), on the sample's shape at 10 % verdict
+    error: false alarms per regime, recovery after a broken night, lasting falls of 1, 3 and 4
+    factual questions; the rows run in ``jobs`` processes."""
+    falls = [r for r in REGIMES if r[1] in (0.10, 1.0) and not r[2]]
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        quiet_rows = [
+            pool.submit(persistent_quiet, TYPES, 0.10, regime, seasons, 100 + i)
+            for i, regime in enumerate(REGIMES)
+        ]
+        recovery_rows = [
+            pool.submit(persistent_recovery, 0.10, regime, max(20, seasons // 2), 200 + i)
+            for i, regime in enumerate(falls)
+        ]
+        detect_rows = [
+            pool.submit(persistent_detect, count, 0.10, regime, max(20, seasons // 2), 300 + i)
+            for i, (count, regime) in enumerate((c, r) for r in falls for c in FALLS)
+        ]
+        out: dict[str, Any] = {}
+        for name, rows in (("quiet", quiet_rows), ("recovery", recovery_rows)):
+            out[name] = [row.result() for row in rows]
+            print(json.dumps({name: out[name]}), file=sys.stderr, flush=True)
+        out["detect"] = []
+        for row in detect_rows:
+            out["detect"].append(row.result())
+            print(json.dumps({"detect": out["detect"][-1]}), file=sys.stderr, flush=True)
+        return out
+
+
+def describe_persistent(results: dict[str, Any]) -> list[str]:
+    """The persistent tables as text (previous rule → new rule)."""
+    lines = ["  the season, persistent verdicts (sample's shape, 10 % verdict error):"]
+    lines.append("  false alarms, nothing changed: per night · per 30-night season, previous → new")
+    for r in results["quiet"]:
+        cells = " → ".join(f"{r['per_night'][k]:6.2%} · {r['per_season'][k]:5.1%}" for k in RULES)
+        lines.append(f"    {r['regime']:<36} {cells}   ({r['seasons']} seasons)")
+    lines.append("  after a broken night and the good answers back: seasons with an alarm after it")
+    for r in results["recovery"]:
+        lines.append(
+            f"    {r['regime']:<36} {r['after']['previous']:5.1%} → {r['after']['new']:5.1%}"
+            f"   (broken night called: {r['broken_called']['new']:.0%}; {r['seasons']} seasons)"
+        )
+    lines.append(
+        "  a lasting fall (true faithfulness a point lower): caught within 1 · 3 · 7 nights"
+    )
+    for r in results["detect"]:
+        cells = " → ".join(" · ".join(f"{x:5.1%}" for x in r["within"][k]) for k in RULES)
+        lines.append(
+            f"    {r['count']} of 12 factual, {r['regime']:<28} {cells}   ({r['seasons']} seasons)"
+        )
+    return lines
 
 
 if __name__ == "__main__":

@@ -29,7 +29,13 @@ from judge.pipeline.inputs import Inputs, _ignore, load_inputs
 from judge.pipeline.session import Preflight, preflight, task_plans
 from judge.record.store import ReportsDir
 from judge.results.compare import GateRule
-from judge.results.gate import Detectable, detectable, gate_judge_metrics, night_family
+from judge.results.gate import (
+    Detectable,
+    detectable,
+    gate_judge_metrics,
+    gating_warning,
+    night_family,
+)
 from judge.results.reproducibility import Repeated, repeated
 
 
@@ -87,6 +93,9 @@ class Checked(NamedTuple):
     """The judge ``judge run`` would use, and what the cache holds of this run for it (the
     further judgements' too, where they are on: ``Preflight.further``); None when
     the preflight was skipped (``--no-judge``, for offline use)."""
+    gating: str | None = None
+    """That the golden set cannot be gated at the judge's verdict error (too small a type:
+    ``judge.results.gate.gating_warning``), or None."""
 
 
 def check(
@@ -142,6 +151,7 @@ def check(
         detectable(ordered, family, GateRule.from_config(config.reports)),
         _answers(config, run_path, inputs),
         judged,
+        gating_warning(ordered),
     )
 
 

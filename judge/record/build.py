@@ -25,7 +25,7 @@ from judge.record.model import PromptEdit, Record, Tables
 from judge.record.rows import chunk_summary, item_records, question_rows
 from judge.record.stages import Earlier, Judged, Measured
 from judge.results.bars import check_bars
-from judge.results.baseline import compare_with_baseline
+from judge.results.baseline import Baseline, compare_with_baseline
 from judge.results.compare import (
     SECTIONS,
     GateRule,
@@ -42,6 +42,7 @@ from judge.results.history import (
     prompt_only_predecessor,
 )
 from judge.results.item_record import ItemRecord
+from judge.results.lasting import Lasting, ended_notes, lasting_falls, lasting_nights
 from judge.results.reproducibility import steady_inputs, steady_note
 from judge.results.season import RECENT, WINDOW, season_comparison
 from judge.results.tables import TypeTable, judge_table
@@ -96,7 +97,9 @@ def build_record(
     prompt_edit = None if previous is None else _prompt_edit(previous, judged, item_map, labels)
     failed = measured.run.meta.failed
     failures = {q.id: failed[q.id] for q in golden.questions if q.id in failed}
-    checked = _gate(measured, entry, history, earlier, compared, items, verdicts, failures)
+    checked = _gate(
+        measured, entry, history, earlier, compared, (items, values), verdicts, failures
+    )
     if bars:
         results = check_bars(config.bars, table, measured.retrieval)
         checked = checked._replace(checks=[*checked.checks, *bar_checks(results)])
@@ -150,7 +153,7 @@ def _compare(
     # One night's paired checks are one family (last run and baseline together).
     decided = decide([*comparisons, *baseline], rule)
     comparisons, baseline = decided[: len(comparisons)], decided[len(comparisons) :]
-    season = _season(entry, history, values, earlier.values, rule, types)
+    season = _season(entry, history, values, earlier.values, rule, types, pinned)
     return _Compared(comparisons, baseline, season)
 
 
@@ -176,23 +179,53 @@ def _gate(
     history: list[HistoryEntry],
     earlier: Earlier,
     compared: _Compared,
-    items: list[ItemRecord],
+    run: tuple[list[ItemRecord], QuestionValues],
     verdicts: list[Verdict],
     failures: dict[str, str],
 ) -> Gate:
     """The gate's checks of the comparisons, with its notes: the settings compared and, when
-    the answers changed although their question and chunks did not, the RAG system's noise."""
+    the answers changed although their question and chunks did not, the RAG system's noise;
+    the answers below since a date, and the falls of the run before that ended (``run``: the
+    run's items and values)."""
+    items, values = run
     comparisons = compared.comparisons
     note = compared_settings_note(entry, history, comparisons)
     steady = _steady(measured, entry, history, earlier, comparisons, items)
+    every = [*comparisons, *compared.baseline, *compared.season]
+    below, ended = _lasting(entry, history, earlier, every, values)
     return gate(
-        [*comparisons, *compared.baseline, *compared.season],
+        every,
         failed=list(failures),
         total=len(measured.golden.questions),
         unjudged=[v.question_id for v in verdicts if v.status != "ok"],
         judged=len(verdicts),
-        notes=[n for n in (note, steady) if n],
+        notes=[n for n in (note, steady, *ended) if n],
+        lasting=below,
     )
+
+
+def _lasting(
+    entry: HistoryEntry,
+    history: list[HistoryEntry],
+    earlier: Earlier,
+    comparisons: list[SectionComparison],
+    values: QuestionValues,
+) -> tuple[list[Lasting], list[str]]:
+    """The answers below the baseline or the season since a date (``judge.results.lasting``),
+    and what of the last compatible run's falls ended tonight."""
+    nights = lasting_nights(entry, history, values, earlier.values, WINDOW + RECENT - 1)
+    pinned = earlier.baseline
+    usable = pinned is not None and pinned.golden_hash == entry.golden_hash
+    reference = pinned.question_values() if pinned is not None and usable else None
+    below = lasting_falls(nights, reference)
+    last = next((c.baseline for c in comparisons if c.section == "judge" and c.baseline), None)
+    before = next((e for e in reversed(history) if e.folder == last), None)
+    record = earlier.record(last) if last is not None and before is not None else None
+    regressions = [c for comp in comparisons for c in comp.regressions]
+    since = before.started_at[:10] if before is not None else ""
+    previous = (record.gate.regressions, record.gate.lasting) if record is not None else None
+    ended = ended_notes(previous, since, regressions, below)
+    return below, ended
 
 
 def _steady(
@@ -240,6 +273,7 @@ def _season(
     earlier_values: Callable[[str], QuestionValues | None],
     rule: GateRule,
     types: Sequence[str],
+    pinned: Baseline | None = None,
 ) -> list[SectionComparison]:
     """Each section against the season of earlier compatible runs (``judge.results.season``):
     runs of the same golden set measured the same way, consecutive runs of the same content
@@ -261,8 +295,15 @@ def _season(
         while runs and runs[-1].run_hash == entry.run_hash:
             runs.pop()
         found = [earlier_values(e.folder) for e in runs[-(WINDOW + RECENT - 1) :]]
+        same = (
+            pinned.question_values()
+            if pinned is not None
+            and pinned.golden_hash == entry.golden_hash
+            and pinned.fingerprint(section) == fingerprint
+            else None
+        )
         comparison = season_comparison(
-            section, [v for v in found if v is not None], values, rule, types
+            section, [v for v in found if v is not None], values, rule, types, same
         )
         if comparison is not None:
             out.append(comparison)

@@ -97,9 +97,13 @@ class SavedValues(BaseModel):
     format_version: int = FORMAT_VERSION
     types: dict[str, str]
     values: dict[Section, MetricValues]
+    answers: dict[str, str] = {}
+    """Question id → its answer's digest (the season counts a kept answer once); absent in
+    files written before it was kept."""
 
     def question_values(self) -> QuestionValues:
-        return QuestionValues(dict(self.types), {s: self.values.get(s, {}) for s in SECTIONS})
+        values = {s: self.values.get(s, {}) for s in SECTIONS}
+        return QuestionValues(dict(self.types), values, dict(self.answers))
 
 
 def values_json(record: Record) -> str:
@@ -107,7 +111,9 @@ def values_json(record: Record) -> str:
     values = record.values()
     # Built from the record's own typed values, not read: nothing to validate (reading it back
     # does, and checked_document_text below reads it back).
-    saved = SavedValues.model_construct(types=values.types, values=dict(values.values))
+    saved = SavedValues.model_construct(
+        types=values.types, values=dict(values.values), answers=dict(values.answers)
+    )
     return checked_document_text(
         saved.model_dump_json() + "\n", VALUES_FILE, record.manifest.folder
     )

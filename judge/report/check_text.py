@@ -82,6 +82,8 @@ class _Checked(Protocol):
     def judge(self) -> _Preflight | None: ...
     @property
     def detectable(self) -> Sequence[_Described]: ...
+    @property
+    def gating(self) -> str | None: ...
 
 
 def check_lines(checked: _Checked, *, with_labels: bool) -> list[str]:
@@ -105,6 +107,8 @@ def check_lines(checked: _Checked, *, with_labels: bool) -> list[str]:
     lines += _judge_lines(checked.judge)
     lines.append("the gate can call (docs/gate.md):")
     lines += [f"  {seen.describe()}" for seen in checked.detectable]
+    if checked.gating is not None:
+        lines.append(f"  warning: {checked.gating}")
     return lines
 
 

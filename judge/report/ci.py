@@ -35,12 +35,7 @@ def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) 
     # Imported here: a run without --junit never loads it (about 9 ms of start-up).
     from xml.etree import ElementTree as ET
 
-    suite = ET.Element(
-        "testsuite",
-        name=f"judge gate · {xml_text(report.manifest.folder)}",
-        timestamp=report.manifest.started_at,
-        time=f"{report.manifest.judge_seconds:.3f}",
-    )
+    suite = _suite(report)
     gate = report.gate
     failures = skipped = 0
     for check in gate.checks:
@@ -84,6 +79,25 @@ def junit_xml(report: Record, fail_on_regression: bool, require_baseline: bool) 
     )
 
 
+def _suite(report: Record) -> Any:
+    """The JUnit suite element, with the answers below the baseline or the season since a date
+    (never a failure) as its properties, ``below <section> <metric> <question>``."""
+    from xml.etree import ElementTree as ET
+
+    suite = ET.Element(
+        "testsuite",
+        name=f"judge gate · {xml_text(report.manifest.folder)}",
+        timestamp=report.manifest.started_at,
+        time=f"{report.manifest.judge_seconds:.3f}",
+    )
+    if report.gate.lasting:
+        below = ET.SubElement(suite, "properties")
+        for x in report.gate.lasting:
+            name = xml_text(f"below {x.section} {x.metric} {x.question_id}")
+            ET.SubElement(below, "property", name=name, value=xml_text(x.describe()))
+    return suite
+
+
 def summary_json(report: Record, decision: Decision, folder: str) -> dict[str, Any]:
     """What a script needs to act on a run without parsing its text: the verdict and exit code
     are the run's ``decision``, the same the console printed."""
@@ -98,6 +112,7 @@ def summary_json(report: Record, decision: Decision, folder: str) -> dict[str, A
         "unjudged": list(gate.unjudged),
         "regressions": [c.to_json() for c in gate.regressions],
         "listed": [c.to_json() for c in gate.listed],
+        "lasting": [x._asdict() for x in gate.lasting],
         "not_compared": gate.missing,
         "diagnoses": {
             d.type: {

@@ -3,10 +3,13 @@ can see per type, and per comparison a table of the questions that moved."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from judge.formatting import markdown_text as md
 from judge.record.model import Record
 from judge.results.compare import SEASON, GateRule, SectionComparison, moved_list, p_value
 from judge.results.gate import detectable, gate_judge_metrics, night_family
+from judge.results.lasting import MIN_NIGHTS, Lasting
 
 #: How many moved questions a row of report.md names (report.json has them all).
 MOVED_IN_ROW = 10
@@ -89,3 +92,17 @@ def detectable_lines(report: Record) -> list[str]:
     family = night_family(per_type, scored, len(report.retrieval.metrics), len(judge_metrics))
     seen = detectable(per_type, family, report.rule)
     return ["What this golden set can see:", "", *(f"- {md(d.describe())}" for d in seen)]
+
+
+def lasting_lines(lasting: Sequence[Lasting]) -> list[str]:
+    """report.md's list of the answers below the baseline or the season since a date
+    (``judge.results.lasting``): none when nothing is listed."""
+    if not lasting:
+        return []
+    return [
+        "",
+        f"Below the baseline or the season for {MIN_NIGHTS} runs or more (never a failure by "
+        "itself; listed until the answer is back or the baseline is re-pinned):",
+        "",
+        *[f"- {md(x.describe())}" for x in lasting],
+    ]

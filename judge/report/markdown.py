@@ -34,7 +34,12 @@ from judge.report.answers_text import (
 )
 from judge.report.audit_text import audit_lines
 from judge.report.chunks_text import chunk_lines
-from judge.report.comparisons_text import comparison_lines, detectable_lines, rule_line
+from judge.report.comparisons_text import (
+    comparison_lines,
+    detectable_lines,
+    lasting_lines,
+    rule_line,
+)
 from judge.report.corrected_text import corrected_markdown_lines
 from judge.report.evidence_text import evidence_summary
 from judge.report.text_tables import render_markdown
@@ -80,6 +85,7 @@ def render_report_md(report: Record) -> str:
         lines += comparison_lines(report.baseline, "the pinned baseline")
     if report.season:
         lines += comparison_lines(report.season, "the season")
+    lines += lasting_lines(report.gate.lasting)
     lines.append("")
     lines += prompt_edit_lines(report)
     if report.audit is not None:

@@ -333,6 +333,15 @@ def comment_refused() -> str:
     the page refuses it as it is typed, so an exported marks file never holds one."""
     refused = [c for c in _CONTROL_CANDIDATES if text_problem(c, one_line=False)]
     return "[" + "".join(f"\\u{ord(c):04x}" for c in refused) + "]"
+def _below_since(report: Record, question_id: str) -> list[str]:
+    """The question's answers below the baseline or the season for two runs or more
+    (``judge.results.lasting``), e.g. "judge faithfulness 2→1 below the baseline since
+    2026-12-01"."""
+    return [
+        x.describe().removeprefix(f"{question_id} ")
+        for x in report.gate.lasting
+        if x.question_id == question_id
+    ]
 
 
 def page_data(report: Record) -> dict[str, Any]:
@@ -348,6 +357,8 @@ def page_data(report: Record) -> dict[str, Any]:
     ]
     # The questions without an answer come after every judged one.
     items += [_failed_item(row, row.failure) for row in report.questions if row.failure is not None]
+    for item in items:  # answers below the baseline or the season since a date (the gate's)
+        item["below_since"] = _below_since(report, item["question_id"])
     statuses = {v["verdict"]["status"] for v in items if v["verdict"]}
     kinds = {i["verdict"]["match"]["kind"] for i in items if i["verdict"] and i["verdict"]["match"]}
     manifest = report.manifest

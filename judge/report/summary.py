@@ -11,6 +11,7 @@ from judge.report.chunks_text import chunk_console_line
 from judge.report.markdown import judge_warnings
 from judge.report.text_tables import render_text
 from judge.results.diagnosis import TypeDiagnosis
+from judge.results.lasting import MIN_NIGHTS
 
 #: Flagged ok verdicts named in the console (verdicts that failed are all named); the rest are
 #: in report.md and review.html.
@@ -111,6 +112,10 @@ def _comparison_lines(report: Record) -> list[str]:
             + (f" ({_word(comp.note)})" if comp.note else "")
         )
         lines += [f"  {_word(c.describe())}" for c in comp.moved]
+    lasting = report.gate.lasting
+    if lasting:
+        lines.append(f"below the baseline or the season for {MIN_NIGHTS} runs or more:")
+        lines += [f"  {_word(x.describe())}" for x in lasting]
     return lines
 
 

@@ -10,7 +10,8 @@ rule that calls it ``regressed``, ``improved``, ``listed`` or ``noise`` is
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from judge.axes import SCORE_METRICS, metric_scale
@@ -98,6 +99,10 @@ class QuestionValues(NamedTuple):
     """Question id → type."""
     values: dict[Section, MetricValues]
     """Section → metric → question id → value (a question without a value is absent)."""
+    answers: Mapping[str, str] = MappingProxyType({})
+    """Question id → a digest of its answer (``judge.results.values.answer_digest``): the
+    season counts a kept answer once (``judge.results.season``). Empty for values saved before
+    it was kept: every night is then an observation."""
 
 
 class Moved(NamedTuple):

@@ -12,6 +12,7 @@ call is listed, never failed. Whether a failed check fails the command is the ca
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Collection, Sequence
 from typing import NamedTuple
@@ -30,6 +31,7 @@ from judge.results.compare import (
     Section,
     SectionComparison,
 )
+from judge.results.lasting import Lasting, lasting_text
 from judge.results.season import MIN_REFERENCE, RECENT, WINDOW
 
 
@@ -74,6 +76,9 @@ class Gate(NamedTuple):
     notes: tuple[str, ...] = ()
     """What a reader of the verdict must know beside it, e.g. that the embedding version changed
     since the run compared with (``judge.results.history.compared_settings_note``)."""
+    lasting: tuple[Lasting, ...] = ()
+    """Answers below the baseline (or the season) for two runs or more, with the date they
+    fell (``judge.results.lasting``): always shown, never failed by themselves."""
 
     @property
     def bar_checks(self) -> list[GateCheck]:
@@ -112,6 +117,15 @@ class Gate(NamedTuple):
         return head
 
     def _compared(self) -> str:
+        below = lasting_text(self.lasting)
+        told = self._told()
+        if below is None:
+            return told
+        if told.startswith("ok: no regression"):
+            return "ok; " + below + told.removeprefix("ok: no regression")
+        return f"{told}; {below}"
+
+    def _told(self) -> str:
         if self.regressions:
             fell = _distinct(self.regressions)
             collapsed = [c for c in fell if c.direction == "collapsed"]
@@ -198,11 +212,12 @@ def gate(
     unjudged: Sequence[str] = (),
     judged: int = 0,
     notes: Sequence[str] = (),
+    lasting: Sequence[Lasting] = (),
 ) -> Gate:
     """The checks of one run: were the answers produced (``failed``: the golden questions the
     adapter gave no answer for, of ``total``), were they judged (``unjudged``: the answers
     without a verdict, of ``judged``), and its comparisons (with earlier runs and the pinned
-    baseline)."""
+    baseline); ``lasting``: the answers below since a date (``judge.results.lasting``)."""
     total = max(total, len(failed))
     judged = max(judged, len(unjudged))
     checks = [_comparison_check(comp) for comp in comparisons if comp.baseline is not None]
@@ -225,6 +240,7 @@ def gate(
         judged,
         listed,
         tuple(notes),
+        tuple(lasting),
     )
 
 
@@ -368,3 +384,39 @@ def bar_checks(results: Sequence[BarResult]) -> list[GateCheck]:
     CI system follows each bar from night to night; its message is the bar's line. Kind
     ``"bar"``: ``judge run --bars`` and the nightly with a ``[bars]`` table enforce them."""
     return [GateCheck(f"bar: {r.name}", r.passed, r.line(), "bar") for r in results]
+
+
+#: The verdict error assumed when no audit measured it: docs/gate.md's simulations.
+DEFAULT_VERDICT_ERROR = 0.10
+#: 30-night seasons with a false alarm on a golden set whose smallest types hold two or three
+#: questions (3/3/2/2), by verdict error, as bench/gate_sim.py measured them (docs/gate.md:
+#: collapses of a two-question type on a noisy night). Types of five or more: at most 3 %.
+SMALL_TYPE_ALARMS = ((0.0, 0.0), (0.05, 0.0), (0.10, 0.10), (0.20, 0.43))
+#: A type this small or smaller makes the warning possible.
+SMALL_TYPE = 3
+
+
+def gating_warning(per_type: dict[str, int], error: float = DEFAULT_VERDICT_ERROR) -> str | None:
+    """``judge check``'s warning when a golden set cannot be gated at the judge's verdict error
+    (``error``: the audit's when labels measured it, else ``DEFAULT_VERDICT_ERROR``): the share
+    of 30-night seasons with a false alarm, interpolated in ``SMALL_TYPE_ALARMS`` (beyond its
+    last error, its last figure: at least that many), said when it is above 1 in 10, e.g.
+    "with 2 questions a type and 20 % verdict error, about 4 in 10 seasons would raise a false
+    alarm: add questions or pool types". None otherwise."""
+    sizes = [n for n in per_type.values() if n > 0]
+    if not sizes or min(sizes) > SMALL_TYPE:
+        return None
+    share = SMALL_TYPE_ALARMS[-1][1]
+    for (e0, a0), (e1, a1) in itertools.pairwise(SMALL_TYPE_ALARMS):
+        if e0 <= error <= e1:
+            share = a0 + (a1 - a0) * (error - e0) / (e1 - e0)
+            break
+    if share <= 0.10 + 1e-9:
+        return None
+    smallest = min(sizes)
+    about = "at least" if error > SMALL_TYPE_ALARMS[-1][0] else "about"
+    return (
+        f"with {smallest} question{'s' if smallest > 1 else ''} a type and {error * 100:.0f} % "
+        f"verdict error, {about} {round(share * 10)} in 10 seasons would raise a false alarm: "
+        "add questions or pool types (docs/gate.md#what-a-golden-set-can-see)"
+    )

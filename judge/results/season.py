@@ -6,25 +6,36 @@ test on four changes can say no better than p = 1/16. What tells a real fall fro
 time: noise moves a question tonight and puts it back tomorrow, a real fall stays. So each
 (section, type, metric) is also checked against the season of earlier compatible runs:
 
-- **reference**: each question's median over the earlier runs (up to ``WINDOW``, at least
-  ``MIN_REFERENCE``); consecutive runs with the same run content (``run_hash``: the same
-  answers, so cached verdicts) count once: they are one observation, not several;
+- **observations**: a question's value is an observation on a night its answer is new (not the
+  answer it had the night before: ``QuestionValues.answers``). A judge at temperature 0 gives
+  an answer the verdict it gave it before, so a kept answer is one observation however many
+  nights it stays: counting it every night would count one draw of the judge's error many
+  times. Where the answers are not known (runs recorded before they were kept), every night is
+  an observation, as before;
+- **reference**: each question's median over its observations in the earlier runs (up to
+  ``WINDOW`` runs, at least ``MIN_REFERENCE``; the answer standing at the window's first run
+  counts as one);
 - **recent**: the last ``m`` nights (tonight and the ``m - 1`` before it, ``m`` = 1, 2, 3),
   against the reference runs before them;
-- **evidence**: the number of times a question was below its reference median in the recent
-  nights (``b``) against the same count in the reference runs (``r``), a point of a 0-2 score
-  counting once (2 → 0 is two events). When nothing changed the
-  nights are exchangeable, so each of the ``b + r`` events falls in the recent nights with
-  probability ``m / (m + W)``: the p-value is the binomial tail ``P(X >= b)``, ``X ~
-  Binomial(b + r, m / (m + W))``, exact and a function of the counts alone. Rises likewise.
-- **family**: every (type, metric, m) of a night is one test; Holm's rule over all of them keeps
-  the family-wise level at ``GateRule.season_level``. A cell regresses when one of its tests is
-  rejected and its recent mean is below the reference by more than the margin.
+- **evidence**: the observations below the reference median in the recent nights (``b``)
+  against those in the reference (``r``), a point of a 0-2 score counting once (2 → 0 is two
+  events). When nothing changed a question's observations are exchangeable, so each of its
+  events falls in the recent nights with probability ``k / (k + n)`` (``k`` and ``n``: its
+  observations in the recent and the reference runs; ``m / (m + W)`` when every night is an
+  observation); the p-value is the exact tail of the sum of these binomials. Rises likewise;
+- **family**: every (type, metric, m) of a night is one test; Tarone's rule leaves out the tests
+  that could not reach the level with every event in the recent nights (a cell with no events,
+  a cell with two), and Bonferroni over the ``K`` tests left keeps the family-wise level at
+  ``GateRule.season_level``;
+- **recovery**: a cell regresses when one of its tests is rejected, its recent mean is below the
+  reference by more than the margin *and so is tonight's own mean*; a cell whose values tonight
+  are the pinned baseline's is never a regression. A broken night in the recent nights cannot
+  fail the good night after it.
 
 A deterministic system (the same answers every night) has one observation and no season; a
 system whose answers change but whose scores do not has no events, and nothing is called.
 docs/gate.md measures the false alarms over 30-night histories and the nights it takes to see a
-fall.
+fall (``bench/gate_sim.py``, which calls ``evidence`` below night by night).
 """
 
 from __future__ import annotations
@@ -45,7 +56,7 @@ from judge.results.compare import (
     Section,
     SectionComparison,
 )
-from judge.results.paired import EPS, LIST_LEVEL, Direction, bootstrap_interval, holm
+from judge.results.paired import EPS, LIST_LEVEL, Direction, bootstrap_interval
 
 # numpy is imported by the functions that compute with it: rendering a record (judge report)
 # needs none of it, and it is a tenth of the command's start-up.
@@ -53,12 +64,21 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
+    Floats = npt.NDArray[np.float64]
+    Flags = npt.NDArray[np.bool_]
+
 #: Earlier runs a reference holds at most.
 WINDOW = 20
 #: Earlier runs a reference needs: fewer, and the season is not checked.
 MIN_REFERENCE = 5
 #: Recent nights checked together: 1, 2 and 3 (a fall that stays is seen by the third night).
 RECENT = 3
+#: The judge's metrics the season decides on: the scores. ``full_marks`` follows from them,
+#: ``quote_verified`` is the judge's quoting and ``ok_share`` has its own check: they are
+#: compared and listed, never failed by the season, and not counted in its family (fewer
+#: tests, a higher level for each: docs/gate.md measures what that buys). Retrieval's metrics
+#: are all decided.
+DECIDED = SCORE_METRICS
 
 
 def _binomial_tail(k: int, n: int, p: float) -> float:
@@ -76,15 +96,60 @@ def _binomial_tail(k: int, n: int, p: float) -> float:
     return min(1.0, math.fsum(terms))
 
 
-class _Test(NamedTuple):
-    """One (type, metric, m): the questions it covers, their reference medians, the recent
-    nights' values (tonight last), and the p-values of a fall and of a rise."""
+def _pmf(n: int, p: float) -> Floats:
+    """Binomial(n, p)'s probabilities of 0..n (logs summed, so thousands of events are fine)."""
+    import numpy as np
 
-    ids: list[str]
-    reference: npt.NDArray[np.float64]
-    recent: npt.NDArray[np.float64]
+    if p >= 1.0:
+        out = np.zeros(n + 1)
+        out[n] = 1.0
+        return out
+    k = np.arange(1, n + 1, dtype=float)
+    log_choose = np.concatenate(([0.0], np.cumsum(np.log(n - k + 1) - np.log(k))))
+    i = np.arange(n + 1, dtype=float)
+    return np.asarray(np.exp(log_choose + i * math.log(p) + (n - i) * math.log1p(-p)))
+
+
+def sum_tail(recent: int, groups: dict[float, int]) -> float:
+    """P(X_1 + X_2 + ... >= recent), X_g ~ Binomial(n_g, share_g) for ``groups`` (share →
+    events), exactly: one group is ``_binomial_tail``, several are convolved."""
+    import numpy as np
+
+    live = {share: n for share, n in groups.items() if n > 0 and share > 0.0}
+    if recent <= 0:
+        return 1.0
+    if len(live) <= 1:
+        ((share, n),) = live.items() if live else ((0.5, 0),)
+        return _binomial_tail(recent, n, share)
+    pmf = np.ones(1)
+    for share, n in live.items():
+        pmf = np.convolve(pmf, _pmf(n, share))
+    return min(1.0, math.fsum(pmf[recent:].tolist()))
+
+
+def least_p(groups: dict[float, int]) -> float:
+    """The smallest p-value ``sum_tail`` can give these events: all of them in the recent
+    nights (Tarone's bound: a test whose best is above the level cannot be rejected)."""
+    total = sum(groups.values())
+    if total == 0:
+        return 1.0
+    logs = [n * math.log(share) if share > 0 else -math.inf for share, n in groups.items() if n]
+    return math.exp(sum(logs))
+
+
+class Evidence(NamedTuple):
+    """One (type, metric, m) test over the questions valued in every recent night and in at
+    least MIN_REFERENCE reference runs (``keep``)."""
+
+    keep: Flags
+    reference: Floats
+    """Each kept question's reference median."""
+    recent: Floats
+    """The recent nights' values of the kept questions (rows, tonight last)."""
     p_fall: float
     p_rise: float
+    least_fall: float
+    least_rise: float
 
     @property
     def old(self) -> float:
@@ -95,35 +160,33 @@ class _Test(NamedTuple):
         return float(self.recent.mean())
 
     @property
+    def tonight(self) -> float:
+        return float(self.recent[-1].mean())
+
+    @property
     def nights(self) -> int:
         return int(self.recent.shape[0])
 
 
-def _events(
-    nights: npt.NDArray[np.float64], medians: npt.NDArray[np.float64], points: bool
-) -> tuple[int, int]:
-    """Events below and above the medians over ``nights``: one per question and night away from
-    its median, a point of a 0-2 score counting once (a fall from 2 to 0 is two events: two
-    questions losing two points weigh as four losing one)."""
+def _medians(reference: Floats, observed: Flags) -> Floats:
+    """Each question's median over its observations (NaN and kept answers left out; NaN for a
+    question with none). Sorted once, NaN last: ``nanmedian`` is ten times slower on the
+    small arrays of a season."""
     import numpy as np
 
-    with np.errstate(invalid="ignore"):  # NaN compares False: a missing value is no event
-        away = nights - medians
-        size = np.maximum(1.0, np.rint(np.abs(away))) if points else np.ones_like(away)
-        below = float(np.sum(np.where(away < -EPS, size, 0.0)))
-        above = float(np.sum(np.where(away > EPS, size, 0.0)))
-    return int(below), int(above)
+    values = np.sort(np.where(observed, reference, np.nan), axis=0)
+    n = np.count_nonzero(~np.isnan(values), axis=0)
+    low = np.maximum(0, (n - 1) // 2)[None, :]
+    high = np.maximum(0, n // 2)[None, :]
+    middle = (np.take_along_axis(values, low, 0) + np.take_along_axis(values, high, 0)) / 2
+    return np.asarray(np.where(n > 0, middle[0], np.nan))
 
 
-def _test(
-    ids: list[str],
-    reference: npt.NDArray[np.float64],
-    recent: npt.NDArray[np.float64],
-    points: bool,
-) -> _Test | None:
-    """The test of one cell (columns: its questions; rows: runs, NaN where a question has no
-    value) over the questions valued in every recent night and in at least MIN_REFERENCE
-    reference runs."""
+def evidence(reference: Floats, recent: Floats, new: Flags, points: bool) -> Evidence | None:
+    """The test of one cell: ``reference`` and ``recent`` hold its questions' values (columns)
+    in the reference runs and the recent nights (rows, oldest first, NaN where a question has
+    no value); ``new`` (rows of both, stacked) is True where a question's answer is an
+    observation (new that night). None when no question is valued enough."""
     import numpy as np
 
     valued = reference.shape[0] - np.count_nonzero(np.isnan(reference), axis=0)
@@ -131,19 +194,56 @@ def _test(
     if not keep.any():
         return None
     reference, recent = reference[:, keep], recent[:, keep]
-    missing = np.isnan(reference)
-    # nanmedian is ten times slower than median on small arrays; most references miss nothing.
-    medians = np.nanmedian(reference, axis=0) if missing.any() else np.median(reference, axis=0)
-    below_ref, above_ref = _events(reference, medians, points)
-    below, above = _events(recent, medians, points)
-    share = recent.shape[0] / (recent.shape[0] + reference.shape[0])
-    return _Test(
-        [q for q, k in zip(ids, keep.tolist(), strict=True) if k],
+    observed = new[:, keep].copy()
+    observed[0] = True  # the answer standing when the window opens is one observation
+    observed &= ~np.isnan(np.vstack([reference, recent]))
+    medians = _medians(reference, observed[: reference.shape[0]])
+    away = np.vstack([reference, recent]) - medians
+    with np.errstate(invalid="ignore"):
+        size = np.maximum(1.0, np.rint(np.abs(away))) if points else np.ones_like(away)
+        below = np.where(observed & (away < -EPS), size, 0.0)
+        above = np.where(observed & (away > EPS), size, 0.0)
+    split = reference.shape[0]
+    # A fall that ended is no evidence: a question's recent events count only while it is
+    # still on their side tonight, and no deeper than tonight (a broken night, then the good
+    # answers back: the broken night's zeros do not outweigh tonight's one noisy point).
+    with np.errstate(invalid="ignore"):
+        below[split:] = np.minimum(below[split:], np.where(away[-1] < -EPS, size[-1], 0.0))
+        above[split:] = np.minimum(above[split:], np.where(away[-1] > EPS, size[-1], 0.0))
+    share = recent.shape[0] / (recent.shape[0] + split)
+    fall = {share: int(below.sum())}
+    rise = {share: int(above.sum())}
+    # Tonight must bring a new answer on the side of the move: answers judged before (the good
+    # answers back after a broken night) are no new evidence, whatever the nights before did.
+    b = int(below[split:].sum()) if below[-1].any() else 0
+    a = int(above[split:].sum()) if above[-1].any() else 0
+    return Evidence(
+        keep,
         medians,
         recent,
-        _binomial_tail(below, below + below_ref, share),
-        _binomial_tail(above, above + above_ref, share),
+        sum_tail(b, fall),
+        sum_tail(a, rise),
+        least_p(fall),
+        least_p(rise),
     )
+
+
+def tarone(least: Sequence[float], level: float) -> float:
+    """Tarone's level for one test of a family of discrete tests: ``level / K``, ``K`` the
+    smallest number such that at most ``K`` tests could reach ``level / K`` at all (``least``:
+    each test's smallest possible p-value). A test that could never be rejected does not dilute
+    the others; Bonferroni over the ``K`` left keeps the family-wise level."""
+    for k in range(1, len(least) + 1):
+        if sum(1 for x in least if x <= level / k + 1e-300) <= k:
+            return level / k
+    return level / max(1, len(least))
+
+
+class _Test(NamedTuple):
+    """One (type, metric, m): the questions it covers and its evidence."""
+
+    ids: list[str]
+    evidence: Evidence
 
 
 class _Cell(NamedTuple):
@@ -154,20 +254,41 @@ class _Cell(NamedTuple):
     type_name: str
     metric: str
     tests: list[_Test]  # one per number of recent nights that could be tested
+    pinned: bool  # tonight's values are the pinned baseline's: never a regression
 
 
-def _cell_tests(cell: npt.NDArray[np.float64], ids: list[str], points: bool) -> list[_Test]:
-    """The tests of one cell (rows: the earlier runs, oldest first, then tonight) for the last
-    1, 2, ... RECENT nights, as long as MIN_REFERENCE runs come before them."""
+def cell_tests(cell: Floats, new: Flags, points: bool) -> list[Evidence]:
+    """The tests of one cell (rows: the earlier runs, oldest first, then tonight; ``new``: where
+    an answer is new) for the last 1, 2, ... RECENT nights, as long as MIN_REFERENCE runs come
+    before them."""
     tests = []
     for m in range(1, RECENT + 1):
         split = cell.shape[0] - m  # rows before it: the reference; from it: recent
         if split < MIN_REFERENCE:
             break
-        test = _test(ids, cell[max(0, split - WINDOW) : split], cell[split:], points)
+        start = max(0, split - WINDOW)
+        test = evidence(cell[start:split], cell[split:], new[start:], points)
         if test is not None:
             tests.append(test)
     return tests
+
+
+def answer_changes(runs: Sequence[QuestionValues], ids: Sequence[str]) -> Flags:
+    """Rows of ``runs``, columns of ``ids``: True where the question's answer is one it had not
+    given in any run before (an answer given before has the verdict it had then), or is
+    unknown (every night an observation, as before answers were kept); the first row True."""
+    import numpy as np
+
+    new = np.ones((len(runs), len(ids)), dtype=bool)
+    for i, q in enumerate(ids):
+        seen: set[str] = set()
+        for t, run in enumerate(runs):
+            answer = run.answers.get(q)
+            if answer is not None and answer in seen:
+                new[t, i] = False
+            elif answer is not None:
+                seen.add(answer)
+    return new
 
 
 def _cells(
@@ -175,6 +296,7 @@ def _cells(
     earlier: Sequence[QuestionValues],
     current: QuestionValues,
     type_order: Sequence[str],
+    pinned: QuestionValues | None,
 ) -> list[_Cell]:
     """Every (type, metric) of ``section`` tonight that has a test, metric by metric and type by
     type in the order tonight's values meet them."""
@@ -185,6 +307,7 @@ def _cells(
     order = grouped_type_order(types, type_order)
     position = {t: i for i, t in enumerate(order)}
     cells: list[_Cell] = []
+    base = pinned.values.get(section, {}) if pinned is not None else {}
     for metric_index, (metric, values) in enumerate(tonight.items()):
         ids = list(values)
         runs = [run.values.get(section, {}).get(metric, {}) for run in earlier]
@@ -193,35 +316,49 @@ def _cells(
             [[run.get(q, nan) for q in ids] for run in runs] + [[values[q] for q in ids]],
             dtype=float,
         )
+        new = answer_changes([*earlier, current], ids)
         groups: dict[str, list[int]] = {}
         for column, qid in enumerate(ids):
             groups.setdefault(types.get(qid, "?"), []).append(column)
         for type_name, columns in groups.items():
             cell_ids = [ids[c] for c in columns]
-            tests = _cell_tests(matrix[:, columns], cell_ids, metric in SCORE_METRICS)
+            found = cell_tests(matrix[:, columns], new[:, columns], metric in SCORE_METRICS)
+            tests = [
+                _Test([q for q, k in zip(cell_ids, e.keep.tolist(), strict=True) if k], e)
+                for e in found
+            ]
             if tests:
+                same = pinned is not None and all(
+                    base.get(metric, {}).get(q) == values[q] for q in cell_ids
+                )
                 where = position.get(type_name, len(order))
-                cells.append(_Cell(where, metric_index, type_name, metric, tests))
+                cells.append(_Cell(where, metric_index, type_name, metric, tests, same))
     return cells
 
 
-def _shown(
-    tests: list[_Test], fell: set[int], rose: set[int], margin: float
-) -> tuple[Direction, _Test]:
-    """A cell's direction and the test that shows it: the most significant rejected fall beyond
-    the margin, else such a rise, else the cell's most significant test (``listed`` when it is
-    beyond the margin at LIST_LEVEL, otherwise ``noise``). ``fell`` and ``rose`` hold the ids of
-    the tests Holm's rule rejected."""
-    called = [t for t in tests if id(t) in fell and t.new - t.old < -margin - EPS]
-    improved = [t for t in tests if id(t) in rose and t.new - t.old > margin + EPS]
-    if called:
-        return "regressed", min(called, key=lambda t: (t.p_fall, t.nights))
+def _shown(cell: _Cell, levels: tuple[float, float], margin: float) -> tuple[Direction, _Test]:
+    """A cell's direction and the test that shows it: the most significant fall rejected at
+    Tarone's level (``levels``: falls, rises) beyond the margin tonight and over its nights (and tonight not the
+    pinned baseline's), else such a rise, else the cell's most significant test (``listed``
+    when it is beyond the margin, tonight too, at LIST_LEVEL, otherwise ``noise``)."""
+    tests = cell.tests
+    fall_level, rise_level = levels
+
+    def beyond(e: Evidence, sign: float) -> bool:
+        return sign * (e.new - e.old) > margin + EPS and sign * (e.tonight - e.old) > margin + EPS
+
+    called = [t for t in tests if t.evidence.p_fall <= fall_level and beyond(t.evidence, -1.0)]
+    improved = [t for t in tests if t.evidence.p_rise <= rise_level and beyond(t.evidence, 1.0)]
+    if called and not cell.pinned:
+        return "regressed", min(called, key=lambda t: (t.evidence.p_fall, t.evidence.nights))
     if improved:
-        return "improved", min(improved, key=lambda t: (t.p_rise, t.nights))
-    shown = min(tests, key=lambda t: (min(t.p_fall, t.p_rise), t.nights))
-    p = shown.p_fall if shown.new < shown.old else shown.p_rise
-    beyond = abs(shown.new - shown.old) > margin + EPS
-    return ("listed" if beyond and p <= LIST_LEVEL + EPS else "noise"), shown
+        return "improved", min(improved, key=lambda t: (t.evidence.p_rise, t.evidence.nights))
+    shown = min(tests, key=lambda t: (min(t.evidence.p_fall, t.evidence.p_rise), t.evidence.nights))
+    e = shown.evidence
+    sign = -1.0 if e.new < e.old else 1.0
+    p = e.p_fall if sign < 0 else e.p_rise
+    listed = beyond(e, sign) and p <= LIST_LEVEL + EPS and not (sign < 0 and cell.pinned)
+    return ("listed" if listed else "noise"), shown
 
 
 def season_comparison(
@@ -230,22 +367,25 @@ def season_comparison(
     current: QuestionValues,
     rule: GateRule,
     type_order: Sequence[str] = (),
+    pinned: QuestionValues | None = None,
 ) -> SectionComparison | None:
     """``section`` tonight against the season of ``earlier`` runs (compatible with tonight,
     oldest first, consecutive runs of the same content already counted once); None when there
-    are fewer than MIN_REFERENCE of them."""
+    are fewer than MIN_REFERENCE of them. ``pinned``: the pinned baseline's values (a cell
+    whose values tonight are the baseline's is never a regression)."""
     if len(earlier) < MIN_REFERENCE:
         return None
-    cells = _cells(section, earlier, current, type_order)
-    flat = [t for cell in cells for t in cell.tests]
-    falls = holm([t.p_fall for t in flat], rule.season_level)
-    rises = holm([t.p_rise for t in flat], rule.season_level)
-    fell = {id(t) for t, rejected in zip(flat, falls, strict=True) if rejected}
-    rose = {id(t) for t, rejected in zip(flat, rises, strict=True) if rejected}
+    cells = _cells(section, earlier, current, type_order, pinned)
+    decided = [c for c in cells if section == "retrieval" or c.metric in DECIDED]
+    in_family = {id(c) for c in decided}
+    flat = [t.evidence for cell in decided for t in cell.tests]
+    level_fall = tarone([e.least_fall for e in flat], rule.season_level)
+    level_rise = tarone([e.least_rise for e in flat], rule.season_level)
     changes: list[tuple[int, int, Change]] = []
     for cell in cells:
         margin = rule.margin(cell.metric)
-        direction, shown = _shown(cell.tests, fell, rose, margin)
+        levels = (level_fall, level_rise) if id(cell) in in_family else (0.0, 0.0)
+        direction, shown = _shown(cell, levels, margin)
         change = _change(section, cell.type_name, cell.metric, shown, margin, direction)
         changes.append((cell.position, cell.metric_index, change))
     changes.sort(key=lambda item: (item[0], item[1]))
@@ -258,30 +398,31 @@ def _change(
 ) -> Change:
     import numpy as np
 
-    tonight = test.recent[-1]
-    d = np.sort(test.recent.mean(axis=0) - test.reference)
+    e = test.evidence
+    tonight = e.recent[-1]
+    d = np.sort(e.recent.mean(axis=0) - e.reference)
     low, high = bootstrap_interval(d, INTERVAL_SEED)
-    delta = test.new - test.old
-    step = tonight - test.reference
+    delta = e.new - e.old
+    step = tonight - e.reference
     sign = 1.0 if delta <= 0 else -1.0
     moved_at = sorted(
         (i for i in range(len(test.ids)) if abs(step[i]) > EPS), key=lambda i: sign * step[i]
     )
-    moved = tuple(Moved(test.ids[i], float(test.reference[i]), float(tonight[i])) for i in moved_at)
+    moved = tuple(Moved(test.ids[i], float(e.reference[i]), float(tonight[i])) for i in moved_at)
     return Change(
         section,
         type_name,
         metric,
         len(test.ids),
-        test.old,
-        test.new,
+        e.old,
+        e.new,
         delta,
         low,
         high,
         margin,
         direction,
         moved,
-        test.p_fall,
-        test.p_rise,
-        test.nights,
+        e.p_fall,
+        e.p_rise,
+        e.nights,
     )

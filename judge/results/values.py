@@ -25,6 +25,7 @@ Per question:
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 
 from judge.axes import AXES, JUDGE_VALUES, OPTIONAL_AXES
@@ -52,6 +53,12 @@ def verdict_values(verdict: Verdict) -> dict[str, float]:
     return values
 
 
+def answer_digest(answer: str) -> str:
+    """A short digest of an answer's exact text: equal digests, the same answer (and, from a
+    judge at temperature 0, the same verdict). The season counts a kept answer once."""
+    return hashlib.sha256(answer.encode("utf-8")).hexdigest()[:16]
+
+
 def correctness_value(verdict: CorrectnessVerdict | None) -> float | None:
     """The ``correctness`` value of a question: its score for an ok verdict, else None (never a
     silent 0: a verdict that failed is no value)."""
@@ -68,6 +75,7 @@ def question_values(
     """Per question: its type, its retrieval metrics, its verdict's metrics and, where the run
     judged correctness (``correctness``: question id → verdict), its correctness."""
     types: dict[str, str] = {}
+    answers: dict[str, str] = {}
     retrieval: MetricValues = {}
     judge: MetricValues = {name: {} for name in JUDGE_VALUES}
     optional: MetricValues = {axis: {} for axis in OPTIONAL_AXES}
@@ -75,6 +83,7 @@ def question_values(
     for item in items:
         qid = item.question_id
         types[qid] = item.type
+        answers[qid] = answer_digest(item.answer)
         for metric, value in item.retrieval.items():
             retrieval.setdefault(metric, {})[qid] = value
         verdict = verdicts.get(qid)
@@ -90,6 +99,5 @@ def question_values(
         **optional,
         **{m: v for m, v in judge.items() if m not in AXES},
     }
-    return QuestionValues(
-        types, {"retrieval": retrieval, "judge": {m: v for m, v in ordered.items() if v}}
-    )
+    scored = {m: v for m, v in ordered.items() if v}
+    return QuestionValues(types, {"retrieval": retrieval, "judge": scored}, answers)

@@ -22,6 +22,7 @@ def _checked(judge: object = None) -> NS:
         answers=NS(describe=lambda: "from run.jsonl"),
         judge=judge,
         detectable=[NS(describe=lambda: "factual: 2 questions")],
+        gating=None,
     )
 
 
@@ -53,3 +54,11 @@ def test_a_preflight_says_what_the_cache_holds() -> None:
         "cache:     1 of 3 answers judged already (from the cache); 2 to judge",
         "           chunk grades: 4 of 6 in the cache",
     ]
+
+
+def test_a_set_too_small_for_the_judges_error_is_warned_under_the_gates_lines() -> None:
+    warning = "with 2 questions a type and 20 % verdict error, about 4 in 10 seasons would ..."
+    checked = _checked()
+    checked.gating = warning
+    lines = check_lines(checked, with_labels=False)
+    assert lines[-2:] == ["  factual: 2 questions", f"  warning: {warning}"]

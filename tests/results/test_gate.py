@@ -272,3 +272,19 @@ def test_what_the_gate_can_call_per_type(tiny: Tiny, capsys: pytest.CaptureFixtu
     assert main(["--config", str(config.source), "check", "--no-judge"]) == 0
     out = capsys.readouterr().out
     assert "the gate can call (docs/gate.md):\n  factual: 1 question; tonight alone: only a " in out
+
+
+def test_check_warns_when_a_set_cannot_be_gated_at_the_judges_error() -> None:
+    from judge.results.gate import DEFAULT_VERDICT_ERROR, gating_warning
+
+    small = {"factual": 3, "procedural": 3, "negative": 2, "out_of_scope": 2}
+    assert gating_warning(small, 0.20) == (
+        "with 2 questions a type and 20 % verdict error, about 4 in 10 seasons would raise a "
+        "false alarm: add questions or pool types (docs/gate.md#what-a-golden-set-can-see)"
+    )
+    assert "at least 4 in 10" in (gating_warning(small, 0.30) or "")
+    # At the documented default (10 %) a 3/3/2/2 set is at the 1-in-10 bound: no warning; the
+    # sample's shape (12/8/5/5) never warns.
+    assert DEFAULT_VERDICT_ERROR == 0.10 and gating_warning(small) is None
+    assert gating_warning({"factual": 12, "procedural": 8, "negative": 5}, 0.30) is None
+    assert gating_warning({"factual": 0}, 0.30) is None

@@ -38,3 +38,22 @@ def test_over_a_season_the_gate_stays_quiet_and_sees_a_fall_that_stays() -> None
     assert half["within"]["new"][2] >= 0.8
     (nonsense, *_) = sim.collapses(0.10, histories=6, seed=6)
     assert nonsense["case"].startswith("nonsense night") and nonsense["new"] == 1.0
+
+
+def test_with_persistent_verdicts_the_season_holds_and_a_recovery_fails_no_night() -> None:
+    sim = _gate_sim()
+    # A temperature-0 judge, 10 % of answers re-worded a night (seeded, six seasons: the full
+    # run is docs/gate.md's): the previous season rule cried wolf in half the seasons, the new
+    # one on one night of 180.
+    regime = sim.REGIMES[1]
+    quiet = sim.persistent_quiet(sim.TYPES, 0.10, regime, seasons=6, seed=101)
+    assert quiet["per_season"] == {"previous": 0.5, "new": 1 / 6}
+    assert quiet["per_night"]["new"] <= quiet["per_night"]["previous"] / 10
+    # A broken night, then the answers of the night before it: the new rule fails no night
+    # after it (the previous failed the good nights that followed).
+    recovery = sim.persistent_recovery(0.10, sim.REGIMES[4], seasons=3, seed=201)
+    assert recovery["broken_called"]["new"] == 1.0
+    assert recovery["after"] == {"previous": 1.0, "new": 0.0}
+    # A lasting fall of 4 of 12 factual answers, every answer re-worded nightly: seen.
+    fall = sim.persistent_detect(4, 0.10, sim.REGIMES[4], seasons=4, seed=301)
+    assert fall["within"]["new"] == [0.25, 1.0, 1.0]

@@ -14,7 +14,14 @@ from judge.results.compare import (
     compare_values,
     decide,
 )
-from judge.results.season import MIN_REFERENCE, _binomial_tail, season_comparison
+from judge.results.season import (
+    MIN_REFERENCE,
+    _binomial_tail,
+    least_p,
+    season_comparison,
+    sum_tail,
+    tarone,
+)
 
 RULE = GateRule()
 
@@ -144,3 +151,60 @@ def test_renaming_a_type_or_reordering_questions_changes_no_decision(falls: int)
         for v in (old, new, *earlier)
     ]
     assert decisions(shuffled[0], shuffled[1], shuffled[2:]) == base
+
+
+def _kept(values: dict[str, float], answers: dict[str, str]) -> QuestionValues:
+    return QuestionValues(
+        TYPES, {"retrieval": {}, "judge": {"faithfulness": dict(values)}}, dict(answers)
+    )
+
+
+def test_a_kept_answer_is_one_observation_however_many_nights_it_stays() -> None:
+    # A temperature-0 judge: three answers re-worded once, judged a point lower, and kept for
+    # three nights. Counted every night (answers unknown) that is nine events where the season
+    # had none, and the third night fails; counted per answer, tonight brings nothing new.
+    answers = {q: f"{q}-a" for q in TYPES}
+    quiet = [_kept(TRUTH, answers) for _ in range(17)]
+    worse_values = TRUTH | dict.fromkeys(["f01", "f02", "f03"], 1.0)
+    worse = _kept(worse_values, answers | {q: f"{q}-b" for q in ("f01", "f02", "f03")})
+    kept = season_comparison("judge", [*quiet, worse, worse], worse, RULE)
+    assert kept is not None and kept.regressions == []
+    unknown = [_night(v.values["judge"]["faithfulness"], TYPES) for v in (*quiet, worse, worse)]
+    counted = season_comparison("judge", unknown, _night(worse_values, TYPES), RULE)
+    assert counted is not None and [c.nights for c in counted.regressions] == [3]
+
+
+def test_the_good_answers_back_after_a_broken_night_are_no_regression() -> None:
+    # Noisy nights with new answers each night, a broken night (every answer new and judged 0),
+    # then the answers of the night before it, byte for byte: tonight is no regression, over
+    # one, two or three nights, and neither is a night whose values are the pinned baseline's.
+    rng = np.random.default_rng(5)
+    nights = [
+        QuestionValues(n.types, n.values, {q: f"{q}-{i}" for q in TYPES})
+        for i, n in enumerate(_noisy_nights(rng, TRUTH, TYPES, 20))
+    ]
+    broken = _kept(dict.fromkeys(TYPES, 0.0), {q: f"{q}-broken" for q in TYPES})
+    back = nights[-1]
+    comparison = season_comparison("judge", [*nights, broken], back, RULE)
+    assert comparison is not None and comparison.regressions == []
+    fallen = _kept(dict.fromkeys(TYPES, 1.0), {q: f"{q}-fallen" for q in TYPES})
+    called = season_comparison("judge", nights, fallen, RULE)
+    assert called is not None and len(called.regressions) == 1
+    pinned = season_comparison("judge", nights, fallen, RULE, pinned=fallen)
+    assert pinned is not None and pinned.regressions == []
+
+
+def test_tarone_leaves_out_the_tests_that_could_never_be_rejected() -> None:
+    # Sixty tests, two of which could reach the level: each is held to 0.01 / 2, not 0.01 / 60.
+    assert tarone([1e-6, 1e-6, *[1.0] * 58], 0.01) == 0.005
+    assert tarone([1e-6] * 3, 0.01) == pytest.approx(0.01 / 3)
+    assert sum_tail(2, {0.25: 4}) == pytest.approx(binom.sf(1, 4, 0.25))
+    assert sum_tail(3, {0.25: 4, 0.5: 2}) == pytest.approx(
+        sum(
+            binom.pmf(i, 4, 0.25) * binom.pmf(j, 2, 0.5)
+            for i in range(5)
+            for j in range(3)
+            if i + j >= 3
+        )
+    )
+    assert least_p({0.25: 2, 0.5: 1}) == pytest.approx(0.25**2 * 0.5)

@@ -349,6 +349,10 @@ function fillDetail(entry) {
   if (item.missing_labels.length) {
     head.appendChild(el('span', 'badge bad', 'possible missing label: ' + item.missing_labels.join(', ')));
   }
+  for (const below of item.below_since || []) {
+    // Below the baseline or the season for two runs or more (docs/gate.md).
+    head.appendChild(el('span', 'badge bad', 'below: ' + below));
+  }
   for (const label of item.labels) {
     const correct = label.correctness === null || label.correctness === undefined ? '' : ' C' + label.correctness;
     head.appendChild(el('span', 'badge', 'human ' + label.labeller + ': F' + label.faithfulness + ' R' + label.relevance + correct));

@@ -1,0 +1,63 @@
+"""Answers below the baseline or the season since a date (judge.results.lasting)."""
+
+from __future__ import annotations
+
+from judge.results.compare import QuestionValues
+from judge.results.lasting import (
+    MIN_NIGHTS,
+    Lasting,
+    Night,
+    ended_notes,
+    lasting_falls,
+    lasting_text,
+)
+
+TYPES = {"q01": "factual", "q02": "factual", "q03": "factual"}
+
+
+def _values(faith: dict[str, float], hit: dict[str, float] | None = None) -> QuestionValues:
+    retrieval = {"hit@1": {q: 1.0 for q in faith}, "hit@5": hit or {q: 1.0 for q in faith}}
+    return QuestionValues(TYPES, {"retrieval": retrieval, "judge": {"faithfulness": faith}})
+
+
+GOOD = {"q01": 2.0, "q02": 2.0, "q03": 1.0}
+
+
+def test_a_fall_that_stays_is_listed_from_its_second_night_with_its_first_date() -> None:
+    fell = GOOD | {"q02": 1.0}
+    nights = [Night(f"2026-12-0{d}", _values(GOOD)) for d in (1, 2, 3)]
+    one = [*nights, Night("2026-12-04", _values(fell))]
+    assert lasting_falls(one, None) == []  # one night below: what noise does
+    two = [*one, Night("2026-12-05", _values(fell))]
+    assert lasting_falls(two, None) == [
+        Lasting("q02", "judge", "faithfulness", "2026-12-04", 2.0, 1.0, 2, "season")
+    ]
+    assert MIN_NIGHTS == 2
+    back = [*two, Night("2026-12-06", _values(GOOD))]
+    assert lasting_falls(back, None) == []
+
+
+def test_against_a_pinned_baseline_and_on_retrieval_at_the_largest_k() -> None:
+    pinned = _values(GOOD | {"q03": 2.0})
+    lost = _values(GOOD, {"q01": 0.0, "q02": 1.0, "q03": 1.0})
+    nights = [Night("2026-12-01", _values(GOOD)), Night("2026-12-02", lost), Night("x", lost)]
+    found = lasting_falls(nights, pinned)
+    assert [(x.question_id, x.section, x.metric, x.against, x.since) for x in found] == [
+        ("q03", "judge", "faithfulness", "baseline", "2026-12-01"),
+        ("q01", "retrieval", "hit@5", "baseline", "2026-12-02"),
+    ]
+
+
+def test_the_first_lines_count_and_the_ended_notes() -> None:
+    assert lasting_text([]) is None
+    listed = [
+        Lasting("q02", "judge", "faithfulness", "2026-12-02", 2.0, 1.0, 3, "baseline"),
+        Lasting("q02", "judge", "relevance", "2026-12-01", 2.0, 1.0, 4, "baseline"),
+        Lasting("q10", "judge", "faithfulness", "2026-12-03", 2.0, 0.0, 2, "baseline"),
+    ]
+    assert lasting_text(listed) == "2 answers below the baseline since 2026-12-01: q02, q10"
+    assert lasting_text(listed[:1]) == "1 answer below the baseline since 2026-12-02: q02"
+    assert ended_notes(None, "", [], []) == []
+    assert ended_notes(([], listed), "2026-12-04", [], listed[2:]) == [
+        "q02 back at its reference: the fall ended"
+    ]
