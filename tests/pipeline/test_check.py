@@ -32,3 +32,22 @@ def test_check_collects_every_problem_after_showing_the_inputs(tiny: Tiny, tmp_p
     assert len(seen) == 1  # the warnings come before the error
     assert len(raised.value.problems) == 1
     assert "no-such-prompt.md" in raised.value.problems[0]
+
+
+def test_check_refuses_a_bad_prompt_before_it_asks_the_adapter(
+    tiny_adapter: Callable[..., Config], tmp_path: Path
+) -> None:
+    asked = tmp_path / "asked.txt"
+    code = (
+        "from pathlib import Path\n"
+        "def answer(question):\n"
+        f"    Path({str(asked)!r}).write_text('asked')\n"
+        "    return {'answer': 'x', 'retrieved': []}\n"
+    )
+    config = tiny_adapter("asks_first", code).with_overrides(
+        judge={"prompt": tmp_path / "no-such-prompt.md"}
+    )
+    with pytest.raises(InputError) as raised:
+        check(config)
+    assert ["no-such-prompt.md" in p for p in raised.value.problems] == [True]
+    assert not asked.exists()  # the adapter was never asked
