@@ -31,6 +31,9 @@ EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
 EXIT_JUDGE_UNAVAILABLE = 3
+EXIT_BUSY = 4
+"""Another judge command holds the lock (a run writing to the reports folder, a shared file
+being updated) past the wait: nothing was done, run it again (``judge nightly --wait``)."""
 EXIT_INTERRUPTED = 130
 """SIGINT (Ctrl-C); SIGTERM gives 143: 128 + the signal number (``judge.signals``)."""
 EXIT_TERMINATED = 143

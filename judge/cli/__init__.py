@@ -46,8 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge",
         description="Evaluate a RAG system: retrieval metrics and a Gemma judge.",
-        epilog="exit codes: 0 ok, 1 regression, 2 bad input, 3 no judge, 130 interrupted "
-        "(Ctrl-C), 143 stopped (SIGTERM)",
+        epilog="exit codes: 0 ok, 1 regression, 2 bad input, 3 no judge, 4 busy (another judge "
+        "run holds the reports folder past --wait; run again), 130 interrupted (Ctrl-C), "
+        "143 stopped (SIGTERM)",
     )
     parser.add_argument("--version", action=Version)
     parser.add_argument(

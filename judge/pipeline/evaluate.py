@@ -157,6 +157,7 @@ def evaluate(
     progress: bool | None = None,
     on_progress: Callable[[JudgeProgress], None] | None = None,
     bars: bool = False,
+    wait_s: float = 0.0,
 ) -> Evaluation:
     """Judge every answer of a run and write a report folder; return it with its gate.
 
@@ -172,6 +173,8 @@ def evaluate(
     without the bars (``hooks.on_judging`` too, if given, is called first).
     ``bars``: check the configuration's per-type bars, one gate check each in the record
     (refused before anything is asked when it has none: ``judge.pipeline.bars.bars_asked``).
+    ``wait_s``: how long to wait for another run writing to the reports folder before
+    ``Busy`` (exit 4; ``judge nightly --wait``).
     """
     started_at = datetime.now(UTC)
     bars_asked(config, bars)
@@ -191,6 +194,7 @@ def evaluate(
                 fresh_answers=fresh_answers,
                 rejudge_failed=rejudge_failed,
                 bars=bars,
+                wait_s=wait_s,
             )
     except KeyboardInterrupt:  # before or after judging (judging stops by itself, below)
         raise Interrupted("stopped before anything was judged or written") from None
@@ -206,9 +210,10 @@ def _evaluate(
     fresh_answers: bool,
     rejudge_failed: bool,
     bars: bool,
+    wait_s: float,
 ) -> Evaluation:
     reports = ReportsDir(config.reports.dir)
-    with reports.lock():  # before the adapter is asked: a second run must not pay for answers
+    with reports.lock(wait_s):  # before the adapter is asked: a second run must not pay for answers
         prompt = load_task_prompt(
             config.judge.prompt, ANSWER
         )  # a bad prompt fails before any model loads
