@@ -143,7 +143,7 @@ def test_a_type_whose_every_question_fell_is_not_called_noise() -> None:
 
 def test_the_nightly_waits_an_hour_by_default_and_run_not_at_all() -> None:
     from judge.cli import build_parser
-    from judge.io.lock import NIGHTLY_WAIT_S
+    from judge.errors import NIGHTLY_WAIT_S
 
     parser = build_parser()
     assert parser.parse_args(["nightly"]).wait == NIGHTLY_WAIT_S == 3600

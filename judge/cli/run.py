@@ -20,10 +20,10 @@ from judge.cli.options import (
 )
 from judge.errors import (
     EXIT_BAD_INPUT,
+    NIGHTLY_WAIT_S,
     HarnessError,
     InputError,
 )
-from judge.io.lock import NIGHTLY_WAIT_S
 
 if TYPE_CHECKING:
     from judge.config import Config

@@ -7,10 +7,10 @@ write, so the second command reads what the first wrote and merges into it, inst
 writing what they read before and one losing the other's work; it waits for the holder.
 
 One judge run at a time writes to a reports folder (``run_lock``, on ``reports/.lock``): a
-second run waits for it up to its ``wait_s`` (0 by default, ``judge run --wait``; the nightly
-waits ``NIGHTLY_WAIT_S``), then is refused (it would ask the adapter and the judge for the same
-work). Refused, a command exits ``EXIT_BUSY`` (4), not 2: nothing is wrong with its input, and a
-scheduler can tell "try again later" from "fix the configuration".
+second run waits for it up to its ``wait_s`` (0 by default, ``judge run --wait``; the
+nightly waits ``judge.errors.NIGHTLY_WAIT_S``), then is refused (it would ask the adapter and
+the judge for the same work). Refused, a command exits ``EXIT_BUSY`` (4), not 2: nothing is
+wrong with its input, and a scheduler can tell "try again later" from "fix the configuration".
 
 Both are ``_hold``: the operating system releases the lock when its process ends, however it
 ends, so a crash never leaves it stuck; the holder's pid is written into the lock file for the
@@ -37,10 +37,6 @@ from judge.io.write import clear_stale_copies
 #: with one line. An update (an import, a pin, a history line) takes well under a second; only
 #: an interactive ``judge audit label`` holds a lock for longer.
 LOCK_WAIT_S = 30.0
-#: How long ``judge nightly`` waits by default for another run writing to its reports folder
-#: (``--wait``): long enough for a judge run of a few hundred answers on a real Gemma to finish,
-#: short enough that a stuck holder is reported the same night.
-NIGHTLY_WAIT_S = 3600.0
 _LOCK_POLL_S = 0.05
 #: How often a waiting run checks the reports folder's lock (a run lasts minutes, not seconds).
 _RUN_POLL_S = 1.0
