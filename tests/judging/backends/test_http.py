@@ -131,7 +131,7 @@ class _Trickle(httpx.SyncByteStream):
 
 
 def test_a_body_that_trickles_in_is_cut_at_the_deadline() -> None:
-    body = json.dumps({"message": {"content": "x" * 200}}).encode()  # 26 reads, 1.3 s in all
+    body = json.dumps({"message": {"content": "x" * 8000}}).encode()  # 1,000 reads, 50 s
 
     def trickle(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, stream=_Trickle(body, 0.05))
@@ -139,7 +139,8 @@ def test_a_body_that_trickles_in_is_cut_at_the_deadline() -> None:
     start = time.monotonic()
     with _client(trickle, 0.3) as http, pytest.raises(ConnectionLost) as caught:
         post_json(http, "/api/chat", {}, SERVER, SETTING)
-    assert time.monotonic() - start < 1.0  # the deadline, not the whole trickle
+    # the deadline, not the whole trickle (a wide bound: it must hold on a loaded machine)
+    assert time.monotonic() - start < 15.0
     assert str(caught.value).startswith("no reply from Ollama within 0.3 s (ReadTimeout)")
     assert isinstance(caught.value.__cause__, httpx.ReadTimeout)
     assert str(caught.value.__cause__) == "no complete reply within 0.3 s (wall clock)"
