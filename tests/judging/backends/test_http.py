@@ -159,7 +159,7 @@ def test_a_body_in_time_is_read_whole() -> None:
 
 def test_headers_that_trickle_on_a_real_socket_are_cut_at_the_deadline() -> None:
     # One byte of the headers every 0.2 s: no read ever times out, the socket is shut at 0.5 s.
-    server = loopback_ollama.start(0.0, 1, "trickle-headers", trickle_s=0.2, max_s=10)
+    server = loopback_ollama.start(0.0, 1, "trickle-headers", trickle_s=0.2, max_s=60)
     host, port = server.server_address[:2]
     try:
         with http_client(base_url=f"http://{host!s}:{port}", timeout=0.5) as http:
@@ -169,7 +169,7 @@ def test_headers_that_trickle_on_a_real_socket_are_cut_at_the_deadline() -> None
             elapsed = time.monotonic() - start
     finally:
         server.stop()
-    assert 0.4 < elapsed < 3
+    assert 0.4 < elapsed < 20  # the deadline, not the minute the server trickles (wide: load)
     message = str(caught.value)
     assert message.startswith("no reply from Ollama within 0.5 s (")
     assert message.endswith("); raise judge.ollama.timeout_s if the server is busy")
