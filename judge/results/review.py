@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from judge.inputs.labels import LabelScores
@@ -193,9 +193,21 @@ def _foreign_quote(item: ItemRecord, verdict: Verdict) -> list[_Finding]:
     what = "cited sentence" if match.cited else "quote"
     reason = (
         f"faithful, but the {what} comes from {match.chunk_id}, not a golden chunk "
-        f"({', '.join(golden)})"
+        f"({first_ids(golden)})"
     )
     return [("foreign_quote", reason)]
+
+
+#: How many ids a reason names before it counts the rest: a question with dozens of golden
+#: chunks made a line of 1,898 characters.
+FIRST_IDS = 5
+
+
+def first_ids(ids: Sequence[str], first: int = FIRST_IDS) -> str:
+    """``a, b, c, d, e, … (12 more)``: the first ``first`` ids, then a count of the rest."""
+    shown = ", ".join(ids[:first])
+    rest = len(ids) - first
+    return f"{shown}, … ({rest} more)" if rest > 0 else shown
 
 
 def _unverified_quote(verdict: Verdict) -> list[_Finding]:
