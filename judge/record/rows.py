@@ -47,6 +47,7 @@ def chunk_summary(config: Config, golden: GoldenSet, judged: Judged) -> ChunkSum
     questions = golden.questions
     tables = judged_tables(questions, graded, config.retrieval.ks, types, depth=depth)
     k = min(config.retrieval.context_k, depth)
+    missing = missing_labels(questions, graded)
     return ChunkSummary(
         depth=depth,
         relevant_grade=RELEVANT_GRADE,
@@ -54,10 +55,16 @@ def chunk_summary(config: Config, golden: GoldenSet, judged: Judged) -> ChunkSum
         not_ok=sum(g.grade is None for g in graded),
         judged=tables.every,
         judged_unlabelled=tables.unlabelled,
-        missing=missing_labels(questions, graded),
+        missing=missing,
         agreement=chunk_agreement(questions, graded, types),
         corrected_k=k,
         corrected=corrected_recall(questions, graded, k, types, depth=depth),
+        # from the corpus, whatever the rank: most of these chunks are in no answer's context
+        texts={
+            m.chunk_id: golden.corpus[m.chunk_id].text
+            for m in missing
+            if m.chunk_id in golden.corpus
+        },
     )
 
 

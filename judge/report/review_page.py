@@ -61,7 +61,7 @@ from judge.results.review import TRIAGE_FLAGS
 from judge.textnorm import normalise
 
 if TYPE_CHECKING:
-    from judge.record.model import QuestionRow, Record
+    from judge.record.model import ChunkSummary, QuestionRow, Record
 
 #: One localStorage key for the marks of every page (documented in docs/review.md).
 STORE_KEY = "judge-review-marks"
@@ -232,12 +232,35 @@ def _missing_labels(report: Record) -> dict[str, set[str]]:
     return missing
 
 
+def _beyond_context(
+    chunks: ChunkSummary | None, item: ItemRecord, texts: dict[str, int]
+) -> list[dict[str, Any]]:
+    """The question's possible missing labels ranked below what the judge saw (graded deeper
+    than ``context_k``), each with its corpus text (named by index in ``texts``): the reviewer
+    decides on a chunk by reading it, whatever its rank."""
+    if chunks is None:
+        return []
+    seen = {c.chunk_id for c in item.context}
+    return [
+        {
+            "rank": m.rank,
+            "chunk_id": m.chunk_id,
+            "grade": m.grade,
+            "reason": m.reason,
+            "text": texts.setdefault(chunks.texts.get(m.chunk_id, ""), len(texts)),
+        }
+        for m in chunks.missing
+        if m.question_id == item.question_id and m.chunk_id not in seen
+    ]
+
+
 def _judged_item(
     row: QuestionRow,
     item: ItemRecord,
     verdict: Verdict,
     texts: dict[str, int],
     missing: dict[str, set[str]],
+    report_chunks: ChunkSummary | None = None,
 ) -> dict[str, Any]:
     """A question with an answer and its verdict, as the page shows it.
 
@@ -275,6 +298,7 @@ def _judged_item(
         "score_probabilities": verdict.score_probabilities,
         "chunk_grades": _chunk_grades(row, missing),
         "missing_labels": sorted(missing.get(row.question_id, ())),
+        "beyond_context": _beyond_context(report_chunks, item, texts),
         "correctness": _correctness(row),
         **_sentence_view(item, verdict),
     }
@@ -310,6 +334,7 @@ def _failed_item(row: QuestionRow, failure: str) -> dict[str, Any]:
         "chunk_pieces": None,
         "chunk_grades": {},
         "missing_labels": [],
+        "beyond_context": [],
         "correctness": None,
     }
 
@@ -321,7 +346,7 @@ def page_data(report: Record) -> dict[str, Any]:
     texts: dict[str, int] = {}
     missing = _missing_labels(report)
     items = [
-        _judged_item(row, row.item, row.verdict, texts, missing)
+        _judged_item(row, row.item, row.verdict, texts, missing, report.chunks)
         for row in report.questions
         if row.item is not None and row.verdict is not None
     ]
