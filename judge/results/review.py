@@ -58,6 +58,7 @@ TRIAGE_FLAGS: dict[str, str] = {
     "injection": "an instruction to the judge in the answer or a chunk",
     "cited_unrelated": "cited sentence shares no content with the answer",
     "same_position": "the judge cites the same sentence number for most items",
+    "weak_judge": "the judge repeats one reply or the prompt's format example",
 }
 
 #: ``same_position``: the share of the cited verdicts that cite one sentence number ...
@@ -262,9 +263,15 @@ def _low_confidence(verdict: Verdict) -> list[_Finding]:
     return [("low_confidence", f"low judge confidence: {confidence:.0%} on the scores it gave")]
 
 
-def triage(item: ItemRecord, verdict: Verdict, bias: PositionBias | None = None) -> Triage:
+def triage(
+    item: ItemRecord,
+    verdict: Verdict,
+    bias: PositionBias | None = None,
+    weak: Sequence[str] = (),
+) -> Triage:
     """The triage flags of one judged item (``TRIAGE_FLAGS``); ``bias``: the run's
-    ``position_bias``, when it has one."""
+    ``position_bias``, when it has one; ``weak``: why this item's replies are among those that
+    make the judge weak (``judge.results.weak_judge.weak_reasons``), each a ``weak_judge``."""
     reasons = list(review_reasons(verdict))
     injected = instruction_flags(item.answer, item.context)
     if verdict.status != "ok" or verdict.faithfulness is None or verdict.relevance is None:
@@ -290,6 +297,7 @@ def triage(item: ItemRecord, verdict: Verdict, bias: PositionBias | None = None)
         *_unverified_quote(verdict),
         *_cited(item, verdict, bias),
         *_low_confidence(verdict),
+        *[("weak_judge", reason) for reason in weak],
     ]
     reasons += [reason for _, reason in found if reason is not None]
     return Triage([flag for flag, _ in found], reasons, gap)
