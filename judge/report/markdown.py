@@ -38,6 +38,7 @@ from judge.report.corrected_text import corrected_markdown_lines
 from judge.report.evidence_text import evidence_summary
 from judge.report.text_tables import render_markdown
 from judge.report.tokens_text import token_lines
+from judge.results.diagnosis import closed_book
 from judge.results.review import position_bias, self_judging
 from judge.results.weak_judge import replies, weak_judgements
 
@@ -168,7 +169,8 @@ def prompt_edit_lines(report: Record) -> list[str]:
 def judge_warnings(report: Record) -> list[str]:
     """Run-level doubts about the judge: it is the generator's model (``self_judging``), it
     cites one sentence number for most items (``position_bias``), or it repeats one reply or
-    its prompt's format example (``weak_judge``)."""
+    its prompt's format example (``weak_judge``); or answers came with no context
+    (``closed_book``)."""
     warnings = []
     self_judged = self_judging(
         report.manifest.judge.model, report.manifest.run.meta.generator_model
@@ -184,6 +186,9 @@ def judge_warnings(report: Record) -> list[str]:
         [row.correctness for row in report.questions if row.correctness is not None],
     )
     warnings += [w.warning for w in weak_judgements(found, report.manifest.judge.backend)]
+    empty = closed_book(row.item for row in report.questions if row.item is not None)
+    if empty is not None:
+        warnings.append(empty)
     return warnings
 
 
