@@ -122,7 +122,8 @@ class Evaluation(NamedTuple):
         return self.report.retrieval.frame
 
     def questions(self) -> pd.DataFrame:
-        """One row per golden question: its verdict, its quote check and its retrieval."""
+        """One row per golden question: its verdict, its quote check, its diagnosis (the
+        record's, ``judge.results.diagnosis``) and its retrieval."""
         import pandas as pd
 
         tags = {q.id: list(q.tags) for q in self.inputs.golden.questions}
@@ -140,6 +141,7 @@ class Evaluation(NamedTuple):
                 "evidence": v.evidence if v else "",
                 "match_kind": v.match.kind if v and v.match else None,
                 "needs_review": bool(v and question.triage.needs_review),
+                "diagnosis": question.diagnosis,
             }
             row.update(item.retrieval if item and v else {})
             rows.append(row)
