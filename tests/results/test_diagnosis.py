@@ -256,3 +256,16 @@ def test_a_closed_book_answer_is_a_retrieval_miss_with_a_run_warning() -> None:
     )
     some = closed_book([_item(), _item(question_id="q9", context=[])])
     assert some is not None and some.startswith("closed-book: 1 of 2 answers came with no")
+
+
+def test_every_diagnosis_is_a_row_of_the_docs_table() -> None:
+    """`wrong per reference` was missing from docs/reports.md."""
+    from tests.conftest import REPO
+
+    text = (REPO / "docs" / "reports.md").read_text(encoding="utf-8")
+    rows = {
+        line.split("|")[1].strip().strip("`")
+        for line in text.splitlines()
+        if line.startswith("| `")
+    }
+    assert set(DIAGNOSES) <= rows, sorted(set(DIAGNOSES) - rows)
