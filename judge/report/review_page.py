@@ -444,6 +444,8 @@ def render_review_page(report: Record) -> bytes:
     )
     head = (
         f'<!doctype html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n'
+        # a phone's browser lays the page out at its own width, not as a shrunk desktop page
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
         f"<title>Evidence review · {html.escape(report.manifest.folder)}</title>\n"
         f"<style>{style}</style>\n</head>\n<body>\n{body}"
