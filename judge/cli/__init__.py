@@ -99,10 +99,14 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         return int(args.handler(args))
     except InputError as exc:
-        for problem in exc.problems:
-            say(f"error: {problem}", err=True, one_line=True)
-        if len(exc.problems) > 1:
-            say(f"{len(exc.problems)} problems; nothing was evaluated", err=True)
+        # One line per problem, each once (a problem of several lines is several), and the
+        # count under them is the count of those lines: it said "3 problems" under two.
+        lines = list(dict.fromkeys(line for p in exc.problems for line in p.splitlines() if line))
+        lines = lines or ["bad input (no problem was named: a bug, please report it)"]
+        for line in lines:
+            say(f"error: {line}", err=True, one_line=True)
+        if len(lines) > 1:
+            say(f"{len(lines)} problems; nothing was evaluated", err=True)
         return exc.exit_code
     except Interrupted as exc:
         say(f"interrupted: {exc}", err=True)
