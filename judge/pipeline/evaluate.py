@@ -73,6 +73,22 @@ def _both(first: Callable[[Any], None], second: Callable[[Any], None]) -> Callab
     return call
 
 
+def _changes_only(call: Callable[[JudgeProgress], None]) -> Callable[[JudgeProgress], None]:
+    """``call`` with each progress that differs from the one before: the judging reports the
+    progress once more when the cache lookup is over (the command line's "already in the
+    cache" line reads that event), which a user's ``on_progress`` printed as its last line
+    twice when every item came from the cache."""
+    last: list[JudgeProgress] = []
+
+    def changed(event: JudgeProgress) -> None:
+        if last and last[0] == event:
+            return
+        last[:] = [event]
+        call(event)
+
+    return changed
+
+
 @contextmanager
 def _with_progress(hooks: Hooks, progress: bool | None) -> Iterator[Hooks]:
     """``hooks`` with the console's progress bars added (``judge.console``, the CLI's own) when
@@ -186,7 +202,8 @@ def evaluate(
     try:
         with _with_progress(hooks, progress) as shown:
             if on_progress is not None:
-                shown = shown._replace(on_judging=_both(shown.on_judging, on_progress))
+                changed = _changes_only(on_progress)
+                shown = shown._replace(on_judging=_both(shown.on_judging, changed))
             return _evaluate(
                 config,
                 backend,
