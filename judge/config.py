@@ -44,7 +44,8 @@ logger = logging.getLogger(__name__)
 #: The prompts shipped inside the package: ``judge/prompts``, which in the repository is a link
 #: to the top-level ``prompts/`` where the shipped prompt files live; every ``*.md`` there is
 #: package data (pyproject.toml), so a prompt file dropped into ``prompts/`` ships with no edit.
-SHIPPED_PROMPTS = Path(__file__).parent / "prompts"
+SHIPPED_PROMPTS = (Path(__file__).parent / "prompts").resolve()
+"""Resolved: in the repository the files are read (and named in reports) where they live."""
 
 
 def shipped_prompt(name: str) -> Path:
