@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from judge.axes import OPTIONAL_AXES
-from judge.config import Config
+from judge.config import Config, shipped_prompt
 from judge.errors import ConfigError, InputError, PromptError
 from judge.inputs.adapter import AdapterProgress, log_note, produce_run
 from judge.inputs.golden import GoldenSet, load_golden
@@ -21,7 +21,7 @@ from judge.inputs.runs import Run, validate_run
 from judge.inputs.user_code import adapter_output, load_adapter
 from judge.judging.backends.base import JudgeBackend
 from judge.judging.items import build_items
-from judge.judging.prompts import Prompt
+from judge.judging.prompts import Prompt, unread_prompt
 from judge.judging.tasks.answer import ANSWER
 from judge.judging.tasks.base import AnyTask
 from judge.judging.tasks.registry import enabled_tasks, load_task_prompt
@@ -116,7 +116,10 @@ def check(
     if isinstance(backend, str):
         config = config.with_overrides(judge={"backend": backend})
         backend = None
-    prompt, tasks, problems = _prompts(config)
+    # the lexical judge reads no prompt, so it needs no prompt file (a named one that is there
+    # is still checked; so is it with --no-judge: the run that follows would load it)
+    reads_prompt = not (backend is None and config.judge.backend == "lexical")
+    prompt, tasks, problems = _prompts(config, reads_prompt)
     if problems and _asks_adapter(config, run_path):
         # every file checked before the adapter is asked anything: its answers cost time
         raise InputError(problems + _file_problems(config))
@@ -150,14 +153,19 @@ def check(
     )
 
 
-def _prompts(config: Config) -> tuple[Prompt | None, list[tuple[AnyTask, Prompt]], list[str]]:
+def _prompts(
+    config: Config, reads_prompt: bool = True
+) -> tuple[Prompt | None, list[tuple[AnyTask, Prompt]], list[str]]:
     """The answer prompt and the enabled further judgements' prompts, loaded exactly as `run`
     loads them, and every problem found with them. Loaded first, before the adapter is asked:
     a prompt that does not load must not cost the user a round of answers."""
     problems: list[str] = []
     prompt: Prompt | None = None
+    path = config.judge.prompt
+    if not reads_prompt:
+        path = unread_prompt(path, shipped_prompt("judge.v1.md"))
     try:  # the prompt, exactly as `run` loads it
-        prompt = load_task_prompt(config.judge.prompt, ANSWER)
+        prompt = load_task_prompt(path, ANSWER)
     except PromptError as exc:
         problems.append(str(exc))
     tasks: list[tuple[AnyTask, Prompt]] = []

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from judge.config import Config
+from judge.config import Config, shipped_prompt
 from judge.errors import ConfigError, InputError, Interrupted
 from judge.inputs.adapter import AdapterProgress
 from judge.inputs.runs import run_lines
@@ -24,6 +24,7 @@ from judge.judging.backends.base import JudgeBackend
 from judge.judging.grading import JudgeProgress
 from judge.judging.items import build_items
 from judge.judging.judge import Judge
+from judge.judging.prompts import unread_prompt
 from judge.judging.tasks.answer import ANSWER
 from judge.judging.tasks.base import by_question
 from judge.judging.tasks.registry import enabled_tasks, load_task_prompt
@@ -233,9 +234,10 @@ def _evaluate(
 ) -> Evaluation:
     reports = ReportsDir(config.reports.dir)
     with reports.lock(wait_s):  # before the adapter is asked: a second run must not pay for answers
-        prompt = load_task_prompt(
-            config.judge.prompt, ANSWER
-        )  # a bad prompt fails before any model loads
+        path = config.judge.prompt
+        if backend is None and config.judge.backend == "lexical":  # it reads no prompt
+            path = unread_prompt(path, shipped_prompt("judge.v1.md"))
+        prompt = load_task_prompt(path, ANSWER)  # a bad prompt fails before any model loads
         tasks = enabled_tasks(config)  # so do those of the further judgements that are on
         # A damaged history or a baseline of the old format fails here too, before anything is
         # asked or judged; both are read once and handed down.

@@ -51,3 +51,25 @@ def test_check_refuses_a_bad_prompt_before_it_asks_the_adapter(
         check(config)
     assert ["no-such-prompt.md" in p for p in raised.value.problems] == [True]
     assert not asked.exists()  # the adapter was never asked
+
+
+def test_the_lexical_judge_needs_no_prompt_file(
+    tiny: Callable[..., Config], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A judge.toml naming a prompt it does not carry (a copied judge.toml): the lexical judge
+    reads no prompt, so check and run go on with the shipped one and say so; a judge that
+    reads prompts still stops, naming the file."""
+    from judge.pipeline.evaluate import evaluate
+
+    config = tiny().with_overrides(judge={"prompt": tmp_path / "prompts" / "judge.v1.md"})
+    with pytest.raises(InputError):
+        check(config)  # the configured judge (auto) reads its prompt
+    lexical = config.with_overrides(judge={"backend": "lexical"})
+    checked = check(lexical)
+    assert checked.inputs.run.records
+    assert "prompt file not found; the judge reads no prompt, so the shipped judge.v1.md" in (
+        caplog.text
+    )
+    assert check(config, backend="lexical").inputs.run.records
+    result = evaluate(config, backend="lexical", progress=False)
+    assert result.report.verdicts
