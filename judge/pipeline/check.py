@@ -116,10 +116,7 @@ def check(
     if isinstance(backend, str):
         config = config.with_overrides(judge={"backend": backend})
         backend = None
-    # the lexical judge reads no prompt, so it needs no prompt file (a named one that is there
-    # is still checked; so is it with --no-judge: the run that follows would load it)
-    reads_prompt = not (backend is None and config.judge.backend == "lexical")
-    prompt, tasks, problems = _prompts(config, reads_prompt)
+    prompt, tasks, problems = _prompts(config, backend is not None)
     if problems and _asks_adapter(config, run_path):
         # every file checked before the adapter is asked anything: its answers cost time
         raise InputError(problems + _file_problems(config))
@@ -154,15 +151,18 @@ def check(
 
 
 def _prompts(
-    config: Config, reads_prompt: bool = True
+    config: Config, given_backend: bool = False
 ) -> tuple[Prompt | None, list[tuple[AnyTask, Prompt]], list[str]]:
     """The answer prompt and the enabled further judgements' prompts, loaded exactly as `run`
     loads them, and every problem found with them. Loaded first, before the adapter is asked:
-    a prompt that does not load must not cost the user a round of answers."""
+    a prompt that does not load must not cost the user a round of answers. The lexical judge
+    (configured, not ``given_backend``) reads no prompt, so it needs no prompt file; a named
+    one that is there is still checked, and so it is with ``--no-judge`` (the run that
+    follows would load it)."""
     problems: list[str] = []
     prompt: Prompt | None = None
     path = config.judge.prompt
-    if not reads_prompt:
+    if not given_backend and config.judge.backend == "lexical":
         path = unread_prompt(path, shipped_prompt("judge.v1.md"))
     try:  # the prompt, exactly as `run` loads it
         prompt = load_task_prompt(path, ANSWER)
