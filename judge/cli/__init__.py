@@ -101,7 +101,8 @@ def _main(argv: Sequence[str] | None) -> int:
     except InputError as exc:
         # One line per problem, each once (a problem of several lines is several), and the
         # count under them is the count of those lines: it said "3 problems" under two.
-        lines = list(dict.fromkeys(line for p in exc.problems for line in p.splitlines() if line))
+        # (split at newlines only: a carriage return in the data is shown escaped, in its line)
+        lines = list(dict.fromkeys(line for p in exc.problems for line in p.split("\n") if line))
         lines = lines or ["bad input (no problem was named: a bug, please report it)"]
         for line in lines:
             say(f"error: {line}", err=True, one_line=True)

@@ -201,10 +201,10 @@ def _foreign_quote(item: ItemRecord, verdict: Verdict) -> list[_Finding]:
 
 #: How many ids a reason names before it counts the rest: a question with dozens of golden
 #: chunks made a line of 1,898 characters.
-FIRST_IDS = 5
+GOLDEN_IDS_SHOWN = 5
 
 
-def first_ids(ids: Sequence[str], first: int = FIRST_IDS) -> str:
+def first_ids(ids: Sequence[str], first: int = GOLDEN_IDS_SHOWN) -> str:
     """``a, b, c, d, e, … (12 more)``: the first ``first`` ids, then a count of the rest."""
     shown = ", ".join(ids[:first])
     rest = len(ids) - first

@@ -33,7 +33,7 @@ _PLACEHOLDER = re.compile(r"^\s*(?:\.\.\.|…|<[^<>]*>)\s*$")
 SHOWN_CHARS = 60
 
 
-class Reply(NamedTuple):
+class JudgeReply(NamedTuple):
     """One ok reply of a judgement: its raw text and its reason (or note)."""
 
     text: str
@@ -77,7 +77,7 @@ def is_format_example(reason: str) -> bool:
     return bool(_PLACEHOLDER.match(reason))
 
 
-def weak_judge(task: str, replies: Iterable[Reply]) -> WeakJudge | None:
+def weak_judge(task: str, replies: Iterable[JudgeReply]) -> WeakJudge | None:
     """The weak-judge finding of one judgement's ok replies, or None (the module's rule)."""
     found = list(replies)
     if len(found) < SAME_REPLY_MIN:
@@ -92,7 +92,7 @@ def weak_judge(task: str, replies: Iterable[Reply]) -> WeakJudge | None:
     return None
 
 
-def repeated(finding: WeakJudge | None, reply: Reply) -> bool:
+def is_repeated(finding: WeakJudge | None, reply: JudgeReply) -> bool:
     """Whether one reply is what made its judgement weak (the review queue's ``weak_judge``)."""
     if finding is None:
         return False
@@ -104,9 +104,9 @@ def repeated(finding: WeakJudge | None, reply: Reply) -> bool:
 class Judgements(NamedTuple):
     """A run's ok replies per judgement, by question id (chunk grades: several a question)."""
 
-    answers: dict[str, Reply]
-    chunks: dict[str, list[Reply]]
-    correctness: dict[str, Reply]
+    answers: dict[str, JudgeReply]
+    chunks: dict[str, list[JudgeReply]]
+    correctness: dict[str, JudgeReply]
 
 
 def replies(
@@ -115,14 +115,14 @@ def replies(
     correctness: Iterable[CorrectnessVerdict],
 ) -> Judgements:
     """The ok replies of each judgement (a verdict's reason is its note)."""
-    chunks: dict[str, list[Reply]] = {}
+    chunks: dict[str, list[JudgeReply]] = {}
     for g in chunk_grades:
         if g.status == "ok":
-            chunks.setdefault(g.question_id, []).append(Reply(g.raw_reply, g.reason))
+            chunks.setdefault(g.question_id, []).append(JudgeReply(g.raw_reply, g.reason))
     return Judgements(
-        {v.question_id: Reply(v.raw_reply, v.note) for v in verdicts if v.status == "ok"},
+        {v.question_id: JudgeReply(v.raw_reply, v.note) for v in verdicts if v.status == "ok"},
         chunks,
-        {c.question_id: Reply(c.raw_reply, c.reason) for c in correctness if c.status == "ok"},
+        {c.question_id: JudgeReply(c.raw_reply, c.reason) for c in correctness if c.status == "ok"},
     )
 
 
@@ -149,13 +149,13 @@ def weak_reasons(found: Judgements, weak: list[WeakJudge]) -> dict[str, list[str
         reasons.setdefault(qid, []).append(f"weak judge: {said}")
 
     for qid, reply in found.answers.items():
-        if repeated(by_task.get("answer verdicts"), reply):
+        if is_repeated(by_task.get("answer verdicts"), reply):
             add(qid, "this verdict's reply is the run's repeated one")
     for qid, chunk_replies in found.chunks.items():
-        k = sum(repeated(by_task.get("chunk grades"), r) for r in chunk_replies)
+        k = sum(is_repeated(by_task.get("chunk grades"), r) for r in chunk_replies)
         if k:
             add(qid, f"{k} of its chunk grades are the run's repeated reply")
     for qid, reply in found.correctness.items():
-        if repeated(by_task.get("correctness verdicts"), reply):
+        if is_repeated(by_task.get("correctness verdicts"), reply):
             add(qid, "its correctness reply is the run's repeated one")
     return reasons

@@ -16,7 +16,7 @@ from judge.results.review import TRIAGE_FLAGS
 from judge.results.weak_judge import (
     SAME_REPLY_MIN,
     Judgements,
-    Reply,
+    JudgeReply,
     is_format_example,
     weak_judge,
     weak_judgements,
@@ -26,9 +26,10 @@ from tests.conftest import REPO
 from tests.fakes import good_reply
 
 
-def _varied(n: int) -> list[Reply]:
+def _varied(n: int) -> list[JudgeReply]:
     return [
-        Reply(f'{{"grade": {i % 4}, "reason": "passage {i}"}}', f"passage {i}") for i in range(n)
+        JudgeReply(f'{{"grade": {i % 4}, "reason": "passage {i}"}}', f"passage {i}")
+        for i in range(n)
     ]
 
 
@@ -40,7 +41,7 @@ def test_the_format_example_is_a_placeholder_in_english_or_japanese_text() -> No
 
 
 def test_the_example_or_one_reply_for_most_items_is_a_weak_judge() -> None:
-    example = Reply('{ "grade": 2, "reason": "..."}', "...")
+    example = JudgeReply('{ "grade": 2, "reason": "..."}', "...")
     assert weak_judge("chunk grades", [example] * 80) == (
         "chunk grades",
         '{ "grade": 2, "reason": "..."}',
@@ -52,7 +53,7 @@ def test_the_example_or_one_reply_for_most_items_is_a_weak_judge() -> None:
     assert found is not None and found.warning.startswith(
         "weak judge: 80 of 80 chunk grades repeat the prompt's format example"
     )
-    same = Reply('{"correctness": 2, "reason": "Matches."}', "Matches.")
+    same = JudgeReply('{"correctness": 2, "reason": "Matches."}', "Matches.")
     nine_of_twelve = weak_judge("correctness verdicts", [same] * 9 + _varied(3))
     assert nine_of_twelve is not None and not nine_of_twelve.example
     assert nine_of_twelve.warning.startswith(
@@ -64,9 +65,9 @@ def test_the_example_or_one_reply_for_most_items_is_a_weak_judge() -> None:
 
 
 def test_the_items_whose_replies_those_are_get_a_reason_and_the_lexical_judge_never() -> None:
-    example = Reply('{"grade": 2, "reason": "..."}', "...")
+    example = JudgeReply('{"grade": 2, "reason": "..."}', "...")
     found = Judgements(
-        answers={f"q{i}": Reply(f"answer {i}", "fine") for i in range(12)},
+        answers={f"q{i}": JudgeReply(f"answer {i}", "fine") for i in range(12)},
         chunks={"q1": [example] * 5 + _varied(1), "q2": [example] * 6},
         correctness={},
     )
