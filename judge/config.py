@@ -1,7 +1,9 @@
 """Configuration: ``judge.toml`` read into frozen models; unknown keys are errors.
 
 Relative paths in the file are relative to the file's own folder, so a config works from any
-working directory. Command-line options override single values (``Config.with_overrides``).
+working directory. A prompt the file does not name is the one shipped inside the package
+(``shipped_prompt``), so a judge.toml in any folder runs without a copy of ``prompts/``.
+Command-line options override single values (``Config.with_overrides``).
 Values are parsed like every input (``judge.io.text``): a number or a bool must be written as
 one (``context_k = 5``, not ``"5"`` or ``true``; ``timeout_s = 600`` or ``600.0``), and inf or
 nan is no setting. Every section is a ``judge.io.text.StrictRecord``: immutable, unknown keys
@@ -39,6 +41,18 @@ DEFAULT_QUESTION_TYPES = ("factual", "procedural", "negative", "out_of_scope")
 BackendName = Literal["auto", "ollama", "embedded", "openai", "lexical"]
 
 logger = logging.getLogger(__name__)
+
+#: The prompts shipped inside the package: ``judge/prompts``, which in the repository is a link
+#: to the top-level ``prompts/`` where the shipped prompt files live; every ``*.md`` there is
+#: package data (pyproject.toml), so a prompt file dropped into ``prompts/`` ships with no edit.
+SHIPPED_PROMPTS = (Path(__file__).parent / "prompts").resolve()
+"""Resolved: in the repository the files are read (and named in reports) where they live."""
+
+
+def shipped_prompt(name: str) -> Path:
+    """The shipped prompt file ``name`` (``"judge.v1.md"``): the default of every prompt
+    setting, found wherever the package is installed, whatever folder the config is in."""
+    return SHIPPED_PROMPTS / name
 
 
 class DataConfig(StrictRecord):
@@ -120,7 +134,7 @@ class ChunksConfig(StrictRecord):
     per graded chunk, ``depth`` times as many as the answers."""
 
     enabled: StrictBool = False
-    prompt: Path = Path("prompts/chunk.v1.md")
+    prompt: Path = shipped_prompt("chunk.v1.md")
     depth: StrictInt | None = Field(default=None, ge=1)
     """How many of each question's top retrieved chunks are graded; unset: ``retrieval.context_k``
     (the chunks the generator saw)."""
@@ -132,7 +146,7 @@ class CorrectnessConfig(StrictRecord):
     (whose correct answer is a refusal). Off by default: one more judge call per answer."""
 
     enabled: StrictBool = False
-    prompt: Path = Path("prompts/correctness.v1.md")
+    prompt: Path = shipped_prompt("correctness.v1.md")
 
 
 class TaskTable(StrictRecord):
@@ -149,7 +163,7 @@ class JudgeConfig(StrictRecord):
 
     backend: BackendName = "auto"
     """auto = Ollama when it answers, else embedded."""
-    prompt: Path = Path("prompts/judge.v1.md")
+    prompt: Path = shipped_prompt("judge.v1.md")
     concurrency: StrictInt = Field(default=1, ge=1, le=256)
     """Items judged at once. More than the server's parallel slots only adds queueing. With
     ``endpoints`` (a pool) the sum of their concurrencies is used instead."""

@@ -31,6 +31,13 @@ EXIT_OK = 0
 EXIT_REGRESSION = 1
 EXIT_BAD_INPUT = 2
 EXIT_JUDGE_UNAVAILABLE = 3
+EXIT_BUSY = 4
+"""Another judge command holds the lock (a run writing to the reports folder, a shared file
+being updated) past the wait: nothing was done, run it again (``judge nightly --wait``)."""
+NIGHTLY_WAIT_S = 3600.0
+"""How long ``judge nightly`` waits by default (``--wait``) for another run writing to its
+reports folder before ``EXIT_BUSY``: long enough for a judge run of a few hundred answers on a
+real Gemma to finish, short enough that a stuck holder is reported the same night."""
 EXIT_INTERRUPTED = 130
 """SIGINT (Ctrl-C); SIGTERM gives 143: 128 + the signal number (``judge.signals``)."""
 EXIT_TERMINATED = 143

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 from collections.abc import Callable
+from itertools import pairwise
 
 import pytest
 from rich.console import Console
@@ -138,3 +139,22 @@ def test_a_notebook_draws_live_bars(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_the_progress_type_is_part_of_the_api() -> None:
     assert judge.JudgeProgress is JudgeProgress
     assert "JudgeProgress" in judge.__all__
+
+
+def test_on_progress_never_repeats_its_last_line(tiny: Tiny) -> None:
+    """Every item from the cache: the judging reports the same counts twice at the end of the
+    lookup (the command line's cache line reads it); a user's callback sees each once."""
+    config = tiny()
+    judge.evaluate(config, backend="lexical", progress=False)
+    lines: list[str] = []
+    judge.evaluate(
+        config,
+        backend="lexical",
+        progress=False,
+        on_progress=lambda p: lines.append(
+            f"judged {p.done}/{p.total} ({p.cached} from the cache)"
+        ),
+    )
+    assert lines[-1] == "judged 4/4 (4 from the cache)"
+    assert lines.count(lines[-1]) == 1
+    assert all(a != b for a, b in pairwise(lines))

@@ -99,3 +99,30 @@ def test_the_backend_choices_are_the_configs() -> None:
     from judge.config import BackendName
 
     assert get_args(BackendName) == BACKENDS
+
+
+def test_the_problem_count_is_the_count_of_error_lines(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A problem of two lines printed as two, the same problem twice printed once, and the
+    count under them theirs (it said "3 problems" under two errors)."""
+    import argparse
+
+    import judge.cli
+    import judge.cli.inputs
+    from judge.errors import InputError
+
+    def failing(args: argparse.Namespace) -> int:
+        raise InputError(
+            ["q.jsonl: line 1: bad\nq.jsonl: line 2: bad", "c.jsonl: empty", "c.jsonl: empty"]
+        )
+
+    monkeypatch.setattr(judge.cli.inputs, "cmd_check", failing)
+    assert judge.cli.main(["check"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [
+        "error: q.jsonl: line 1: bad",
+        "error: q.jsonl: line 2: bad",
+        "error: c.jsonl: empty",
+        "3 problems; nothing was evaluated",
+    ]

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from judge.config import load_config
+from judge.cli import main
+from judge.config import SHIPPED_PROMPTS, load_config, shipped_prompt
 from judge.errors import ConfigError
 from judge.metrics import metric_names
 
@@ -239,3 +240,51 @@ def test_every_shipped_configuration_loads_without_a_warning(
         config = load_config(repo / shipped)
     assert config.data.questions.is_file()
     assert [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING] == []
+
+
+def test_prompts_default_to_the_shipped_ones_and_a_named_one_is_beside_the_config(
+    tmp_path: Path,
+) -> None:
+    config = load_config(_write(tmp_path, '[data]\nquestions = "q"\ncorpus = "c"\n'))
+    for path, name in [
+        (config.judge.prompt, "judge.v1.md"),
+        (config.judge.chunks.prompt, "chunk.v1.md"),
+        (config.judge.correctness.prompt, "correctness.v1.md"),
+    ]:
+        assert path == shipped_prompt(name) and path.is_file()
+        assert path.parent == SHIPPED_PROMPTS  # inside the package, not beside the config
+    # every shipped prompt file is in the package (judge/prompts is the repo's prompts/)
+    repo_prompts = Path(__file__).resolve().parents[1] / "prompts"
+    assert sorted(p.name for p in SHIPPED_PROMPTS.glob("*.md")) == sorted(
+        p.name for p in repo_prompts.glob("*.md")
+    )
+    (tmp_path / "other").mkdir()
+    named = _write(
+        tmp_path / "other", '[data]\nquestions = "q"\ncorpus = "c"\n[judge]\nprompt = "p/mine.md"\n'
+    )
+    assert load_config(named).judge.prompt == tmp_path / "other" / "conf" / "p" / "mine.md"
+
+
+def test_a_config_in_an_empty_folder_outside_the_checkout_checks_and_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """No prompts/ beside it, no prompt line: `judge check` and `judge run --backend lexical`
+    work, run from the folder itself (as `judge import` leaves a team: data files and the
+    [data] lines it prints)."""
+    sample = Path(__file__).resolve().parents[1] / "golden" / "sample"
+    folder = tmp_path / "team"
+    folder.mkdir()
+    for name in ("questions.jsonl", "corpus.jsonl", "run.jsonl", "labels.jsonl"):
+        (folder / name).write_bytes((sample / name).read_bytes())
+    (folder / "judge.toml").write_text(
+        '[data]\nquestions = "questions.jsonl"\ncorpus = "corpus.jsonl"\nrun = "run.jsonl"\n'
+        'labels = "labels.jsonl"\n',
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(folder)
+    assert main(["check", "--backend", "lexical"]) == 0
+    assert main(["check", "--no-judge"]) == 0
+    assert main(["run", "--backend", "lexical"]) == 0
+    out = capsys.readouterr()
+    assert "prompt file not found" not in out.out + out.err
+    assert (folder / "reports" / "latest").is_file()

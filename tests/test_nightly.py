@@ -143,7 +143,6 @@ def _sample_night(
         "corpus": SAMPLE / "corpus.jsonl",
         "run": run,
         "labels": SAMPLE / "labels.jsonl",
-        "prompt": REPO / "prompts" / "judge.v1.md",
         "cache_path": tmp_path / "cache.sqlite3",
         "dir": tmp_path / "reports",
     }.items():

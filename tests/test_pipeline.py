@@ -112,7 +112,7 @@ def test_run_checks_the_lock_before_asking_the_adapter(
 ) -> None:
     config, calls = counting_adapter
     with run_lock(config.reports.dir):
-        assert main(["--config", str(config.source), "run", "--backend", "lexical"]) == 2
+        assert main(["--config", str(config.source), "run", "--backend", "lexical"]) == 4
     assert "another judge run (pid " in capsys.readouterr().err
     assert _calls(calls) == 0
 

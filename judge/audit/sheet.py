@@ -245,9 +245,29 @@ def merge_labels(
         else:
             conflicts.append(
                 f"{label.question_id}: {label.labeller} already labelled this answer "
-                f"{_scores(old)}, the file says {_scores(label)}; pass --replace to overwrite"
+                f"{_conflict(old, label)}; pass --replace to overwrite"
             )
     return list(merged.values()), ImportResult(added, replaced, unchanged, 0), conflicts
+
+
+def _conflict(old: HumanLabel, new: HumanLabel) -> str:
+    """What differs between a stored label and an imported one: the scores, or (the same
+    scores) only the comment, said so, with both comments (shown as identical scores alone,
+    the conflict looked like none)."""
+    if _scores(old) != _scores(new):
+        return f"{_scores(old)}, the file says {_scores(new)}"
+    return (
+        f"{_scores(old)} with the comment {_comment(old.note)}; the file gives the same scores "
+        f"with the comment {_comment(new.note)} (only the comment differs)"
+    )
+
+
+def _comment(note: str) -> str:
+    """A comment quoted for a one-line message, cut past 60 characters; none said so."""
+    if not note:
+        return "(none)"
+    one = " ".join(note.split())
+    return f'"{one[:60]}…"' if len(one) > 60 else f'"{one}"'
 
 
 def _scores(label: HumanLabel) -> str:

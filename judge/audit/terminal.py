@@ -97,11 +97,16 @@ def _ask_label(
     say: Callable[[str], None],
 ) -> HumanLabel | str:
     """The label of one item, asked axis by axis, then a note; or ``"s"`` (skipped) or ``"q"``
-    (quit, or the end of input: Ctrl-D)."""
+    (quit, or the end of input: Ctrl-D). ``s`` at the correctness prompt skips correctness
+    only: the faithfulness and relevance already typed are kept (a label without
+    correctness), not thrown away with the item."""
     scores: list[int] = []
     try:
         for axis in axes:
             reply = _ask_score(axis, ask, say)
+            if reply == "s" and axis == "correctness":
+                say("  correctness skipped; faithfulness and relevance kept")
+                break
             if reply in ("s", "q"):
                 return reply
             scores.append(int(reply))
@@ -124,7 +129,8 @@ def _ask_label(
 def _ask_score(axis: str, ask: Callable[[str], str], say: Callable[[str], None]) -> str:
     """A score of one axis (``0``, ``1``, ``2``), or ``s`` or ``q``: asked again until it is."""
     while True:
-        reply = ask(f"{axis} 0-2 (s skip, q quit): ").strip().lower()
+        skip = "s skip correctness only" if axis == "correctness" else "s skip"
+        reply = ask(f"{axis} 0-2 ({skip}, q quit): ").strip().lower()
         if reply in ("0", "1", "2", "s", "q"):
             return reply
         say("  type 0, 1 or 2 (or s, q)")

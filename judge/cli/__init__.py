@@ -46,8 +46,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="judge",
         description="Evaluate a RAG system: retrieval metrics and a Gemma judge.",
-        epilog="exit codes: 0 ok, 1 regression, 2 bad input, 3 no judge, 130 interrupted "
-        "(Ctrl-C), 143 stopped (SIGTERM)",
+        epilog="exit codes: 0 ok, 1 regression, 2 bad input, 3 no judge, 4 busy (another judge "
+        "run holds the reports folder past --wait; run again), 130 interrupted (Ctrl-C), "
+        "143 stopped (SIGTERM)",
     )
     parser.add_argument("--version", action=Version)
     parser.add_argument(
@@ -98,10 +99,15 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         return int(args.handler(args))
     except InputError as exc:
-        for problem in exc.problems:
-            say(f"error: {problem}", err=True, one_line=True)
-        if len(exc.problems) > 1:
-            say(f"{len(exc.problems)} problems; nothing was evaluated", err=True)
+        # One line per problem, each once (a problem of several lines is several), and the
+        # count under them is the count of those lines: it said "3 problems" under two.
+        # (split at newlines only: a carriage return in the data is shown escaped, in its line)
+        lines = list(dict.fromkeys(line for p in exc.problems for line in p.split("\n") if line))
+        lines = lines or ["bad input (no problem was named: a bug, please report it)"]
+        for line in lines:
+            say(f"error: {line}", err=True, one_line=True)
+        if len(lines) > 1:
+            say(f"{len(lines)} problems; nothing was evaluated", err=True)
         return exc.exit_code
     except Interrupted as exc:
         say(f"interrupted: {exc}", err=True)

@@ -20,6 +20,7 @@ from judge.cli.options import (
 )
 from judge.errors import (
     EXIT_BAD_INPUT,
+    NIGHTLY_WAIT_S,
     HarnessError,
     InputError,
 )
@@ -132,6 +133,7 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
                 _announce_cached(on_judging, emit),
             ),
             bars=with_bars,
+            wait_s=args.wait,
         )
     for line in console_summary(result.report, result.folder.path):
         emit(line)
@@ -226,6 +228,7 @@ def add_run_commands(commands: Commands) -> None:
         action="store_true",
         help="exit 1 when a per-type bar of [bars] is crossed (one line per bar crossed)",
     )
+    _wait_option(run, 0.0)
     run.set_defaults(nightly=False)
     _add_nightly_command(commands)
     _add_bars_commands(commands)
@@ -245,6 +248,7 @@ def _add_nightly_command(commands: Commands) -> None:
     )
     backend_option(nightly)
     nightly.add_argument("--run", type=Path, help="a run file (overrides data.run / data.adapter)")
+    _wait_option(nightly, NIGHTLY_WAIT_S)
     nightly.set_defaults(
         nightly=True,
         fresh_answers=True,
@@ -255,6 +259,19 @@ def _add_nightly_command(commands: Commands) -> None:
         fail_on_regression=True,
         require_baseline=True,
         bars=False,
+    )
+
+
+def _wait_option(parser: argparse.ArgumentParser, default: float) -> None:
+    """``--wait SECONDS``: how long a run waits for another one writing to the reports folder
+    before it gives up with exit 4 (``judge.io.lock.run_lock``)."""
+    parser.add_argument(
+        "--wait",
+        type=Number(float, 0, 86400),
+        default=default,
+        metavar="SECONDS",
+        help=f"wait up to SECONDS for another judge run writing to the reports folder "
+        f"(default {default:g}); then exit 4 with nothing done",
     )
 
 

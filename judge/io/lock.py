@@ -7,7 +7,10 @@ write, so the second command reads what the first wrote and merges into it, inst
 writing what they read before and one losing the other's work; it waits for the holder.
 
 One judge run at a time writes to a reports folder (``run_lock``, on ``reports/.lock``): a
-second run is refused at once (it would ask the adapter and the judge for the same work).
+second run waits for it up to its ``wait_s`` (0 by default, ``judge run --wait``; the
+nightly waits ``judge.errors.NIGHTLY_WAIT_S``), then is refused (it would ask the adapter and
+the judge for the same work). Refused, a command exits ``EXIT_BUSY`` (4), not 2: nothing is
+wrong with its input, and a scheduler can tell "try again later" from "fix the configuration".
 
 Both are ``_hold``: the operating system releases the lock when its process ends, however it
 ends, so a crash never leaves it stuck; the holder's pid is written into the lock file for the
@@ -20,13 +23,14 @@ are removed as soon as the lock is held (``clear_stale_copies``).
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 
-from judge.errors import HarnessError
+from judge.errors import EXIT_BUSY, HarnessError
 from judge.io.write import clear_stale_copies
 
 #: How long a command waits for another one to finish updating a shared file before it gives up
@@ -34,10 +38,17 @@ from judge.io.write import clear_stale_copies
 #: an interactive ``judge audit label`` holds a lock for longer.
 LOCK_WAIT_S = 30.0
 _LOCK_POLL_S = 0.05
+#: How often a waiting run checks the reports folder's lock (a run lasts minutes, not seconds).
+_RUN_POLL_S = 1.0
+
+logger = logging.getLogger(__name__)
 
 
 class Busy(HarnessError):
-    """Another command holds the lock of a file this one must write (exit 2: run it again)."""
+    """Another command holds the lock of a file this one must write, past the wait (exit 4,
+    ``EXIT_BUSY``: nothing was done; run it again)."""
+
+    exit_code = EXIT_BUSY
 
 
 def lock_file(path: Path) -> Path:
@@ -84,11 +95,20 @@ def _try_lock(lock: Path) -> tuple[int | None, str]:
 
 
 @contextmanager
-def _hold(lock: Path, wait_s: float, busy: Callable[[str], str]) -> Iterator[None]:
-    """Hold ``lock`` (waiting up to ``wait_s`` seconds for its holder), or raise ``Busy`` with
-    ``busy(holder's pid)``; the pid of this process is written into it, and it is removed on
+def _hold(
+    lock: Path,
+    wait_s: float,
+    busy: Callable[[str], str],
+    *,
+    poll_s: float = _LOCK_POLL_S,
+    on_wait: Callable[[str], None] | None = None,
+) -> Iterator[None]:
+    """Hold ``lock`` (waiting up to ``wait_s`` seconds for its holder, trying every ``poll_s``),
+    or raise ``Busy`` with ``busy(holder's pid)``; ``on_wait(holder's pid)`` is called once,
+    when the wait starts. The pid of this process is written into it, and it is removed on
     release (a waiter that locked a removed file locks again, the one in place)."""
     deadline = time.monotonic() + wait_s
+    waiting = False
     while True:
         fd, holder = _try_lock(lock)
         if fd is not None:
@@ -96,7 +116,10 @@ def _hold(lock: Path, wait_s: float, busy: Callable[[str], str]) -> Iterator[Non
         if holder and time.monotonic() >= deadline:
             raise Busy(busy(holder))
         if holder:
-            time.sleep(_LOCK_POLL_S)
+            if on_wait is not None and not waiting:
+                on_wait(holder)
+            waiting = True
+            time.sleep(min(poll_s, max(deadline - time.monotonic(), 0.0)))
     try:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
@@ -128,16 +151,31 @@ def locked(path: Path, *, wait_s: float = LOCK_WAIT_S, doing: str = "writing") -
 
 
 @contextmanager
-def run_lock(reports_dir: Path) -> Iterator[None]:
-    """Held while a run writes to ``reports_dir`` (``.lock`` in it): a second run is refused
-    at once with ``Busy``, one line naming the holder's pid."""
+def run_lock(
+    reports_dir: Path, wait_s: float = 0.0, on_wait: Callable[[str], None] | None = None
+) -> Iterator[None]:
+    """Held while a run writes to ``reports_dir`` (``.lock`` in it): a second run waits up to
+    ``wait_s`` seconds for it (``on_wait(holder's pid)`` once when it starts waiting; by
+    default a warning, which the command line prints on stderr),
+    then is refused with ``Busy`` (exit 4), one line naming the holder's pid and the wait."""
     reports_dir.mkdir(parents=True, exist_ok=True)
 
-    def busy(holder: str) -> str:
-        return (
-            f"another judge run (pid {holder}) is writing to {reports_dir}; "
-            "wait for it to finish (the lock is released when it exits)"
+    def waiting(holder: str) -> None:
+        logger.warning(
+            "another judge run (pid %s) is writing to %s; waiting for it, up to %g s",
+            holder,
+            reports_dir,
+            wait_s,
         )
 
-    with _hold(reports_dir / ".lock", 0.0, busy):
+    def busy(holder: str) -> str:
+        waited = f" (waited {wait_s:g} s)" if wait_s > 0 else ""
+        return (
+            f"another judge run (pid {holder}) is writing to {reports_dir}{waited}; nothing "
+            "was done: run this again when it has finished (its lock is released when it "
+            "exits), or give --wait SECONDS"
+        )
+
+    said = on_wait or waiting
+    with _hold(reports_dir / ".lock", wait_s, busy, poll_s=_RUN_POLL_S, on_wait=said):
         yield

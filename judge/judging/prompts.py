@@ -42,6 +42,7 @@ refused by name: its placeholders say which task it is for.
 from __future__ import annotations
 
 import functools
+import logging
 import string
 from collections.abc import Sequence
 from json.encoder import encode_basestring
@@ -61,6 +62,8 @@ OPTIONAL_PLACEHOLDERS = ("reference",)
 #: ``context``; ``answer_sentences`` beside or instead of ``answer``).
 SENTENCE_PLACEHOLDERS = {"context_sentences": "context", "answer_sentences": "answer"}
 PLACEHOLDERS = frozenset(REQUIRED_PLACEHOLDERS + OPTIONAL_PLACEHOLDERS) | set(SENTENCE_PLACEHOLDERS)
+logger = logging.getLogger(__name__)
+
 ALLOWED = (
     "$question, $context or $context_sentences, $answer and/or $answer_sentences, and "
     "optionally $reference"
@@ -241,6 +244,22 @@ class Prompt(NamedTuple):
             part if isinstance(part, str) else _string(texts[part[0]])
             for part in _template_parts(self.text)
         )
+
+
+def unread_prompt(path: Path, shipped: Path) -> Path:
+    """The prompt file a judge that reads no prompt is run with (the lexical judge, or none at
+    all: ``check --no-judge``): ``path``, or the shipped ``shipped`` when ``path`` does not
+    exist, with a warning, so that a judge.toml naming a prompt it does not carry still runs
+    without a model. Every judge that reads its prompt keeps the error naming the file."""
+    if path.is_file() or not shipped.is_file():
+        return path
+    logger.warning(
+        "%s: prompt file not found; the judge reads no prompt, so the shipped %s stands in "
+        "(a judge that reads prompts would stop here: fix judge.prompt)",
+        path,
+        shipped.name,
+    )
+    return shipped
 
 
 def load_prompt(

@@ -12,15 +12,16 @@ from pathlib import Path
 from typing import NamedTuple
 
 from judge.axes import OPTIONAL_AXES
-from judge.config import Config
+from judge.config import Config, shipped_prompt
 from judge.errors import ConfigError, InputError, PromptError
 from judge.inputs.adapter import AdapterProgress, log_note, produce_run
-from judge.inputs.golden import GoldenSet
+from judge.inputs.golden import GoldenSet, load_golden
+from judge.inputs.labels import load_labels_if_any
 from judge.inputs.runs import Run, validate_run
 from judge.inputs.user_code import adapter_output, load_adapter
 from judge.judging.backends.base import JudgeBackend
 from judge.judging.items import build_items
-from judge.judging.prompts import Prompt
+from judge.judging.prompts import Prompt, unread_prompt
 from judge.judging.tasks.answer import ANSWER
 from judge.judging.tasks.base import AnyTask
 from judge.judging.tasks.registry import enabled_tasks, load_task_prompt
@@ -124,10 +125,14 @@ def check(
     if isinstance(backend, str):
         config = config.with_overrides(judge={"backend": backend})
         backend = None
+    prompt, tasks, problems = _prompts(config, backend is not None)
+    if problems and _asks_adapter(config, run_path):
+        # every file checked before the adapter is asked anything: its answers cost time
+        raise InputError(problems + _file_problems(config))
     inputs = load_inputs(config, run_path, fresh_answers=fresh_answers, on_adapter=on_adapter)
     on_inputs(inputs)
     golden, run = inputs.golden, inputs.run
-    prompt, tasks, problems = _prompts_and_problems(config, inputs)
+    problems = _input_problems(inputs, problems)
     if problems:
         raise InputError(problems)
     ordered, scored = _questions_per_type(config, inputs)
@@ -155,16 +160,22 @@ def check(
     )
 
 
-def _prompts_and_problems(
-    config: Config, inputs: Inputs
+def _prompts(
+    config: Config, given_backend: bool = False
 ) -> tuple[Prompt | None, list[tuple[AnyTask, Prompt]], list[str]]:
     """The answer prompt and the enabled further judgements' prompts, loaded exactly as `run`
-    loads them, and every problem found: labels gone from the labels file, a prompt that does
-    not load, a question the adapter failed. Check reports them all in one error."""
-    problems = [problem for problem in [inputs.labels.missing_problem()] if problem]
+    loads them, and every problem found with them. Loaded first, before the adapter is asked:
+    a prompt that does not load must not cost the user a round of answers. The lexical judge
+    (configured, not ``given_backend``) reads no prompt, so it needs no prompt file; a named
+    one that is there is still checked, and so it is with ``--no-judge`` (the run that
+    follows would load it)."""
+    problems: list[str] = []
     prompt: Prompt | None = None
+    path = config.judge.prompt
+    if not given_backend and config.judge.backend == "lexical":
+        path = unread_prompt(path, shipped_prompt("judge.v1.md"))
     try:  # the prompt, exactly as `run` loads it
-        prompt = load_task_prompt(config.judge.prompt, ANSWER)
+        prompt = load_task_prompt(path, ANSWER)
     except PromptError as exc:
         problems.append(str(exc))
     tasks: list[tuple[AnyTask, Prompt]] = []
@@ -172,13 +183,39 @@ def _prompts_and_problems(
         tasks = enabled_tasks(config)
     except (PromptError, ConfigError) as exc:
         problems.append(str(exc))
+    return prompt, tasks, problems
+
+
+def _asks_adapter(config: Config, run_path: Path | None) -> bool:
+    """Whether loading the inputs would ask ``data.adapter`` (a run file wins over it)."""
+    return (run_path or config.data.run) is None and bool(config.data.adapter)
+
+
+def _file_problems(config: Config) -> list[str]:
+    """The problems of the golden set, the corpus and the labels, read without asking the
+    adapter: reported with a bad prompt's, so that one check shows every file's."""
+    try:
+        golden = load_golden(config.data)
+        labels = load_labels_if_any(config.data.labels, golden.by_id())
+    except InputError as exc:
+        return exc.problems
+    except ConfigError as exc:
+        return [str(exc)]
+    return [problem for problem in [labels.missing_problem()] if problem]
+
+
+def _input_problems(inputs: Inputs, prompt_problems: list[str]) -> list[str]:
+    """Every problem check refuses, in one list: labels gone from the labels file, the
+    prompts' (``prompt_problems``), a question the adapter failed."""
+    problems = [problem for problem in [inputs.labels.missing_problem()] if problem]
+    problems += prompt_problems
     failed = inputs.run.meta.failed
     problems += [
         f"{inputs.run_source}: the adapter failed for question '{q.id}': {failed[q.id]}"
         for q in inputs.golden.questions
         if q.id in failed
     ]
-    return prompt, tasks, problems
+    return problems
 
 
 def _questions_per_type(config: Config, inputs: Inputs) -> tuple[dict[str, int], dict[str, int]]:

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from judge.config import Config
+from judge.config import Config, shipped_prompt
 from judge.errors import ConfigError, InputError, Interrupted
 from judge.inputs.adapter import AdapterProgress
 from judge.inputs.runs import run_lines
@@ -24,6 +24,7 @@ from judge.judging.backends.base import JudgeBackend
 from judge.judging.grading import JudgeProgress
 from judge.judging.items import build_items
 from judge.judging.judge import Judge
+from judge.judging.prompts import unread_prompt
 from judge.judging.tasks.answer import ANSWER
 from judge.judging.tasks.base import by_question
 from judge.judging.tasks.registry import enabled_tasks, load_task_prompt
@@ -72,6 +73,22 @@ def _both(first: Callable[[Any], None], second: Callable[[Any], None]) -> Callab
         second(event)
 
     return call
+
+
+def _changes_only(call: Callable[[JudgeProgress], None]) -> Callable[[JudgeProgress], None]:
+    """``call`` with each progress that differs from the one before: the judging reports the
+    progress once more when the cache lookup is over (the command line's "already in the
+    cache" line reads that event), which a user's ``on_progress`` printed as its last line
+    twice when every item came from the cache."""
+    last: list[JudgeProgress] = []
+
+    def changed(event: JudgeProgress) -> None:
+        if last and last[0] == event:
+            return
+        last[:] = [event]
+        call(event)
+
+    return changed
 
 
 @contextmanager
@@ -123,7 +140,8 @@ class Evaluation(NamedTuple):
         return self.report.retrieval.frame
 
     def questions(self) -> pd.DataFrame:
-        """One row per golden question: its verdict, its quote check and its retrieval."""
+        """One row per golden question: its verdict, its quote check, its diagnosis (the
+        record's, ``judge.results.diagnosis``) and its retrieval."""
         import pandas as pd
 
         tags = {q.id: list(q.tags) for q in self.inputs.golden.questions}
@@ -141,6 +159,7 @@ class Evaluation(NamedTuple):
                 "evidence": v.evidence if v else "",
                 "match_kind": v.match.kind if v and v.match else None,
                 "needs_review": bool(v and question.triage.needs_review),
+                "diagnosis": question.diagnosis,
             }
             row.update(item.retrieval if item and v else {})
             rows.append(row)
@@ -158,6 +177,7 @@ def evaluate(
     progress: bool | None = None,
     on_progress: Callable[[JudgeProgress], None] | None = None,
     bars: bool = False,
+    wait_s: float = 0.0,
 ) -> Evaluation:
     """Judge every answer of a run and write a report folder; return it with its gate.
 
@@ -173,6 +193,8 @@ def evaluate(
     without the bars (``hooks.on_judging`` too, if given, is called first).
     ``bars``: check the configuration's per-type bars, one gate check each in the record
     (refused before anything is asked when it has none: ``judge.pipeline.bars.bars_asked``).
+    ``wait_s``: how long to wait for another run writing to the reports folder before
+    ``Busy`` (exit 4; ``judge nightly --wait``).
     """
     started_at = datetime.now(UTC)
     bars_asked(config, bars)
@@ -182,7 +204,8 @@ def evaluate(
     try:
         with _with_progress(hooks, progress) as shown:
             if on_progress is not None:
-                shown = shown._replace(on_judging=_both(shown.on_judging, on_progress))
+                changed = _changes_only(on_progress)
+                shown = shown._replace(on_judging=_both(shown.on_judging, changed))
             return _evaluate(
                 config,
                 backend,
@@ -192,6 +215,7 @@ def evaluate(
                 fresh_answers=fresh_answers,
                 rejudge_failed=rejudge_failed,
                 bars=bars,
+                wait_s=wait_s,
             )
     except KeyboardInterrupt:  # before or after judging (judging stops by itself, below)
         raise Interrupted("stopped before anything was judged or written") from None
@@ -207,12 +231,14 @@ def _evaluate(
     fresh_answers: bool,
     rejudge_failed: bool,
     bars: bool,
+    wait_s: float,
 ) -> Evaluation:
     reports = ReportsDir(config.reports.dir)
-    with reports.lock():  # before the adapter is asked: a second run must not pay for answers
-        prompt = load_task_prompt(
-            config.judge.prompt, ANSWER
-        )  # a bad prompt fails before any model loads
+    with reports.lock(wait_s):  # before the adapter is asked: a second run must not pay for answers
+        path = config.judge.prompt
+        if backend is None and config.judge.backend == "lexical":  # it reads no prompt
+            path = unread_prompt(path, shipped_prompt("judge.v1.md"))
+        prompt = load_task_prompt(path, ANSWER)  # a bad prompt fails before any model loads
         tasks = enabled_tasks(config)  # so do those of the further judgements that are on
         # A damaged history or a baseline of the old format fails here too, before anything is
         # asked or judged; both are read once and handed down.

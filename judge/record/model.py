@@ -191,6 +191,10 @@ class ChunkSummary(BaseModel):
     corrected_k: int
     corrected: dict[str, CorrectedRecall]
     """Per type then ``all``: the mean human recall@``corrected_k``, corrected (PPI)."""
+    texts: dict[str, str] = {}
+    """The corpus text of every chunk in ``missing``, by chunk id: a chunk graded deeper than
+    ``context_k`` is in no answer's context, and ``missing-labels.csv`` and review.html show it
+    to the reviewer who decides on it (empty in records written before it was kept)."""
 
 
 class Tables(BaseModel):

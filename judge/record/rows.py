@@ -27,6 +27,7 @@ from judge.results.chunk_grades import (
 from judge.results.diagnosis import diagnose
 from judge.results.item_record import ItemRecord
 from judge.results.review import NO_TRIAGE, position_bias, triage
+from judge.results.weak_judge import replies, weak_judgements, weak_reasons
 from judge.textnorm import REFUSAL_MARKERS
 
 
@@ -47,6 +48,7 @@ def chunk_summary(config: Config, golden: GoldenSet, judged: Judged) -> ChunkSum
     questions = golden.questions
     tables = judged_tables(questions, graded, config.retrieval.ks, types, depth=depth)
     k = min(config.retrieval.context_k, depth)
+    missing = missing_labels(questions, graded)
     return ChunkSummary(
         depth=depth,
         relevant_grade=RELEVANT_GRADE,
@@ -54,10 +56,16 @@ def chunk_summary(config: Config, golden: GoldenSet, judged: Judged) -> ChunkSum
         not_ok=sum(g.grade is None for g in graded),
         judged=tables.every,
         judged_unlabelled=tables.unlabelled,
-        missing=missing_labels(questions, graded),
+        missing=missing,
         agreement=chunk_agreement(questions, graded, types),
         corrected_k=k,
         corrected=corrected_recall(questions, graded, k, types, depth=depth),
+        # from the corpus, whatever the rank: most of these chunks are in no answer's context
+        texts={
+            m.chunk_id: golden.corpus[m.chunk_id].text
+            for m in missing
+            if m.chunk_id in golden.corpus
+        },
     )
 
 
@@ -89,6 +97,13 @@ def question_rows(
     refusal_phrases = config.judge.lexical.refusal_phrases or REFUSAL_MARKERS
     # Run-level: a judge citing one sentence number for most items (``judge.results.review``).
     bias = position_bias(verdicts[q.id] for q in measured.golden.questions if q.id in verdicts)
+    # Run-level too: a judge repeating one reply or its prompt's example (``weak_judge``).
+    found = replies(
+        verdicts.values(),
+        [g for grades in judged.chunk_grades.values() for g in grades],
+        judged.correctness.values(),
+    )
+    weak = weak_reasons(found, weak_judgements(found, judged.judge.backend))
     rows = []
     for q in measured.golden.questions:
         item, verdict = items.get(q.id), verdicts.get(q.id)
@@ -105,7 +120,7 @@ def question_rows(
                 item=item,
                 verdict=verdict,
                 failure=failures.get(q.id),
-                triage=triage(item, verdict, bias)
+                triage=triage(item, verdict, bias, weak.get(q.id, ()))
                 if item is not None and verdict is not None
                 else NO_TRIAGE,
                 diagnosis=diagnose(

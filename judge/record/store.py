@@ -183,9 +183,10 @@ class ReportsDir:
         return self.path / "runs"
 
     @contextmanager
-    def lock(self) -> Iterator[None]:
-        """Held while a run writes here: one run at a time."""
-        with run_lock(self.path):
+    def lock(self, wait_s: float = 0.0) -> Iterator[None]:
+        """Held while a run writes here: one run at a time (a second waits up to ``wait_s``
+        seconds for the first, then is refused: ``judge.io.lock.run_lock``)."""
+        with run_lock(self.path, wait_s):
             yield
 
     def folder(self, name: str | None) -> ReportFolder:

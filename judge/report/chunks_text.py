@@ -44,6 +44,7 @@ def missing_labels_file(report: Record) -> str | None:
         if row.item is not None
         for chunk in row.item.context
     }
+    texts.update(chunks.texts)  # the corpus' text, whatever the rank (the context's is the same)
     return missing_labels_csv(chunks.missing, questions, texts)
 
 

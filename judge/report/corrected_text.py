@@ -117,6 +117,16 @@ def _chosen(cell: CorrectedCell) -> int:
     return cell.chosen_labels
 
 
+def _labels_used(corrected: Corrected) -> str:
+    """How many labels the estimates use, and on how many items ("243 labels on 240 items"),
+    summed over the types of the first axis (every axis is estimated from the same items)."""
+    cells = [cell for name, cell in corrected.get(AXES[0], {}).items() if name != "all"]
+    labels = sum(cell.labels for cell in cells)
+    items = sum(cell.labelled for cell in cells)
+    on = f" on {items} items" if items != labels else ""
+    return f"{labels} label{'' if labels == 1 else 's'}{on} judged ok"
+
+
 #: Why review-page labels are left out, in both renderings.
 CHOSEN_WHY = "review.html marks (the reviewer chose the items: not a random sample), not used"
 
@@ -130,7 +140,8 @@ def corrected_lines(corrected: Corrected, pooled: Mapping[ScoredAxis, PooledCell
         "",
         f"corrected estimates (PPI++, {LEVEL:.0%} interval): the mean human score per type, "
         "from the labels and the judge's scores together",
-        f"shown from {MIN_LABELLED} labelled items judged ok; interval: PPI++ with "
+        f"from {_labels_used(corrected)}; a type's estimate is shown once it has at least "
+        f"{MIN_LABELLED} labelled items judged ok; interval: PPI++ with "
         f"{PSEUDO_LABELS} pseudo-labels in its variance, t quantile, within 0-2; to halve: more "
         "random labels that would make the interval half as wide (docs/audit.md)",
     ]

@@ -45,7 +45,9 @@ from judge.report.evidence_text import evidence_summary
 from judge.report.text_tables import render_markdown
 from judge.report.tokens_text import token_lines
 from judge.report.values_svg import picture_lines
+from judge.results.diagnosis import closed_book
 from judge.results.review import position_bias, self_judging
+from judge.results.weak_judge import replies, weak_judgements
 
 
 def prompt_path(prompt: str) -> str:
@@ -198,8 +200,10 @@ def prompt_edit_lines(report: Record) -> list[str]:
 
 
 def judge_warnings(report: Record) -> list[str]:
-    """Run-level doubts about the judge: it is the generator's model (``self_judging``), or it
-    cites one sentence number for most items (``position_bias``)."""
+    """Run-level doubts about the judge: it is the generator's model (``self_judging``), it
+    cites one sentence number for most items (``position_bias``), or it repeats one reply or
+    its prompt's format example (``weak_judge``); or answers came with no context
+    (``closed_book``)."""
     warnings = []
     self_judged = self_judging(
         report.manifest.judge.model, report.manifest.run.meta.generator_model
@@ -209,6 +213,15 @@ def judge_warnings(report: Record) -> list[str]:
     bias = position_bias(report.verdicts)
     if bias is not None:
         warnings.append(bias.warning)
+    found = replies(
+        report.verdicts,
+        [g for row in report.questions for g in row.chunk_grades or ()],
+        [row.correctness for row in report.questions if row.correctness is not None],
+    )
+    warnings += [w.warning for w in weak_judgements(found, report.manifest.judge.backend)]
+    empty = closed_book(row.item for row in report.questions if row.item is not None)
+    if empty is not None:
+        warnings.append(empty)
     return warnings
 
 

@@ -62,7 +62,7 @@ from judge.results.review import TRIAGE_FLAGS
 from judge.textnorm import normalise
 
 if TYPE_CHECKING:
-    from judge.record.model import QuestionRow, Record
+    from judge.record.model import ChunkSummary, QuestionRow, Record
 
 #: One localStorage key for the marks of every page (documented in docs/review.md).
 STORE_KEY = "judge-review-marks"
@@ -233,12 +233,35 @@ def _missing_labels(report: Record) -> dict[str, set[str]]:
     return missing
 
 
+def _beyond_context(
+    chunks: ChunkSummary | None, item: ItemRecord, texts: dict[str, int]
+) -> list[dict[str, Any]]:
+    """The question's possible missing labels ranked below what the judge saw (graded deeper
+    than ``context_k``), each with its corpus text (named by index in ``texts``): the reviewer
+    decides on a chunk by reading it, whatever its rank."""
+    if chunks is None:
+        return []
+    seen = {c.chunk_id for c in item.context}
+    return [
+        {
+            "rank": m.rank,
+            "chunk_id": m.chunk_id,
+            "grade": m.grade,
+            "reason": m.reason,
+            "text": texts.setdefault(chunks.texts.get(m.chunk_id, ""), len(texts)),
+        }
+        for m in chunks.missing
+        if m.question_id == item.question_id and m.chunk_id not in seen
+    ]
+
+
 def _judged_item(
     row: QuestionRow,
     item: ItemRecord,
     verdict: Verdict,
     texts: dict[str, int],
     missing: dict[str, set[str]],
+    report_chunks: ChunkSummary | None = None,
 ) -> dict[str, Any]:
     """A question with an answer and its verdict, as the page shows it.
 
@@ -276,6 +299,7 @@ def _judged_item(
         "score_probabilities": verdict.score_probabilities,
         "chunk_grades": _chunk_grades(row, missing),
         "missing_labels": sorted(missing.get(row.question_id, ())),
+        "beyond_context": _beyond_context(report_chunks, item, texts),
         "correctness": _correctness(row),
         **_sentence_view(item, verdict),
     }
@@ -311,6 +335,7 @@ def _failed_item(row: QuestionRow, failure: str) -> dict[str, Any]:
         "chunk_pieces": None,
         "chunk_grades": {},
         "missing_labels": [],
+        "beyond_context": [],
         "correctness": None,
     }
 
@@ -351,7 +376,7 @@ def page_data(report: Record) -> dict[str, Any]:
     texts: dict[str, int] = {}
     missing = _missing_labels(report)
     items = [
-        _judged_item(row, row.item, row.verdict, texts, missing)
+        _judged_item(row, row.item, row.verdict, texts, missing, report.chunks)
         for row in report.questions
         if row.item is not None and row.verdict is not None
     ]
@@ -452,6 +477,8 @@ def render_review_page(report: Record) -> bytes:
     )
     head = (
         f'<!doctype html>\n<html lang="{lang}">\n<head>\n<meta charset="utf-8">\n'
+        # a phone's browser lays the page out at its own width, not as a shrunk desktop page
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
         f"<title>Evidence review · {html.escape(report.manifest.folder)}</title>\n"
         f"<style>{style}</style>\n</head>\n<body>\n{body}"

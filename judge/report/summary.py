@@ -141,10 +141,15 @@ def _audit_lines(report: Record) -> list[str]:
     if audit is None:
         return []
     judge, lexical = audit.judge, audit.lexical
+    # The lexical judge against the lexical baseline is one judge compared with itself: said so.
+    beside = (
+        "the lexical baseline itself (no second judge to compare with)"
+        if report.manifest.judge.backend == "lexical"
+        else f"lexical baseline {fmt_share(lexical.both_exact)} on the same {judge.n}"
+    )
     lines = [
         f"\nagreement with {judge.n} human labels (both scores exact): judge "
-        f"{fmt_share(judge.both_exact)}, lexical baseline {fmt_share(lexical.both_exact)}"
-        f" on the same {judge.n}; the judge gave an ok verdict on {judge.n} of "
+        f"{fmt_share(judge.both_exact)}, {beside}; the judge gave an ok verdict on {judge.n} of "
         f"{judge.labelled} labelled ({fmt_share(judge.coverage)}); over all "
         f"{judge.labelled}, non-ok counted as wrong: judge "
         f"{fmt_share(judge.both_exact_all)} ('judge audit' for the details)"

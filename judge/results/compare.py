@@ -166,10 +166,30 @@ class Change(NamedTuple):
         if self.direction == "collapsed":
             text += ", collapsed"
         elif self.direction == "listed":
-            text += ", not shown to be more than noise"
+            text += f", {self.listed_why()}"
         if self.moved:
             text += f"; moved: {moved_list(self.moved, first)}"
         return text
+
+    @property
+    def all_moved(self) -> bool:
+        """Every pair moved the way the mean did (all fell, or all rose): the most the exact
+        paired test can see in ``n`` pairs (its smallest p-value, ``2 ** -n``)."""
+        return (
+            self.n > 0
+            and len(self.moved) == self.n
+            and all((m.new < m.old) == (self.delta < 0) for m in self.moved)
+        )
+
+    def listed_why(self) -> str:
+        """Why a listed change was not called: "not shown to be more than noise", or, when
+        every question moved (``all_moved``), that the type has too few questions for the
+        exact test to call any move at tonight's level; "noise" would misread a type whose
+        every relevant chunk left the top k."""
+        if self.all_moved:
+            went = "fell" if self.delta < 0 else "rose"
+            return f"every one of its {_questions(self.n)} {went}: too few to call"
+        return "not shown to be more than noise"
 
     def headline(self) -> str:
         """e.g. ``judge factual faithfulness -0.333 [-0.583, -0.083] over 12 questions``."""

@@ -29,7 +29,10 @@ whatever the scores
 ``ok``                       full marks (faithfulness 2, relevance 2)
 ``unknown retrieval``        the golden set lists no relevant chunks for it (``null`` or empty):
                              which layer failed cannot be told
-``retrieval miss``           no relevant chunk among the ``context_k`` chunks, below full marks
+``retrieval miss``           no relevant chunk among the ``context_k`` chunks, below full marks;
+                             also an answer that came with no chunk at all (closed-book: labels
+                             or not, nothing was retrieved for it, and its faithfulness was
+                             judged against nothing; the run warns, ``closed_book``)
 ``generation``               a relevant chunk was in context, and the answer is below full
                              marks: not faithful or not relevant to what it was given
 *with a correctness verdict* (``judge.correctness.enabled``; an ok verdict on 0-2): an answer
@@ -111,7 +114,11 @@ WENT_WRONG: tuple[Diagnosis, ...] = (
 
 
 def relevant_in_context(item: ItemRecord) -> bool | None:
-    """Whether a relevant chunk was among the chunks the generator saw (None: no chunk labels)."""
+    """Whether a relevant chunk was among the chunks the generator saw (None: no chunk labels).
+    No chunk at all is a miss whatever the labels: nothing relevant can be in an empty context,
+    and "label the chunks first" would be the wrong advice for a closed-book answer."""
+    if not item.context:
+        return False
     if not item.relevant_chunks:
         return None
     relevant = set(item.relevant_chunks)
@@ -267,3 +274,22 @@ def summarise(
         layer, sentence = _sentence(name, counts, context_k, name in out_of_scope_types)
         out.append(TypeDiagnosis(name, counts, total, layer, sentence))
     return out
+
+
+def closed_book(items: Iterable[ItemRecord]) -> str | None:
+    """The run-level warning when answers came with no context chunk at all (a closed-book
+    set, or a retriever that returned nothing), or None when every answer had some: their
+    faithfulness was judged against nothing, and their diagnosis is a retrieval miss."""
+    found = list(items)
+    empty = [item.question_id for item in found if not item.context]
+    if not empty:
+        return None
+    every = len(empty) == len(found)
+    head = f"all {len(found)} answers" if every else f"{len(empty)} of {len(found)} answers"
+    shown = ", ".join(empty[:5]) + (f", … ({len(empty) - 5} more)" if len(empty) > 5 else "")
+    return (
+        f"closed-book: {head} came with no context chunk ({shown}): their faithfulness was "
+        "judged against nothing and they are diagnosed as retrieval misses; give the run's "
+        "retrieved chunks with each answer, or judge them against the reference answers "
+        "([judge.correctness])"
+    )

@@ -151,8 +151,7 @@ class Gate(NamedTuple):
         if listed:
             more = f" (and {len(listed) - 1} more)" if len(listed) > 1 else ""
             return (
-                f"ok: no regression; listed, not shown to be more than noise: "
-                f"{listed[0].headline()}{more}"
+                f"ok: no regression; listed, {listed[0].listed_why()}: {listed[0].headline()}{more}"
             )
         return "ok: no regression"
 

@@ -22,6 +22,7 @@ Nothing here knows about runs or files: ``judge.results.compare`` applies it per
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from statistics import NormalDist
@@ -73,9 +74,21 @@ def bootstrap_interval(
     import numpy as np
 
     d = np.asarray(changes, dtype=float)
-    n = d.size
-    if n == 0:
+    if d.size == 0:
         raise ValueError("bootstrap_interval needs at least one change")
+    return _interval(d.tobytes(), seed, resamples, level)
+
+
+@functools.lru_cache(maxsize=8192)
+def _interval(data: bytes, seed: int, resamples: int, level: float) -> tuple[float, float]:
+    """``bootstrap_interval`` of the changes whose float64 bytes are ``data``, remembered: a
+    night's cells repeat a few multisets of changes (one question losing a point among twelve)
+    and the gate's simulation drew 8,600 intervals of 502 distinct ones. The interval is a
+    function of its arguments alone (a seeded generator), so a remembered one is the same."""
+    import numpy as np
+
+    d = np.frombuffer(data, dtype=float)
+    n = d.size
     values, counts = np.unique(d, return_counts=True)
     if values.size == 1:  # every resample has the same mean
         return float(values[0]), float(values[0])

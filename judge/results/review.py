@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import NamedTuple
 
 from judge.inputs.labels import LabelScores
@@ -58,6 +58,7 @@ TRIAGE_FLAGS: dict[str, str] = {
     "injection": "an instruction to the judge in the answer or a chunk",
     "cited_unrelated": "cited sentence shares no content with the answer",
     "same_position": "the judge cites the same sentence number for most items",
+    "weak_judge": "the judge repeats one reply or the prompt's format example",
 }
 
 #: ``same_position``: the share of the cited verdicts that cite one sentence number ...
@@ -193,9 +194,21 @@ def _foreign_quote(item: ItemRecord, verdict: Verdict) -> list[_Finding]:
     what = "cited sentence" if match.cited else "quote"
     reason = (
         f"faithful, but the {what} comes from {match.chunk_id}, not a golden chunk "
-        f"({', '.join(golden)})"
+        f"({first_ids(golden)})"
     )
     return [("foreign_quote", reason)]
+
+
+#: How many ids a reason names before it counts the rest: a question with dozens of golden
+#: chunks made a line of 1,898 characters.
+GOLDEN_IDS_SHOWN = 5
+
+
+def first_ids(ids: Sequence[str], first: int = GOLDEN_IDS_SHOWN) -> str:
+    """``a, b, c, d, e, … (12 more)``: the first ``first`` ids, then a count of the rest."""
+    shown = ", ".join(ids[:first])
+    rest = len(ids) - first
+    return f"{shown}, … ({rest} more)" if rest > 0 else shown
 
 
 def _unverified_quote(verdict: Verdict) -> list[_Finding]:
@@ -250,9 +263,15 @@ def _low_confidence(verdict: Verdict) -> list[_Finding]:
     return [("low_confidence", f"low judge confidence: {confidence:.0%} on the scores it gave")]
 
 
-def triage(item: ItemRecord, verdict: Verdict, bias: PositionBias | None = None) -> Triage:
+def triage(
+    item: ItemRecord,
+    verdict: Verdict,
+    bias: PositionBias | None = None,
+    weak: Sequence[str] = (),
+) -> Triage:
     """The triage flags of one judged item (``TRIAGE_FLAGS``); ``bias``: the run's
-    ``position_bias``, when it has one."""
+    ``position_bias``, when it has one; ``weak``: why this item's replies are among those that
+    make the judge weak (``judge.results.weak_judge.weak_reasons``), each a ``weak_judge``."""
     reasons = list(review_reasons(verdict))
     injected = instruction_flags(item.answer, item.context)
     if verdict.status != "ok" or verdict.faithfulness is None or verdict.relevance is None:
@@ -278,6 +297,7 @@ def triage(item: ItemRecord, verdict: Verdict, bias: PositionBias | None = None)
         *_unverified_quote(verdict),
         *_cited(item, verdict, bias),
         *_low_confidence(verdict),
+        *[("weak_judge", reason) for reason in weak],
     ]
     reasons += [reason for _, reason in found if reason is not None]
     return Triage([flag for flag, _ in found], reasons, gap)

@@ -202,3 +202,38 @@ def test_a_sheet_with_an_answer_past_the_csv_modules_default_limit_imports(tmp_p
         f"{huge}:2: not readable as CSV (field larger than field limit (4194304)); save the "
         "sheet again as CSV"
     ]
+
+
+def test_a_conflict_in_the_comment_alone_says_so() -> None:
+    """The same scores with another comment was shown as "F2 R2, the file says F2 R2"."""
+    from judge.audit.sheet import merge_labels
+    from judge.inputs.labels import HumanLabel
+
+    def label(note: str, faithfulness: int = 2) -> HumanLabel:
+        return HumanLabel(
+            question_id="q1",
+            labeller="ana",
+            faithfulness=faithfulness,
+            relevance=2,
+            note=note,
+            answer_sha256="0" * 64,
+        )
+
+    _, _, conflicts = merge_labels(
+        [label("根拠は第2段落。")], [label("quote is in chunk 2")], False
+    )
+    assert conflicts == [
+        'q1: ana already labelled this answer F2 R2 with the comment "根拠は第2段落。"; the file '
+        'gives the same scores with the comment "quote is in chunk 2" (only the comment '
+        "differs); pass --replace to overwrite"
+    ]
+    _, _, none = merge_labels([label("")], [label("x" * 80)], False)
+    assert none[0].endswith(
+        f'with the comment "{"x" * 60}…" (only the comment differs); pass --replace to overwrite'
+    )
+    assert "with the comment (none);" in none[0]
+    _, _, scores = merge_labels([label("a", 1)], [label("b")], False)
+    assert scores == [
+        "q1: ana already labelled this answer F1 R2, the file says F2 R2; pass "
+        "--replace to overwrite"
+    ]

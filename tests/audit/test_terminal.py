@@ -48,3 +48,37 @@ def test_terminal_labelling_saves_each_item_and_resumes(
     ask = _typed("0", "0", "wrong answer")  # then Ctrl-D on the next item
     assert label_in_terminal(items, labels_path, golden.by_id(), "bo", ask, shown.append) == 1
     assert shown[0] == "2 item(s) to label as 'bo' (2 already done)"
+
+
+def test_s_at_the_correctness_prompt_keeps_the_scores_already_typed(
+    labelled_setup: tuple[Config, str], tmp_path: Path
+) -> None:
+    config, _ = labelled_setup
+    golden = load_golden(config.data)
+    folder = (
+        config.reports.dir / (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
+    )
+    items = list(ReportFolder(folder).items().values())
+    labels_path = tmp_path / "labels.jsonl"
+    shown: list[str] = []
+    asked: list[str] = []
+    replies = _typed("2", "1", "s", "参照なし", "s", "q")
+
+    def ask(prompt: str) -> str:
+        asked.append(prompt)
+        return replies(prompt)
+
+    first = items[0].question_id
+    saved = label_in_terminal(
+        items, labels_path, golden.by_id(), "bo", ask, shown.append, correctness={first}
+    )
+    assert saved == 1
+    assert "correctness 0-2 (s skip correctness only, q quit): " in asked
+    assert "  correctness skipped; faithfulness and relevance kept" in shown
+    labels = load_labels(labels_path, golden.by_id()).current
+    assert [
+        (lab.question_id, lab.faithfulness, lab.relevance, lab.correctness, lab.note)
+        for lab in labels
+    ] == [(first, 2, 1, None, "参照なし")]
+    # s at faithfulness still skips the whole item (the second was skipped, then q)
+    assert asked[4] == "faithfulness 0-2 (s skip, q quit): "

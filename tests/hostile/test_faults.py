@@ -34,8 +34,14 @@ Tiny = Callable[..., Config]
 TIMEOUT_S = 1
 #: tenacity's wait between two attempts (wait_exponential_jitter(initial=1)) is at most 2 s.
 RETRY_WAIT_MAX_S = 2.0
-#: Loading the configuration, the inputs and (in this process, once) pandas.
-SLACK_S = 3.0
+#: Loading the configuration, the inputs and (in this process, once) pandas, and whatever a
+#: loaded machine adds to it: an upper bound on the wall clock must hold at a load of 17 on two
+#: cores (issue 33), so the slack is wide; each bound stays far below the time the fault would
+#: take if it were not cut (a trickle of minutes, an adapter asleep for an hour).
+SLACK_S = 30.0
+#: From a signal to the exit, "at once": far below the hour the hung adapter sleeps; the judging
+#: tests also check that the run stopped before its last item (fewer than 4 verdicts cached).
+AT_ONCE_S = 20.0
 
 
 def _set(config: Config, replace: dict[str, str] | None = None, append: str = "") -> Path:
@@ -401,7 +407,7 @@ def test_an_adapter_that_never_returns_does_not_keep_the_process_alive(
     _stopped_cleanly(err)
     assert "warning: the adapter failed for 3 question(s): q2, q3, q4" in _one_line(err)
     # Three threads still sleep in the adapter; the process did not wait for them.
-    assert elapsed < TIMEOUT_S + SLACK_S + 2, f"{elapsed:.1f} s"
+    assert elapsed < TIMEOUT_S + SLACK_S, f"{elapsed:.1f} s"  # not the adapter's hour
 
 
 class Stop(NamedTuple):
@@ -438,7 +444,7 @@ def test_a_signal_stops_a_hung_adapter_at_once_and_keeps_its_answers(
     _out, err = process.communicate(timeout=30)
     took = time.monotonic() - sent
     assert process.returncode == stop.code, err
-    assert took < 2, f"{took:.2f} s from the signal to the exit"
+    assert took < AT_ONCE_S, f"{took:.2f} s from the signal to the exit"
     _stopped_cleanly(err)
     message = _one_line(err)
     assert "interrupted: the adapter was stopped after 1 answer(s), saved in" in message
@@ -492,7 +498,7 @@ def test_a_signal_mid_judging_with_ollama(stop: Stop, tiny: Tiny, slow_server: i
         f'model = "{loopback_ollama.MODEL}"\n',
     )
     _, took = _judged_then_stopped(config, stop, "ollama")
-    assert took < 2, f"{took:.2f} s from the signal to the exit"
+    assert took < AT_ONCE_S, f"{took:.2f} s from the signal to the exit"
 
 
 @pytest.mark.slow

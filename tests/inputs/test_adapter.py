@@ -253,7 +253,7 @@ def test_a_question_past_its_deadline_fails_and_another_thread_takes_its_place(
     # q1 hangs for good in the only worker thread; q2..q4 still get answers, at once.
     assert run.meta.failed == {"q1": "timed out after 0.3 s (data.adapter_timeout_s)"}
     assert list(run.records) == ["q2", "q3", "q4"]
-    assert 0.3 <= elapsed < 2
+    assert 0.3 <= elapsed < 15  # at once, not the hanging question's time (wide: load)
     assert [(e.question_id, e.done) for e in events] == [("q1", 1), ("q2", 2), ("q3", 3), ("q4", 4)]
 
 

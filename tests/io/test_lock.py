@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from judge.config import Config
+from judge.errors import EXIT_BUSY
+from judge.io import lock
 from judge.io.lock import Busy, lock_file, locked, run_lock
 from tests.conftest import run_lexical
 
@@ -23,22 +25,30 @@ def test_a_second_run_is_refused_while_the_lock_is_held(
 ) -> None:
     config = tiny()
     with run_lock(config.reports.dir):
-        assert run_lexical(config) == 2
+        assert run_lexical(config) == EXIT_BUSY == 4  # not 2: nothing is wrong with the input
     assert "another judge run (pid " in capsys.readouterr().err
     assert run_lexical(config) == 0  # released with its holder
 
 
-def test_a_run_lock_is_refused_at_once_naming_its_holder(tmp_path: Path) -> None:
+def test_a_run_lock_is_refused_at_once_naming_its_holder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     reports = tmp_path / "reports"
     with run_lock(reports):
         assert (reports / ".lock").read_text(encoding="utf-8") == f"{os.getpid()}\n"
-        started = time.monotonic()
+
+        def no_sleep(seconds: float) -> None:
+            raise AssertionError(f"slept {seconds} s: a second run must be refused at once")
+
+        monkeypatch.setattr(lock.time, "sleep", no_sleep)  # no wall clock: no wait at all
         with pytest.raises(Busy) as caught, run_lock(reports):
             pass
-        assert time.monotonic() - started < 1.0  # no wait: a second run is refused at once
+        monkeypatch.undo()
+    assert caught.value.exit_code == EXIT_BUSY
     assert str(caught.value) == (
-        f"another judge run (pid {os.getpid()}) is writing to {reports}; wait for it to "
-        "finish (the lock is released when it exits)"
+        f"another judge run (pid {os.getpid()}) is writing to {reports}; nothing was done: run "
+        "this again when it has finished (its lock is released when it exits), or give "
+        "--wait SECONDS"
     )
     assert not (reports / ".lock").exists()  # removed on release, as a shared file's lock is
     with run_lock(reports):  # and taken again
@@ -77,11 +87,71 @@ def test_the_lock_of_a_symlink_is_beside_its_target(tmp_path: Path) -> None:
         pass
 
 
-def test_a_lock_file_left_by_a_killed_holder_is_taken_and_removed(tmp_path: Path) -> None:
+def test_a_lock_file_left_by_a_killed_holder_is_taken_and_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "labels.jsonl"
     lock_file(path).write_text("999999999\n", encoding="utf-8")  # no process holds it
-    started = time.monotonic()
+
+    def no_sleep(seconds: float) -> None:
+        raise AssertionError(f"slept {seconds} s for a lock no process holds")
+
+    monkeypatch.setattr(lock.time, "sleep", no_sleep)  # not waited for (no wall clock)
     with locked(path, wait_s=5.0):
         assert lock_file(path).read_text(encoding="utf-8") == f"{os.getpid()}\n"
-    assert time.monotonic() - started < 1.0  # not waited for
+    monkeypatch.undo()
     assert not lock_file(path).exists()
+
+
+class _Clock:
+    """A fake monotonic clock that ``sleep`` advances: a wait measured without the wall clock."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.slept: list[float] = []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
+def test_a_run_waits_up_to_its_wait_then_is_refused_saying_so(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reports = tmp_path / "reports"
+    clock = _Clock()
+    said: list[str] = []
+    with run_lock(reports):
+        monkeypatch.setattr(lock.time, "monotonic", clock.monotonic)
+        monkeypatch.setattr(lock.time, "sleep", clock.sleep)
+        with pytest.raises(Busy) as caught, run_lock(reports, wait_s=30, on_wait=said.append):
+            pass
+        monkeypatch.undo()
+    assert said == [str(os.getpid())]  # said once, when the wait started
+    assert clock.now == 30 and len(clock.slept) == 30  # polled once a second, to the deadline
+    assert caught.value.exit_code == EXIT_BUSY
+    assert f"is writing to {reports} (waited 30 s); nothing was done" in str(caught.value)
+
+
+def test_a_waiting_run_takes_the_lock_when_its_holder_finishes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    reports = tmp_path / "reports"
+    clock = _Clock()
+    holder = run_lock(reports)
+    holder.__enter__()
+
+    def sleep(seconds: float) -> None:  # the holder finishes during the third poll
+        clock.sleep(seconds)
+        if len(clock.slept) == 3:
+            holder.__exit__(None, None, None)
+
+    monkeypatch.setattr(lock.time, "monotonic", clock.monotonic)
+    monkeypatch.setattr(lock.time, "sleep", sleep)
+    with run_lock(reports, wait_s=3600):
+        assert (reports / ".lock").read_text(encoding="utf-8") == f"{os.getpid()}\n"
+    assert clock.now == 3
+    assert not (reports / ".lock").exists()

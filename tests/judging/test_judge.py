@@ -32,8 +32,10 @@ MODEL = BackendIdentity(
         ("lexical", "correctness", "correctness.v1.md", "h1:d280919d8a7456a9"),
         ("model", "answer", "judge.v1.md", "h1:2f4c830a22acedd0"),
         ("model", "answer", "judge.cited.v1.md", "h1:6dfb93ce2cd6e847"),
-        ("model", "chunk", "chunk.v1.md", "h1:beace7c4ed45d428"),
-        ("model", "correctness", "correctness.v1.md", "h1:3589d552e2f59417"),
+        # moved by issue 33 with the prompts' text (their format examples are placeholders
+        # now, not a concrete score), not by the computation: beace7c4…, 3589d552… before
+        ("model", "chunk", "chunk.v1.md", "h1:9580d8074c2596f5"),
+        ("model", "correctness", "correctness.v1.md", "h1:ff002a20b0d7fa64"),
     ],
 )
 def test_the_fingerprints_of_the_shipped_tasks_did_not_move(

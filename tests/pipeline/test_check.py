@@ -32,3 +32,44 @@ def test_check_collects_every_problem_after_showing_the_inputs(tiny: Tiny, tmp_p
     assert len(seen) == 1  # the warnings come before the error
     assert len(raised.value.problems) == 1
     assert "no-such-prompt.md" in raised.value.problems[0]
+
+
+def test_check_refuses_a_bad_prompt_before_it_asks_the_adapter(
+    tiny_adapter: Callable[..., Config], tmp_path: Path
+) -> None:
+    asked = tmp_path / "asked.txt"
+    code = (
+        "from pathlib import Path\n"
+        "def answer(question):\n"
+        f"    Path({str(asked)!r}).write_text('asked')\n"
+        "    return {'answer': 'x', 'retrieved': []}\n"
+    )
+    config = tiny_adapter("asks_first", code).with_overrides(
+        judge={"prompt": tmp_path / "no-such-prompt.md"}
+    )
+    with pytest.raises(InputError) as raised:
+        check(config)
+    assert ["no-such-prompt.md" in p for p in raised.value.problems] == [True]
+    assert not asked.exists()  # the adapter was never asked
+
+
+def test_the_lexical_judge_needs_no_prompt_file(
+    tiny: Callable[..., Config], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A judge.toml naming a prompt it does not carry (a copied judge.toml): the lexical judge
+    reads no prompt, so check and run go on with the shipped one and say so; a judge that
+    reads prompts still stops, naming the file."""
+    from judge.pipeline.evaluate import evaluate
+
+    config = tiny().with_overrides(judge={"prompt": tmp_path / "prompts" / "judge.v1.md"})
+    with pytest.raises(InputError):
+        check(config)  # the configured judge (auto) reads its prompt
+    lexical = config.with_overrides(judge={"backend": "lexical"})
+    checked = check(lexical)
+    assert checked.inputs.run.records
+    assert "prompt file not found; the judge reads no prompt, so the shipped judge.v1.md" in (
+        caplog.text
+    )
+    assert check(config, backend="lexical").inputs.run.records
+    result = evaluate(config, backend="lexical", progress=False)
+    assert result.report.verdicts

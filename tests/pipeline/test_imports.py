@@ -76,3 +76,22 @@ def test_existing_files_are_refused_unless_replace_and_left_as_they_were(tmp_pat
     file.write_text("", encoding="utf-8")
     with pytest.raises(InputError, match="not a folder"):
         import_foreign("ragas", DATA / "ragas.jsonl", file)
+
+
+def test_the_folder_an_import_prints_checks_and_runs_with_only_its_data_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """issue 33: a judge.toml of the [data] lines `judge import` prints, in a folder outside
+    the checkout, with no prompt line and no prompts/ beside it."""
+    from judge.cli import main
+
+    tool, name = SAMPLES[0][0], SAMPLES[0][1]
+    team = tmp_path / "team"
+    team.mkdir()
+    imported = import_foreign(tool, DATA / name, team / "imported", relative_to=team)
+    (team / "judge.toml").write_text("\n".join(imported.data_lines) + "\n", encoding="utf-8")
+    monkeypatch.chdir(team)
+    assert main(["check", "--no-judge"]) == 0
+    assert main(["check", "--backend", "lexical"]) == 0
+    assert main(["run", "--backend", "lexical"]) == 0
+    assert (team / "reports" / "latest").is_file()

@@ -220,3 +220,37 @@ def test_the_missing_labels_file_carries_the_question_and_the_chunk_text(
             "",
         ],
     ]
+
+
+def test_chunks_graded_below_the_context_have_their_corpus_text_in_the_file_and_the_page(
+    tiny: Tiny,
+) -> None:
+    """With ``[judge.chunks] depth`` beyond ``context_k``, the chunks below it are in no
+    answer's context: their text comes from the corpus (it was empty for 325 of 585 rows)."""
+    from judge.report.review_page import page_data
+
+    # q2's label leaves out backup/restore, which its run ranks third
+    questions = [
+        q | ({"relevant_chunks": ["backup/auto"]} if q["id"] == "q2" else {}) for q in QUESTIONS
+    ]
+    config = tiny(questions=questions).with_overrides(
+        retrieval={"context_k": 1},
+        judge={"chunks": {"enabled": True, "prompt": REPO / "prompts" / "chunk.v1.md", "depth": 5}},
+    )
+    report = evaluate(config, backend="lexical", progress=False).report
+    assert report.chunks is not None
+    deep = [m for m in report.chunks.missing if m.rank > 1]
+    assert deep, "the case this test is about: a possible missing label below context_k"
+    corpus = {c["chunk_id"]: c["text"] for c in CORPUS}
+    assert report.chunks.texts == {m.chunk_id: corpus[m.chunk_id] for m in report.chunks.missing}
+    text = missing_labels_file(report)
+    assert text is not None
+    rows = list(csv.DictReader(io.StringIO(text.lstrip("\ufeff"))))
+    assert rows and all(row["chunk_text"] == corpus[row["chunk_id"]] for row in rows)
+    data = page_data(report)
+    shown = [
+        (item["question_id"], c["chunk_id"], data["chunk_texts"][c["text"]])
+        for item in data["items"]
+        for c in item["beyond_context"]
+    ]
+    assert shown == [(m.question_id, m.chunk_id, corpus[m.chunk_id]) for m in deep]

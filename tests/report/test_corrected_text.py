@@ -44,3 +44,20 @@ def test_a_type_name_from_data_cannot_break_the_table() -> None:
     row = next(line for line in lines if "neg" in line)
     assert "<b>" not in row and "neg\\|" in row
     assert len(re.findall(r"(?<!\\)\|", row)) == 10  # 9 columns: the type's pipe is escaped
+
+
+def test_the_estimates_say_how_many_labels_they_use_not_only_the_threshold() -> None:
+    """On real labels (243 of them) the line said "shown from 10 labelled items": the
+    threshold, read as the count. It now gives the count and calls the threshold one."""
+    from judge.audit.types import CorrectedCell
+    from judge.report.corrected_text import corrected_lines
+
+    def cell(labelled: int, labels: int) -> CorrectedCell:
+        return CorrectedCell(labelled, labelled, 1.5, labelled, labels, 0, 0, None, None)
+
+    corrected = {"faithfulness": {"factual": cell(200, 203), "negative": cell(40, 40)}}
+    lines = corrected_lines(corrected, {})  # type: ignore[arg-type]
+    assert lines[2].startswith(
+        "from 243 labels on 240 items judged ok; a type's estimate is shown once it has at "
+        "least 10 labelled items judged ok; interval: PPI++"
+    )

@@ -453,3 +453,30 @@ def test_page_data_carries_the_records_diagnosis_and_raw_reply(tiny: Tiny) -> No
     assert [by_id[q]["quote_from_reference"] for q in ("q2", "q3", "q4")] == [False] * 3
     assert by_id["q3"]["reference"] is None
     assert data["run"]["started_at"] == record.manifest.started_at
+
+
+def test_a_link_to_an_item_opens_it_below_the_sticky_header_on_a_phone(
+    browser: Any, sample: tuple[Path, Record]
+) -> None:
+    """review.html#q02 scrolled the item under the sticky header; and without a viewport meta a
+    phone's browser showed the shrunk desktop page."""
+    folder, record = sample
+    content = (folder / "review.html").read_text(encoding="utf-8")
+    assert '<meta name="viewport" content="width=device-width, initial-scale=1">' in content
+    first, _ = open_page(browser, folder, PHONE)
+    # the last item of the list (worst first): the page must scroll to it
+    last = first.evaluate("Array.from(document.querySelectorAll('section.item')).pop().dataset.qid")
+    assert last in {row.question_id for row in record.questions}
+    for viewport in (PHONE, {"width": 1280, "height": 800}):
+        context = browser.new_context(viewport=viewport, device_scale_factor=1)
+        page = context.new_page()
+        page.goto((folder / "review.html").as_uri() + "#" + last)
+        page.wait_for_selector(f'section[data-qid="{last}"] .detail:not([hidden])')
+        page.wait_for_timeout(300)  # the layout settles (fonts, the narrow class)
+        header = page.evaluate("document.querySelector('header').getBoundingClientRect().bottom")
+        top = page.evaluate(
+            f"document.querySelector('section[data-qid=\"{last}\"]').getBoundingClientRect().top"
+        )
+        assert page.evaluate("window.scrollY") > 0
+        assert header <= top < viewport["height"] / 2, (viewport, header, top)
+        context.close()

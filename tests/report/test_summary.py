@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from typing import Any
 
 from judge.config import Config
 from judge.judging.backends.base import JudgeRequest
@@ -36,3 +37,34 @@ def test_every_failed_verdict_is_named_and_flagged_ones_are_bounded(
     assert len([q for q in named if q in flagged]) == REVIEW_LINES
     more = len(flagged) - REVIEW_LINES
     assert f"  … {more} more (report.md and review.html)" in lines
+
+
+def test_the_lexical_judges_agreement_line_does_not_compare_it_with_itself(
+    sample_config: Config, tmp_path: Path
+) -> None:
+    config = sample_config.with_overrides(
+        reports={"dir": tmp_path / "reports"}, judge={"cache_path": tmp_path / "cache.sqlite3"}
+    )
+    result = evaluate(config, backend="lexical")
+    assert result.report.audit is not None  # the sample's labels
+    line = next(
+        x for x in console_summary(result.report, result.folder.path) if "human labels" in x
+    )
+    assert "the lexical baseline itself (no second judge to compare with)" in line
+    assert "on the same" not in line
+    scripted = evaluate(config, backend=ScriptedBackend(_flagged_or_failed))
+    other = console_summary(scripted.report, scripted.folder.path)
+    assert any("lexical baseline" in x and "on the same" in x for x in other)
+
+
+def test_a_closed_book_run_warns_in_the_console_and_report_md(tiny: Any) -> None:
+    from tests.conftest import RUN
+
+    closed = [RUN[0]] + [{**r, "retrieved": []} for r in RUN[1:]]
+    config = tiny(run=closed)
+    result = evaluate(config, backend="lexical", progress=False)
+    console = "\n".join(console_summary(result.report, result.folder.path))
+    assert "warning: closed-book: all 4 answers came with no context chunk" in console
+    markdown = (result.folder.path / "report.md").read_text(encoding="utf-8")
+    assert "closed-book: all 4 answers came with no context chunk" in markdown
+    assert "label chunks first" not in console

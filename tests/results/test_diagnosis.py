@@ -331,3 +331,39 @@ def test_verdicts_csv_carries_question_answer_reference_and_diagnosis(
     assert first.item is not None
     assert rows[0]["question"] == first.question and rows[0]["answer"] == first.item.answer
     assert [r["diagnosis"] for r in rows] == [q.diagnosis for q in record.questions]
+
+
+def test_a_closed_book_answer_is_a_retrieval_miss_with_a_run_warning() -> None:
+    """No context at all: "label chunks first" was the advice, and nothing said the answers
+    were judged against nothing."""
+    from judge.results.diagnosis import closed_book
+
+    for labels in (None, [], ["pricing/plans"]):
+        item = _item(context=[], relevant_chunks=labels)
+        assert diagnose(item, _verdict(1, 2), out_of_scope=False) == "retrieval miss"
+    # a closed-book answer out of scope keeps its rule (a refusal is right, whatever was given)
+    refusal = _item(REFUSAL_EN, context=[], relevant_chunks=[])
+    assert diagnose(refusal, _verdict(0, 2), out_of_scope=True) == "ok"
+    assert closed_book([_item()]) is None
+    items = [_item(question_id=f"q{i}", context=[]) for i in range(7)]
+    assert closed_book(items) == (
+        "closed-book: all 7 answers came with no context chunk (q0, q1, q2, q3, q4, … (2 more)): "
+        "their faithfulness was judged against nothing and they are diagnosed as retrieval "
+        "misses; give the run's retrieved chunks with each answer, or judge them against the "
+        "reference answers ([judge.correctness])"
+    )
+    some = closed_book([_item(), _item(question_id="q9", context=[])])
+    assert some is not None and some.startswith("closed-book: 1 of 2 answers came with no")
+
+
+def test_every_diagnosis_is_a_row_of_the_docs_table() -> None:
+    """`wrong per reference` was missing from docs/reports.md."""
+    from tests.conftest import REPO
+
+    text = (REPO / "docs" / "reports.md").read_text(encoding="utf-8")
+    rows = {
+        line.split("|")[1].strip().strip("`")
+        for line in text.splitlines()
+        if line.startswith("| `")
+    }
+    assert set(DIAGNOSES) <= rows, sorted(set(DIAGNOSES) - rows)

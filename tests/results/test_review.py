@@ -243,3 +243,19 @@ def test_report_md_shows_the_majority_class_beside_both_axes(
     cells = [c.strip() for c in judge_row.split("|")[1:-1]]
     assert cells[4].endswith(f"(always {f.majority_class})")
     assert cells[8].endswith(f"(always {r.majority_class})")
+
+
+def test_a_foreign_quote_names_five_golden_chunks_then_counts_the_rest() -> None:
+    """TREC-style labels gave one question dozens of golden chunks: the reason named every one
+    (1,898 characters on one line)."""
+    golden = [f"doc{i:02d}/passage" for i in range(40)]
+    found = triage(_item(relevant_chunks=golden), _cited(2, CONTEXT[1].text, chunk="pricing/trial"))
+    reason = next(r for r in found.reasons if "not a golden chunk" in r)
+    assert reason.endswith(
+        "not a golden chunk (doc00/passage, doc01/passage, doc02/passage, doc03/passage, "
+        "doc04/passage, … (35 more))"
+    )
+    few = triage(
+        _item(relevant_chunks=["a", "b"]), _cited(2, CONTEXT[1].text, chunk="pricing/trial")
+    )
+    assert any(r.endswith("not a golden chunk (a, b)") for r in few.reasons)

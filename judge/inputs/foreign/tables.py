@@ -111,6 +111,9 @@ DEEPEVAL = TableSchema(
             "custom_column_key_values",
             "token_cost",
             "completion_time",
+            # DeepEval 4.3's save_as adds these two
+            "input_token_count",
+            "expectations",
             "scenario",
             "turns",
             "expected_outcome",

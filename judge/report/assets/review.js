@@ -1,7 +1,10 @@
 'use strict';
 const data = JSON.parse(document.getElementById('report-data').textContent);
 // Each chunk text is in the data once; a context names it by its index.
-for (const item of data.items) for (const chunk of item.context) chunk.text = data.chunk_texts[chunk.text];
+for (const item of data.items) {
+  for (const chunk of item.context) chunk.text = data.chunk_texts[chunk.text];
+  for (const chunk of item.beyond_context || []) chunk.text = data.chunk_texts[chunk.text];
+}
 const $ = (id) => document.getElementById(id);
 function el(tag, cls, text) {
   const node = document.createElement(tag);
@@ -414,6 +417,16 @@ function fillDetail(entry) {
     else box.appendChild(cited ? highlighted(chunk.text, v.match.start, v.match.end) : el('div', 'text', chunk.text));
     detail.appendChild(box);
   });
+  // Possible missing labels ranked below what the judge saw: their corpus text, to decide on.
+  if ((item.beyond_context || []).length) detail.appendChild(el('div', 'label', 'Possible missing labels ranked below the chunks the judge saw (corpus text)'));
+  for (const chunk of item.beyond_context || []) {
+    const box = el('div', 'chunk');
+    box.dataset.chunk = chunk.chunk_id;
+    box.appendChild(el('div', 'cid missing-label', '#' + chunk.rank + ' ' + chunk.chunk_id + ' · judge grade ' + chunk.grade + '/3 · possible missing label'));
+    if (chunk.reason) box.appendChild(el('div', 'grade-reason', chunk.reason));
+    box.appendChild(el('div', 'text', chunk.text));
+    detail.appendChild(box);
+  }
   if (v) detail.appendChild(rawReply(v));
   detail.appendChild(markBox(entry));
 }

@@ -85,3 +85,21 @@ def test_unknown_columns_and_unretrieved_references_are_warned_about(tmp_path: P
         "texts, so every recall will be 0: were they cut from other chunks than the index's? "
         "Chunk ids come from the text (docs/imports.md)",
     ]
+
+
+def test_deepeval_4_3_fields_are_read_and_not_used(tmp_path: Path) -> None:
+    """DeepEval 4.3's save_as writes input_token_count and expectations: known, not warned of."""
+    rows = [
+        {
+            "input": "Does the Day Pass cover e-bikes?",
+            "actual_output": "No. The Day Pass does not cover the e-bike surcharge.",
+            "retrieval_context": ["The Day Pass covers classic bikes only."],
+            "input_token_count": 12,
+            "expectations": None,
+        },
+    ]
+    source = write_rows(tmp_path / "cases.jsonl", rows)
+    imported = import_foreign("deepeval", source, tmp_path / "a")
+    assert not [w for w in imported.warnings if "ignored column" in w]
+    docs = (Path(__file__).resolve().parents[3] / "docs" / "imports.md").read_text(encoding="utf-8")
+    assert "`input_token_count`" in docs and "`expectations`" in docs

@@ -131,7 +131,7 @@ class _Trickle(httpx.SyncByteStream):
 
 
 def test_a_body_that_trickles_in_is_cut_at_the_deadline() -> None:
-    body = json.dumps({"message": {"content": "x" * 200}}).encode()  # 26 reads, 1.3 s in all
+    body = json.dumps({"message": {"content": "x" * 8000}}).encode()  # 1,000 reads, 50 s
 
     def trickle(request: httpx.Request) -> httpx.Response:
         return httpx.Response(200, stream=_Trickle(body, 0.05))
@@ -139,7 +139,8 @@ def test_a_body_that_trickles_in_is_cut_at_the_deadline() -> None:
     start = time.monotonic()
     with _client(trickle, 0.3) as http, pytest.raises(ConnectionLost) as caught:
         post_json(http, "/api/chat", {}, SERVER, SETTING)
-    assert time.monotonic() - start < 1.0  # the deadline, not the whole trickle
+    # the deadline, not the whole trickle (a wide bound: it must hold on a loaded machine)
+    assert time.monotonic() - start < 15.0
     assert str(caught.value).startswith("no reply from Ollama within 0.3 s (ReadTimeout)")
     assert isinstance(caught.value.__cause__, httpx.ReadTimeout)
     assert str(caught.value.__cause__) == "no complete reply within 0.3 s (wall clock)"
@@ -158,7 +159,7 @@ def test_a_body_in_time_is_read_whole() -> None:
 
 def test_headers_that_trickle_on_a_real_socket_are_cut_at_the_deadline() -> None:
     # One byte of the headers every 0.2 s: no read ever times out, the socket is shut at 0.5 s.
-    server = loopback_ollama.start(0.0, 1, "trickle-headers", trickle_s=0.2, max_s=10)
+    server = loopback_ollama.start(0.0, 1, "trickle-headers", trickle_s=0.2, max_s=60)
     host, port = server.server_address[:2]
     try:
         with http_client(base_url=f"http://{host!s}:{port}", timeout=0.5) as http:
@@ -168,7 +169,7 @@ def test_headers_that_trickle_on_a_real_socket_are_cut_at_the_deadline() -> None
             elapsed = time.monotonic() - start
     finally:
         server.stop()
-    assert 0.4 < elapsed < 3
+    assert 0.4 < elapsed < 20  # the deadline, not the minute the server trickles (wide: load)
     message = str(caught.value)
     assert message.startswith("no reply from Ollama within 0.5 s (")
     assert message.endswith("); raise judge.ollama.timeout_s if the server is busy")

@@ -192,12 +192,13 @@ def test_a_request_its_client_gave_up_on_is_no_longer_counted_in_flight(
         for _ in range(2):  # the second waits for the slot the first held, unless it was freed
             with pytest.raises(ConnectionLost, match=r"^no reply from Ollama within 0\.3 s"):
                 backend.complete(_request())
-        while server.in_flight and time.monotonic() - started < 5:
+        while server.in_flight and time.monotonic() - started < 20:
             time.sleep(0.01)
     finally:
         backend.close()
     assert (server.chat_requests, server.peak_in_flight, server.in_flight) == (2, 1, 0)
-    assert time.monotonic() - started < 5  # counted out at once, not after its 30 s
+    # counted out at once, not after its 30 s (a bound wide enough for a loaded machine)
+    assert time.monotonic() - started < 20
 
 
 def test_the_pool_never_gives_a_member_more_than_its_concurrency() -> None:
