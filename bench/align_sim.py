@@ -12,7 +12,8 @@ its own draw, right with probability ``p`` (the null) or, for the last variant, 
 through ``compare`` and ``guard_decision``, as ``judge align``'s do. Cross-fitting is not
 simulated: the rows are what the folds give, one held-out verdict per item and prompt.
 
-    PYTHONPATH=. .venv/bin/python bench/align_sim.py [--reps 1000] [--power-reps 300] [--n 30 40 100]
+    PYTHONPATH=. .venv/bin/python bench/align_sim.py [--reps 1000] [--power-reps 200] [--n 40 100]
+        [--variants 2] [--effects 0 0.15 0.25] [--resamples 200]
 
 prints one line per (n, variants, effect): the share of replications that adopted a variant,
 with its 95 % Wilson interval. The numbers in docs/align.md came from this command.
@@ -61,7 +62,13 @@ def _rows(
 
 
 def adopted(
-    rng: random.Random, n: int, variants: int, p: float, effect: float, shared: float
+    rng: random.Random,
+    n: int,
+    variants: int,
+    p: float,
+    effect: float,
+    shared: float,
+    resamples: int = 200,
 ) -> bool:
     """One replication: whether the guard adopted a variant. Variants that fail the primary
     guard are not bootstrapped (their intervals cannot change the decision)."""
@@ -77,7 +84,7 @@ def adopted(
             passing.append(rows)
     if not passing:
         return False
-    comparisons = [compare(f"v{i}", rows, resamples=500) for i, rows in enumerate(sets)]
+    comparisons = [compare(f"v{i}", rows, resamples=resamples) for i, rows in enumerate(sets)]
     return guard_decision(comparisons).adopted is not None
 
 
@@ -92,14 +99,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=1000, help="replications of the null")
     parser.add_argument(
-        "--power-reps", type=int, default=300, help="replications of each alternative"
+        "--power-reps", type=int, default=200, help="replications of each alternative"
     )
-    parser.add_argument("--n", type=int, nargs="+", default=[30, 40, 100])
-    parser.add_argument("--variants", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--n", type=int, nargs="+", default=[40, 100])
+    parser.add_argument("--variants", type=int, nargs="+", default=[2])
     parser.add_argument("--effects", type=float, nargs="+", default=[0.0, 0.15, 0.25])
     parser.add_argument("--p", type=float, default=0.6, help="current prompt's agreement")
     parser.add_argument("--shared", type=float, default=0.5, help="answers the variant shares")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--resamples", type=int, default=200, help="bootstrap resamples of the no-worse guard"
+    )
     args = parser.parse_args()
     print(f"p = {args.p}, shared = {args.shared}")
     for n in args.n:
@@ -108,7 +118,8 @@ def main() -> None:
                 rng = random.Random(f"{args.seed}:{n}:{variants}:{effect}")
                 reps = args.reps if effect == 0 else args.power_reps
                 hits = sum(
-                    adopted(rng, n, variants, args.p, effect, args.shared) for _ in range(reps)
+                    adopted(rng, n, variants, args.p, effect, args.shared, args.resamples)
+                    for _ in range(reps)
                 )
                 low, high = wilson(hits, reps)
                 what = "false adoption" if effect == 0 else "power"

@@ -1,5 +1,6 @@
 """``judge audit`` and ``audit sample | import | label``: the judge against human labels; ``judge
-align``: the judge learning from them behind a held-out guard."""
+align``: the judge learning from them behind a held-out guard; ``judge panel``: several judges
+voting."""
 
 from __future__ import annotations
 
@@ -129,8 +130,41 @@ def add_align_command(commands: Commands) -> None:
     align.add_argument("--run", type=Path, help="a run file (overrides data.run)")
 
 
+def cmd_panel(args: argparse.Namespace) -> int:
+    from judge.console import judge_progress
+    from judge.pipeline.panel import panel, panel_lines
+    from judge.pipeline.session import JudgeChoice
+
+    def chosen(choice: JudgeChoice) -> None:
+        say(f"judge: {choice.judge} ({choice.reason})", err=True)
+
+    with judge_progress() as on_judging:
+        paneled = panel(
+            config_of(args),
+            run_path=args.run,
+            on_judge_chosen=chosen,
+            on_judging=on_judging,
+            on_inputs=warnings_of(),
+        )
+    say_lines(panel_lines(paneled))
+    say(f"report: {paneled.report}")
+    return 0
+
+
+def add_panel_command(commands: Commands) -> None:
+    panel = commands.add(
+        "panel",
+        cmd_panel,
+        "judge the run with every member of [judge.panel] and vote: each member's agreement "
+        "with the labels and with the others; disputed answers go first into the next audit "
+        "sample (docs/align.md#a-panel-of-judges)",
+    )
+    panel.add_argument("--run", type=Path, help="a run file (overrides data.run)")
+
+
 def add_audit_commands(commands: Commands) -> None:
     add_align_command(commands)
+    add_panel_command(commands)
     audit = commands.add("audit", cmd_audit, "agreement of the judge with human labels")
     audit.add_argument("--folder", help=FOLDER_HELP)
     audit.add_argument(
