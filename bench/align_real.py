@@ -47,8 +47,9 @@ SAMPLES = {
 
 
 def _config(toml: Path, folder: Path, limit: int | None) -> Config:
-    """The sample's configuration in ``folder``; with ``limit``, its run cut to the first
-    ``limit`` answers that have labels (the others have no examples to give)."""
+    """The sample's configuration in ``folder``; with ``limit``, its run and golden questions
+    cut to the first ``limit`` answers that have labels (the others have no examples to
+    give; their labels are then retired, with a warning)."""
     prompt = folder / "prompts" / "judge.v1.md"
     prompt.parent.mkdir(parents=True)
     shutil.copyfile(REPO / "prompts" / "judge.v1.md", prompt)
@@ -66,7 +67,15 @@ def _config(toml: Path, folder: Path, limit: int | None) -> Config:
     run.write_text(
         "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in meta + kept), encoding="utf-8"
     )
-    return config.with_overrides(data={"run": run})
+    ids = {r["id"] for r in kept}
+    questions = folder / "questions.jsonl"
+    questions.write_text(
+        "".join(
+            line + "\n" for line in _lines(config.data.questions) if json.loads(line)["id"] in ids
+        ),
+        encoding="utf-8",
+    )
+    return config.with_overrides(data={"run": run, "questions": questions})
 
 
 def _lines(path: Path | None) -> list[str]:

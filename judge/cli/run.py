@@ -107,7 +107,7 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     from judge.pipeline.evaluate import Hooks, evaluate
     from judge.pipeline.run import write_outputs
     from judge.report.ci import ci_files
-    from judge.report.summary import console_summary
+    from judge.report.summary import console_summary, judge_change_note
 
     nightly: bool = args.nightly
     config = _run_config(args)
@@ -139,7 +139,8 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     code = report.gate.exit_code(args.fail_on_regression, args.require_baseline)
     verdict = report.gate.verdict
     if nightly:
-        say(f"nightly: {verdict}")
+        change = judge_change_note(report)  # a new judge first: its jump is no regression
+        say(f"nightly: {verdict}" + (f" · {change}" if change else ""))
         say("\n".join(out))
     else:
         say(f"\ngate: {verdict}")
