@@ -140,7 +140,9 @@ def main() -> None:
     parser.add_argument("--k", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--folds", type=int, default=3)
     parser.add_argument("--budget", type=int, default=1700)
-    parser.add_argument("--cost-items", type=int, default=6)
+    parser.add_argument(
+        "--cost-items", type=int, default=6, help="answers timed for the cost (0: skip)"
+    )
     parser.add_argument("--only", choices=list(SAMPLES), help="one sample only")
     parser.add_argument("--limit", type=int, help="the first N labelled answers only")
     args = parser.parse_args()
@@ -155,8 +157,9 @@ def main() -> None:
             aligned = align(config, settings)
             for line in aligned_lines(aligned):
                 print(line, flush=True)
-            for line in _cost(config, max(args.k), args.budget, args.cost_items, folder):
-                print(line, flush=True)
+            if args.cost_items > 1:
+                for line in _cost(config, max(args.k), args.budget, args.cost_items, folder):
+                    print(line, flush=True)
 
 
 if __name__ == "__main__":
