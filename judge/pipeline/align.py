@@ -98,6 +98,8 @@ class Aligned(NamedTuple):
     """The adopted prompt's exemplars (question ids)."""
     flips: list[PromptFlip]
     costs: list[Cost]
+    shown: dict[str, list[int]]
+    """Per variant, the exemplars each fold's prompt showed (fewer than k: the budget)."""
     report: Path | None = None
 
 
@@ -141,20 +143,23 @@ def _held_out(
     k: int,
     settings: AlignSettings,
     on_judging: Callable[[JudgeProgress], None],
-) -> tuple[dict[str, Verdict], list[Verdict]]:
+) -> tuple[dict[str, Verdict], list[Verdict], list[int]]:
     """The verdicts of every example under the variant of ``k`` exemplars chosen from the
-    other folds (cross-fitted), and the verdicts in the order asked."""
+    other folds (cross-fitted), the verdicts in the order asked, and how many exemplars each
+    fold's variant showed (fewer than ``k`` when the budget ran out)."""
     verdicts: dict[str, Verdict] = {}
     asked: list[Verdict] = []
+    shown: list[int] = []
     stem = prompt.path.name.removesuffix(prompt.path.suffix)
     for fold, test in enumerate(dealt, start=1):
         pool = [e for other in dealt if other is not test for e in other]
         chosen = choose_exemplars(pool, k, settings.budget_tokens, prompt.uses_reference)
+        shown.append(len(chosen))
         variant = variant_prompt(prompt, chosen, f"{stem}+k{k}-fold{fold}{prompt.path.suffix}")
         outcome = session.judge.run(ANSWER, variant, [e.item for e in test], on_judging)
         verdicts.update(by_question(outcome.results))
         asked.extend(outcome.results)
-    return verdicts, asked
+    return verdicts, asked, shown
 
 
 def _examples(config: Config, inputs: Inputs) -> tuple[list[JudgeItem], list[Example]]:
@@ -196,10 +201,12 @@ def align(
         base = session.judge.run(ANSWER, prompt, [e.item for e in examples], on_judging)
         current = by_question(base.results)
         comparisons: list[VariantComparison] = []
+        exemplars_shown: dict[str, list[int]] = {}
         costs = [_cost(f"current ({prompt.path.name})", base.results)]
         for k in settings.ks:
             name = f"k={k}"
-            verdicts, asked = _held_out(session, prompt, dealt, k, settings, on_judging)
+            verdicts, asked, shown = _held_out(session, prompt, dealt, k, settings, on_judging)
+            exemplars_shown[name] = shown
             comparisons.append(
                 compare(name, _rows(examples, current, verdicts), settings.resamples)
             )
@@ -217,6 +224,7 @@ def align(
         exemplars,
         flips,
         costs,
+        exemplars_shown,
     )
     return aligned._replace(report=_write_report(config, aligned, started_at))
 
@@ -233,7 +241,7 @@ def _adopt(
     and the flips it causes on the run's items."""
     if decision.adopted is None:
         return None, [], []
-    k = int(decision.adopted.variant.removeprefix("k="))
+    k = _k(decision.adopted)
     chosen = choose_exemplars(examples, k, settings.budget_tokens, prompt.uses_reference)
     text = variant_text(prompt.text, exemplar_block(chosen, prompt.uses_reference))
     ids = [e.question_id for e in chosen]
@@ -254,6 +262,11 @@ def _adopt(
         if _shown(before.get(qid)) != _shown(after.get(qid))
     ]
     return path, ids, flips
+
+
+def _k(comparison: VariantComparison) -> int:
+    """The k of a variant, from its name (``k=2``)."""
+    return int(comparison.variant.removeprefix("k="))
 
 
 def _shown(verdict: Verdict | None) -> tuple[int | None, ...]:
@@ -279,6 +292,15 @@ def aligned_lines(aligned: Aligned) -> list[str]:
         f"answers of the run, {aligned.folds} folds (a label is never both exemplar and test)"
     ]
     for comparison in aligned.comparisons:
+        shown = aligned.shown.get(comparison.variant, [])
+        lines.append(
+            f"{comparison.variant}: exemplars shown per fold: {', '.join(map(str, shown))}"
+            + (
+                " (the token budget allowed no more)"
+                if shown and min(shown) < _k(comparison)
+                else ""
+            )
+        )
         lines += variant_lines(comparison)
     for cost in aligned.costs:
         tokens = "n/a" if cost.prompt_tokens is None else f"{cost.prompt_tokens:.0f}"
@@ -293,7 +315,7 @@ def aligned_lines(aligned: Aligned) -> list[str]:
             f"wrote {aligned.written} (exemplars: {', '.join(aligned.exemplars)}); set "
             f"judge.prompt to it to use it; {aligned.current} is unchanged"
         )
-        lines.append(f"flips on the run's {len(aligned.flips)} changed item(s):")
+        lines.append(f"flips the adopted prompt causes on the run's answers: {len(aligned.flips)}")
         lines += [
             f"  {flip.question_id}: {_pair(flip.before)} → {_pair(flip.after)}"
             for flip in aligned.flips

@@ -83,6 +83,8 @@ def test_a_judge_that_exemplars_make_better_is_adopted(config: Config) -> None:
     assert len(aligned.exemplars) == 2
     assert aligned.flips  # the adopted prompt changes verdicts of the run
     lines = aligned_lines(aligned)
+    assert "k=2: exemplars shown per fold: 2, 2, 2" in lines
+    assert aligned.shown == {"k=2": [2, 2, 2]}
     assert any(line.startswith("k=2: exact agreement (both axes)") for line in lines)
     assert any(f"wrote {aligned.written}" in line for line in lines)
     assert any(line.startswith("  q") and "→" in line for line in lines)
@@ -116,6 +118,15 @@ def test_held_out_items_never_see_their_own_label(config: Config) -> None:
         if EXEMPLARS_HEADING in request.prompt:
             shown = request.prompt.split("End of the examples.")[0]
             assert json.dumps(request.answer, ensure_ascii=False) not in shown
+
+
+def test_a_budget_that_fits_fewer_exemplars_says_so(config: Config) -> None:
+    settings = SETTINGS._replace(budget_tokens=1200)
+    aligned = align(config, settings, backend=judge_of(lambda shown: 0.6))
+    assert all(count < 2 for count in aligned.shown["k=2"])
+    assert any(
+        line.endswith("(the token budget allowed no more)") for line in aligned_lines(aligned)
+    )
 
 
 def test_a_dry_run_writes_no_prompt(config: Config) -> None:
