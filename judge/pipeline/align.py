@@ -36,7 +36,7 @@ from judge.audit.guard import (
 )
 from judge.axes import AXES
 from judge.config import Config
-from judge.errors import ConfigError
+from judge.errors import ConfigError, Interrupted
 from judge.formatting import timestamp
 from judge.judging.backends.base import JudgeBackend
 from judge.judging.grading import JudgeProgress
@@ -157,9 +157,20 @@ def _held_out(
         shown.append(len(chosen))
         variant = variant_prompt(prompt, chosen, f"{stem}+k{k}-fold{fold}{prompt.path.suffix}")
         outcome = session.judge.run(ANSWER, variant, [e.item for e in test], on_judging)
+        _stop_if_interrupted(outcome.interrupted)
         verdicts.update(by_question(outcome.results))
         asked.extend(outcome.results)
     return verdicts, asked, shown
+
+
+def _stop_if_interrupted(interrupted: bool) -> None:
+    """Ctrl-C while judging: stop before any figure or adoption (a guard on part of the labels
+    is no guard); what was judged is cached, so the same command resumes."""
+    if interrupted:
+        raise Interrupted(
+            "judge align interrupted before the guard decided: what was judged is cached; run "
+            "the same command again to finish (it is not asked again)"
+        )
 
 
 def _examples(config: Config, inputs: Inputs) -> tuple[list[JudgeItem], list[Example]]:
@@ -199,6 +210,7 @@ def align(
         config, backend, items, prompt, inputs.run_source, on_judge_chosen
     ) as session:
         base = session.judge.run(ANSWER, prompt, [e.item for e in examples], on_judging)
+        _stop_if_interrupted(base.interrupted)
         current = by_question(base.results)
         comparisons: list[VariantComparison] = []
         exemplars_shown: dict[str, list[int]] = {}
@@ -254,8 +266,9 @@ def _adopt(
     path = claim_unique(parent, name.removesuffix(prompt.path.suffix), prompt.path.suffix)
     write_atomic(path, text)
     adopted = load_task_prompt(path, ANSWER)
-    before = by_question(session.judge.run(ANSWER, prompt, items).results)
-    after = by_question(session.judge.run(ANSWER, adopted, items).results)
+    old, new = session.judge.run(ANSWER, prompt, items), session.judge.run(ANSWER, adopted, items)
+    _stop_if_interrupted(old.interrupted or new.interrupted)
+    before, after = by_question(old.results), by_question(new.results)
     flips = [
         PromptFlip(qid, _shown(before.get(qid)), _shown(after.get(qid)))
         for qid in [item.question_id for item in items]

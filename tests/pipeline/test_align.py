@@ -144,3 +144,21 @@ def test_no_labels_of_the_run_is_one_located_line(config: Config, tmp_path: Path
         align(
             config.with_overrides(data={"labels": empty}), SETTINGS, backend=judge_of(lambda s: 1)
         )
+
+
+def test_an_interrupted_judging_decides_nothing(
+    config: Config, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judge.errors import Interrupted
+    from judge.judging.judge import Judge, TaskOutcome
+
+    real = Judge.run
+
+    def interrupted(self: Judge, *args: object, **kwargs: object) -> TaskOutcome[object]:
+        outcome = real(self, *args, **kwargs)  # type: ignore[arg-type]
+        return outcome._replace(interrupted=True)
+
+    monkeypatch.setattr(Judge, "run", interrupted)
+    with pytest.raises(Interrupted, match="before the guard decided"):
+        align(config, SETTINGS, backend=judge_of(lambda shown: 0.95 if shown else 0.4))
+    assert sorted(p.name for p in config.judge.prompt.parent.iterdir()) == ["judge.v1.md"]
