@@ -27,7 +27,13 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError, model_validator
 
 from judge.axes import EXPECTED_METRICS, OPTIONAL_AXES, judge_table_metrics, metric_scale
-from judge.config_backends import EmbeddedConfig, LexicalConfig, OllamaConfig, OpenAIConfig
+from judge.config_backends import (
+    EmbeddedConfig,
+    LexicalConfig,
+    OllamaConfig,
+    OpenAIConfig,
+    PanelConfig,
+)
 from judge.config_sweep import SweepConfig
 from judge.errors import ConfigError
 from judge.io.text import DEFAULT_MAX_FILE_MB, StrictBool, StrictFloat, StrictInt, StrictRecord
@@ -174,6 +180,8 @@ class JudgeConfig(StrictRecord):
     embedded: EmbeddedConfig = EmbeddedConfig()
     openai: OpenAIConfig = OpenAIConfig()
     lexical: LexicalConfig = LexicalConfig()
+    panel: PanelConfig | None = None
+    """``[judge.panel]``: a panel of judges (``judge panel``); None: no panel."""
     chunks: ChunksConfig = ChunksConfig()
     correctness: CorrectnessConfig = CorrectnessConfig()
     tasks: dict[str, TaskTable] = Field(default_factory=dict)

@@ -1,5 +1,5 @@
 """The judge backends' settings (``[judge.ollama]``, ``[judge.embedded]``, ``[judge.openai]``,
-``[judge.lexical]``) and the rule that a pool lists each server once, however it is spelled.
+``[judge.lexical]``), the panel of judges (``[judge.panel]``) and the rule that a pool lists each server once, however it is spelled.
 
 Part of the configuration (``judge.config`` holds the whole and reads the file); kept apart
 because a backend's settings change with the backend, not with the rest of ``judge.toml``.
@@ -173,4 +173,25 @@ class LexicalConfig(StrictRecord):
     def _check(self) -> LexicalConfig:
         if self.refusal_phrases is not None and not all(p.strip() for p in self.refusal_phrases):
             raise ValueError("judge.lexical.refusal_phrases has an empty phrase")
+        return self
+
+
+#: A panel member: a backend by name, with its own table's settings (``auto`` is no member: a
+#: panel names its judges).
+PanelMember = Literal["ollama", "embedded", "openai", "lexical"]
+
+
+class PanelConfig(StrictRecord):
+    """``[judge.panel]``: two or more backends that judge the same answers and vote
+    (``judge.judging.panel``; ``judge panel``). Each member uses its own table's settings
+    (``[judge.ollama]``, ...) and its verdicts are cached under its own fingerprint."""
+
+    members: tuple[PanelMember, ...] = Field(min_length=2)
+
+    @model_validator(mode="after")
+    def _check(self) -> PanelConfig:
+        if len(set(self.members)) != len(self.members):
+            raise ValueError(
+                "judge.panel.members names a backend twice; each member is a different backend"
+            )
         return self

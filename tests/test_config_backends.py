@@ -118,3 +118,29 @@ def test_the_same_server_spelled_two_ways_is_refused(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match=r"the same server \(http://127\.0\.0\.1:11434\)"):
         load_config(path)
+
+
+def test_a_panel_names_two_or_more_distinct_backends(tmp_path: Path) -> None:
+    base = '[data]\nquestions = "q"\ncorpus = "c"\n[judge.panel]\n'
+    config = load_config(_write(tmp_path, base + 'members = ["ollama", "openai", "lexical"]\n'))
+    assert config.judge.panel is not None
+    assert config.judge.panel.members == ("ollama", "openai", "lexical")
+    (tmp_path / "none").mkdir()
+    plain = _write(tmp_path / "none", '[data]\nquestions = "q"\ncorpus = "c"\n')
+    assert load_config(plain).judge.panel is None
+
+
+@pytest.mark.parametrize(
+    ("members", "said"),
+    [
+        ('["ollama"]', "at least 2"),
+        ('["lexical", "lexical"]', "names a backend twice"),
+        ('["ollama", "auto"]', "members"),
+        ('["ollama", "gpt"]', "members"),
+    ],
+)
+def test_a_bad_panel_is_one_error_naming_it(tmp_path: Path, members: str, said: str) -> None:
+    text = f'[data]\nquestions = "q"\ncorpus = "c"\n[judge.panel]\nmembers = {members}\n'
+    with pytest.raises(ConfigError, match=said) as error:
+        load_config(_write(tmp_path, text))
+    assert "judge.panel" in str(error.value)

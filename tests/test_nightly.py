@@ -250,3 +250,28 @@ def test_the_nonsense_night_fails_a_ten_question_set_naming_the_collapsed_types(
         "nightly: REGRESSED: collapsed in factual, procedural, negative, out_of_scope and over "
         "all questions: "
     )
+
+
+def test_the_nightly_first_line_names_a_new_prompt_version(
+    tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = tiny()
+    assert config.source is not None
+    use_backend(monkeypatch, ScriptedBackend(good_reply))
+    toml = str(config.source)
+    assert main(["--config", toml, "run"]) in (0, 1)
+    assert main(["--config", toml, "baseline", "pin"]) == 0
+    capsys.readouterr()
+    assert main(["--config", toml, "nightly"]) == 0
+    assert " · judge change" not in capsys.readouterr().out.splitlines()[0]
+    adopted = tmp_path / "judge.v2.md"  # what judge align writes beside the old version
+    original = (REPO / "prompts" / "judge.v1.md").read_text(encoding="utf-8")
+    adopted.write_text("Worked examples here.\n\n" + original, encoding="utf-8")
+    text = config.source.read_text(encoding="utf-8")
+    old = str(REPO / "prompts" / "judge.v1.md")
+    config.source.write_text(text.replace(old, str(adopted)), encoding="utf-8")
+    main(["--config", toml, "nightly"])
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("nightly: ")
+    assert " · judge change: prompt judge.v2.md since " in first
+    assert "read a jump in scores as the judge's" in first

@@ -1,12 +1,14 @@
-"""``judge audit`` and ``audit sample | import | label``: the judge against human labels."""
+"""``judge audit`` and ``audit sample | import | label``: the judge against human labels; ``judge
+align``: the judge learning from them behind a held-out guard; ``judge panel``: several judges
+voting."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from judge.cli.common import config_of, say, say_lines, warn
-from judge.cli.options import FOLDER_HELP, Commands, Number
+from judge.cli.common import config_of, say, say_lines, warn, warnings_of
+from judge.cli.options import FOLDER_HELP, Commands, Number, backend_option
 from judge.errors import (
     EXIT_REGRESSION,
 )
@@ -70,7 +72,99 @@ def cmd_audit_label(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_align(args: argparse.Namespace) -> int:
+    from judge.console import judge_progress
+    from judge.pipeline.align import AlignSettings, align, aligned_lines
+    from judge.pipeline.session import JudgeChoice
+
+    config = config_of(args)
+    if args.backend:
+        config = config.with_overrides(judge={"backend": args.backend})
+
+    def chosen(choice: JudgeChoice) -> None:
+        say(f"judge: {choice.judge} ({choice.reason})", err=True)
+
+    settings = AlignSettings(
+        tuple(sorted(set(args.k))), args.folds, args.budget, args.seed, write=not args.dry_run
+    )
+    with judge_progress() as on_judging:
+        aligned = align(
+            config,
+            settings,
+            run_path=args.run,
+            on_judge_chosen=chosen,
+            on_judging=on_judging,
+            on_inputs=warnings_of(),
+        )
+    say_lines(aligned_lines(aligned))
+    say(f"report: {aligned.report}")
+    return 0
+
+
+def add_align_command(commands: Commands) -> None:
+    align = commands.add(
+        "align",
+        cmd_align,
+        "prompt variants with worked exemplars from the labels, adopted only when they beat "
+        "the current prompt on held-out labels (docs/align.md)",
+    )
+    align.add_argument(
+        "--k",
+        type=Number(int, 1, 32),
+        nargs="+",
+        default=[2, 4],
+        help="exemplars per variant, one variant per value (2 4)",
+    )
+    align.add_argument("--folds", type=Number(int, 2, 20), default=5, help="cross-fitted folds (5)")
+    align.add_argument(
+        "--budget",
+        type=Number(int, 100),
+        default=2000,
+        help="estimated tokens the exemplars may take in the prompt (2000)",
+    )
+    align.add_argument("--seed", type=Number(int), default=0, help="how folds are dealt (0)")
+    align.add_argument(
+        "--dry-run", action="store_true", help="say what would be adopted, write no prompt file"
+    )
+    backend_option(align)
+    align.add_argument("--run", type=Path, help="a run file (overrides data.run)")
+
+
+def cmd_panel(args: argparse.Namespace) -> int:
+    from judge.console import judge_progress
+    from judge.pipeline.panel import panel, panel_lines
+    from judge.pipeline.session import JudgeChoice
+
+    def chosen(choice: JudgeChoice) -> None:
+        say(f"judge: {choice.judge} ({choice.reason})", err=True)
+
+    with judge_progress() as on_judging:
+        paneled = panel(
+            config_of(args),
+            run_path=args.run,
+            on_judge_chosen=chosen,
+            on_judging=on_judging,
+            on_inputs=warnings_of(),
+        )
+    say_lines(panel_lines(paneled))
+    say(f"report: {paneled.report}")
+    return 0
+
+
+def add_panel_command(commands: Commands) -> None:
+    panel = commands.add(
+        "panel",
+        cmd_panel,
+        "judge the run with every member of [judge.panel] and vote: each member's agreement "
+        "with the labels and with the others; disputed answers go first into the next audit "
+        "sample (docs/align.md#a-panel-of-judges)",
+    )
+    panel.add_argument("--run", type=Path, help="a run file (overrides data.run)")
+
+
 def add_audit_commands(commands: Commands) -> None:
+    add_align_command(commands)
+    add_panel_command(commands)
     audit = commands.add("audit", cmd_audit, "agreement of the judge with human labels")
     audit.add_argument("--folder", help=FOLDER_HELP)
     audit.add_argument(

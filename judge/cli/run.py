@@ -108,7 +108,7 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     from judge.pipeline.evaluate import Hooks, evaluate
     from judge.pipeline.run import gate_decision, write_outputs
     from judge.report.ci import ci_files
-    from judge.report.summary import console_summary
+    from judge.report.summary import console_summary, judge_change_note
 
     nightly: bool = args.nightly
     config = _run_config(args)
@@ -140,7 +140,8 @@ def _judge_and_report(args: argparse.Namespace, out: list[str]) -> int:
     # One decision: the first line, the exit code and the --json verdict (judge.results.decision)
     decision = gate_decision(result.report.gate, args.fail_on_regression, args.require_baseline)
     if nightly:
-        say(decision.first_line("nightly"))
+        change = judge_change_note(result.report)  # a new judge: its jump is no regression
+        say(decision.first_line("nightly") + (f" · {change}" if change else ""))
         say("\n".join(out))
     else:
         say("\n" + decision.first_line("gate"))

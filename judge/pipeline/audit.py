@@ -123,15 +123,24 @@ def sample(
     warn: Callable[[str], None] = _ignore,
 ) -> Sampled:
     """Write a blind sheet (no judge scores) of ``n`` items of a report folder, stratified by
-    type, none already labelled for the same answer."""
+    type, none already labelled for the same answer; the answers the newest ``judge panel``
+    disputed are taken first (``judge.audit.sampling.DISPUTED_SHARE``)."""
     golden = load_golden(config.data)
     labels = load_labels_if_any(config.data.labels, golden.by_id())
     warning = labels.warning()
     if warning:
         warn(warning)
     folder = ReportsDir(config.reports.dir).folder(folder_name)
+    from judge.pipeline.panel import disputed_answers
+
     chosen = sample_items(
-        folder.items(), folder.verdicts(), labels.current, n, oversample_uncertain, seed
+        folder.items(),
+        folder.verdicts(),
+        labels.current,
+        n,
+        oversample_uncertain,
+        seed,
+        disputed_answers(Path(config.reports.dir)),
     )
     write_sheet(out, chosen, judged_correctness(folder))
     per_type = Counter(item.type for item in chosen)

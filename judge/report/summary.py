@@ -119,6 +119,20 @@ def _comparison_lines(report: Record) -> list[str]:
     return lines
 
 
+def judge_change_note(report: Record) -> str | None:
+    """What the nightly's first line adds when the judge changed since the run before (a new
+    prompt version, ``judge align``'s adoption or a hand edit): a jump in scores is then read
+    as the judge's, not as a regression. None when the judge is the one of the run before."""
+    edit = report.prompt_edit
+    if edit is None:
+        return None
+    prompt = Path(report.manifest.judge.prompt).name
+    return (
+        f"judge change: prompt {_word(prompt)} since {_word(edit.previous_folder)} "
+        f"({len(edit.flips)} verdicts changed; read a jump in scores as the judge's)"
+    )
+
+
 def _prompt_edit_lines(report: Record) -> list[str]:
     edit = report.prompt_edit
     if edit is None:

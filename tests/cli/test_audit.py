@@ -11,7 +11,7 @@ import pytest
 from judge.cli import main
 from judge.config import Config
 from tests.audit.conftest import sample_label_and_import
-from tests.conftest import run_lexical
+from tests.conftest import REPO, SAMPLE, run_lexical, sample_toml
 
 Tiny = Callable[..., Config]
 
@@ -32,3 +32,21 @@ def test_audit_with_the_lexical_judge_prints_its_figures_once(
     assert "lexical baseline: both scores exact" not in out
     assert out.count("  faithfulness\n") == 2  # the agreement table once, the corrected one
     assert "both scored on these" not in out
+
+
+def test_align_on_the_command_line_names_the_guard_that_decided(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    toml = sample_toml(tmp_path)
+    text = toml.read_text(encoding="utf-8").replace(
+        'run = "', f'labels = "{SAMPLE / "labels.jsonl"}"\nrun = "'
+    )
+    toml.write_text(text, encoding="utf-8")
+    code = main(["--config", str(toml), "align", "--k", "2", "--folds", "3", "--dry-run"])
+    assert code == 0
+    out = capsys.readouterr().out
+    # The lexical baseline reads no prompt: a variant cannot change a verdict.
+    assert "k=2: exact agreement (both axes)" in out
+    assert "keep the current prompt: guard 1 (primary) decided" in out
+    assert "report: " in out
+    assert (REPO / "prompts" / "judge.v2.md").exists() is False
