@@ -22,7 +22,7 @@ from judge.io.jsonl import read_jsonl, write_jsonl
 from judge.io.text import DEFAULT_MAX_FILE_MB, Id, StrictBool, StrictFloat, StrictRecord
 from judge.io.validation import parse_records
 
-Decision = Literal["accept", "reject"]
+ReviewDecision = Literal["accept", "reject"]
 Source = Literal["questions", "corpus"]
 
 
@@ -47,7 +47,7 @@ class Candidate(StrictRecord):
     tags: tuple[str, ...] = ()
     rejected: tuple[str, ...] = ()
     """``check: detail`` per failed check; empty when it passed every one."""
-    decision: Decision | None = None
+    decision: ReviewDecision | None = None
     """What a person decided (``judge golden review`` or by hand); null while undecided."""
 
 

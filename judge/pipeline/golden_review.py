@@ -14,13 +14,13 @@ from typing import NamedTuple
 
 from judge.config import Config
 from judge.formatting import terminal_text
-from judge.inputs.candidates import Candidate, Decision, load_candidates, save_candidates
+from judge.inputs.candidates import Candidate, ReviewDecision, load_candidates, save_candidates
 from judge.inputs.golden import Chunk, load_corpus
 from judge.io.lock import locked
 from judge.judging.evidence import verify_quote
 from judge.judging.types import ContextChunk
 
-_REPLIES: dict[str, Decision | str] = {"a": "accept", "r": "reject", "s": "s", "q": "q"}
+_REPLIES: dict[str, ReviewDecision | str] = {"a": "accept", "r": "reject", "s": "s", "q": "q"}
 
 
 class Reviewed(NamedTuple):

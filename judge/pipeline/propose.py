@@ -35,7 +35,7 @@ from judge.judging.items import JudgeItem, context_for, item_key
 from judge.judging.judge import Judge
 from judge.judging.prompts import load_prompt
 from judge.judging.tasks.answer import ANSWER
-from judge.judging.tasks.chunk import CHUNK, ChunkItem, chunk_key
+from judge.judging.tasks.chunk import CHUNK, ChunkItem, CorpusWeights, chunk_key
 from judge.judging.tasks.draft import DRAFT, DraftResult, build_draft_items
 from judge.judging.tasks.registry import load_task_prompt
 from judge.results.candidates import LEXICAL_ANSWERS, Grades, LexicalIndex, grade_pairs, verify
@@ -84,9 +84,18 @@ def grade(
 ) -> Grades:
     """The grade 0-3 of each (question, chunk id), asked through the cache; a grade that did
     not read is left out (never a silent 0)."""
+    # The corpus's token weights, as a run's chunk grades have them (the lexical rule's grades
+    # are tuned for weighted shares: without them a word in every chunk would count).
+    weights = CorpusWeights([chunk.text for chunk in golden.corpus.values()])
     items = [
         ChunkItem(
-            f"p{n}", q, cid, 1, golden.corpus[cid].text, chunk_key(q, cid, golden.corpus[cid].text)
+            f"p{n}",
+            q,
+            cid,
+            1,
+            golden.corpus[cid].text,
+            chunk_key(q, cid, golden.corpus[cid].text),
+            weights,
         )
         for n, (q, cid) in enumerate(pairs)
         if cid in golden.corpus

@@ -358,6 +358,8 @@ def comment_refused() -> str:
     the page refuses it as it is typed, so an exported marks file never holds one."""
     refused = [c for c in _CONTROL_CANDIDATES if text_problem(c, one_line=False)]
     return "[" + "".join(f"\\u{ord(c):04x}" for c in refused) + "]"
+
+
 def _below_since(report: Record, question_id: str) -> list[str]:
     """The question's answers below the baseline or the season for two runs or more
     (``judge.results.lasting``), e.g. "judge faithfulness 2→1 below the baseline since

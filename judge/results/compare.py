@@ -182,10 +182,9 @@ class Change(NamedTuple):
         )
 
     def listed_why(self) -> str:
-        """Why a listed change was not called: "not shown to be more than noise", or, when
-        every question moved (``all_moved``), that the type has too few questions for the
-        exact test to call any move at tonight's level; "noise" would misread a type whose
-        every relevant chunk left the top k."""
+        """Why a listed change was not called: "not shown to be more than noise", or, when every
+        question moved (``all_moved``), too few questions for the exact test to call any move
+        at tonight's level ("noise" would misread a type whose every chunk left the top k)."""
         if self.all_moved:
             went = "fell" if self.delta < 0 else "rose"
             return f"every one of its {_questions(self.n)} {went}: too few to call"

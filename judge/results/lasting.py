@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 MIN_NIGHTS = 2
 
 
-class Night(NamedTuple):
+class NightValues(NamedTuple):
     """One compatible run: its date (``YYYY-MM-DD``) and values."""
 
     date: str
@@ -110,7 +110,7 @@ def _stretches(matrix: _Floats, fixed: _Floats) -> tuple[_Floats, _Floats]:
     return length, reference
 
 
-def lasting_falls(nights: Sequence[Night], pinned: QuestionValues | None) -> list[Lasting]:
+def lasting_falls(nights: Sequence[NightValues], pinned: QuestionValues | None) -> list[Lasting]:
     """The answers below their reference on the last ``MIN_NIGHTS`` or more of ``nights``
     (compatible runs, oldest first, tonight last), per question and metric, in tonight's order.
     ``pinned``: the baseline's values (the reference where it has one)."""
@@ -160,7 +160,7 @@ def lasting_nights(
     current: QuestionValues,
     earlier_values: Callable[[str], QuestionValues | None],
     window: int,
-) -> list[Night]:
+) -> list[NightValues]:
     """Tonight and the latest ``window`` earlier runs of the same golden set judged the same
     way (the judge's fingerprint), oldest first, with their dates; a run whose folder is gone
     is left out, and runs of the same content are read once (the same answers and judge: the
@@ -179,8 +179,8 @@ def lasting_nights(
             read[e.run_hash] = earlier_values(e.folder)
         values = read[e.run_hash]
         if values is not None:
-            nights.append(Night(e.started_at[:10], values))
-    return [*nights, Night(entry.started_at[:10], current)]
+            nights.append(NightValues(e.started_at[:10], values))
+    return [*nights, NightValues(entry.started_at[:10], current)]
 
 
 def ended_notes(

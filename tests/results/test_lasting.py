@@ -6,7 +6,7 @@ from judge.results.compare import QuestionValues
 from judge.results.lasting import (
     MIN_NIGHTS,
     Lasting,
-    Night,
+    NightValues,
     ended_notes,
     lasting_falls,
     lasting_text,
@@ -25,22 +25,26 @@ GOOD = {"q01": 2.0, "q02": 2.0, "q03": 1.0}
 
 def test_a_fall_that_stays_is_listed_from_its_second_night_with_its_first_date() -> None:
     fell = GOOD | {"q02": 1.0}
-    nights = [Night(f"2026-12-0{d}", _values(GOOD)) for d in (1, 2, 3)]
-    one = [*nights, Night("2026-12-04", _values(fell))]
+    nights = [NightValues(f"2026-12-0{d}", _values(GOOD)) for d in (1, 2, 3)]
+    one = [*nights, NightValues("2026-12-04", _values(fell))]
     assert lasting_falls(one, None) == []  # one night below: what noise does
-    two = [*one, Night("2026-12-05", _values(fell))]
+    two = [*one, NightValues("2026-12-05", _values(fell))]
     assert lasting_falls(two, None) == [
         Lasting("q02", "judge", "faithfulness", "2026-12-04", 2.0, 1.0, 2, "season")
     ]
     assert MIN_NIGHTS == 2
-    back = [*two, Night("2026-12-06", _values(GOOD))]
+    back = [*two, NightValues("2026-12-06", _values(GOOD))]
     assert lasting_falls(back, None) == []
 
 
 def test_against_a_pinned_baseline_and_on_retrieval_at_the_largest_k() -> None:
     pinned = _values(GOOD | {"q03": 2.0})
     lost = _values(GOOD, {"q01": 0.0, "q02": 1.0, "q03": 1.0})
-    nights = [Night("2026-12-01", _values(GOOD)), Night("2026-12-02", lost), Night("x", lost)]
+    nights = [
+        NightValues("2026-12-01", _values(GOOD)),
+        NightValues("2026-12-02", lost),
+        NightValues("x", lost),
+    ]
     found = lasting_falls(nights, pinned)
     assert [(x.question_id, x.section, x.metric, x.against, x.since) for x in found] == [
         ("q03", "judge", "faithfulness", "baseline", "2026-12-01"),
