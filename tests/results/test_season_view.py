@@ -7,14 +7,12 @@ import pytest
 
 from judge.inputs.runs import RunSettings
 from judge.results.compare import SEASON, Change, Moved, QuestionValues, SectionComparison
+from judge.results.night_summary import charted_metrics, point, type_points
 from judge.results.season_view import (
     NightInput,
     build_season,
-    charted_metrics,
     night_changes,
     night_marks,
-    point,
-    type_points,
 )
 from tests.report import history_screens as screens
 
