@@ -63,7 +63,7 @@ MARKS = StateFile(
 _UNREADABLE = (ConfigError, InputError, OSError, ValueError)
 
 
-def read_marks(folder: ReportFolder) -> NightMarks | None:
+def read_night_marks(folder: ReportFolder) -> NightMarks | None:
     """A folder's gate decisions: its ``marks.json``, else (a folder written before it) from
     its record; None when neither can be read. The one reader of the decisions the season's
     views show: a change in how the gate stores them is adapted here."""
@@ -101,7 +101,7 @@ def night_input(reports: ReportsDir, entry: HistoryEntry) -> NightInput | None:
         manifest = folder.manifest
     except _UNREADABLE:
         return None
-    return NightInput(entry, manifest, values, read_marks(folder))
+    return NightInput(entry, manifest, values, read_night_marks(folder))
 
 
 def _with_golden_counts(reports: ReportsDir, nights: list[NightInput]) -> list[NightInput]:

@@ -23,7 +23,7 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from judge.report.review_page import _csp_hash, _json_for_script, review_asset
-from judge.results.night_summary import summarise
+from judge.results.night_summary import summarise_night
 from judge.results.season_view import (
     CHANGE_MARK,
     DECISION_MARK,
@@ -52,7 +52,7 @@ def record_marks(record: Record) -> NightMarks:
     comparisons = [*record.comparisons, *record.baseline, *record.season]
     diagnosis = {row.question_id: str(row.diagnosis) for row in record.questions}
     marks = night_marks(record.gate.verdict, comparisons, diagnosis)
-    return marks.model_copy(update={"night": summarise(record.manifest, record.values())})
+    return marks.model_copy(update={"night": summarise_night(record.manifest, record.values())})
 
 
 def marks_json(record: Record) -> str:

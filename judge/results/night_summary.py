@@ -11,7 +11,7 @@ A run writes it into its folder's ``marks.json`` beside the gate's marks
 (``judge.report.history_page``), so that a season of a year of nights on 10,000 questions is a
 read of 365 small files instead of every night's ``values.json``. A folder written before has
 none: its summary is made from its ``manifest.json`` and ``values.json`` when the season is
-drawn (``summarise``, the same function the writer calls, so both paths draw the same picture).
+drawn (``summarise_night``, the same function the writer calls, so both paths draw the same picture).
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def ids_digest(ids: Iterable[str]) -> str:
     return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def summarise(manifest: Manifest | None, values: QuestionValues) -> NightSummary:
+def summarise_night(manifest: Manifest | None, values: QuestionValues) -> NightSummary:
     """The summary of a night from its manifest (None: unknown) and its values question by
     question: the writer's and the fallback's one computation."""
     k = DEFAULT_CONTEXT_K if manifest is None else manifest.config.retrieval.context_k

@@ -34,7 +34,7 @@ from judge.grouped import ALL
 from judge.results.compare import SEASON, Change, QuestionValues, SectionComparison
 from judge.results.history import HistoryEntry, settings_changes
 from judge.results.manifest import Manifest
-from judge.results.night_summary import NightSummary, Point, summarise, type_points
+from judge.results.night_summary import NightSummary, Point, summarise_night, type_points
 
 #: ``marks.json``'s format: 2 added the night's summary (``night``); a file of format 1 is read
 #: without it.
@@ -189,7 +189,7 @@ def night_summary(night: NightInput) -> NightSummary | None:
         return night.summary
     if night.values is None:
         return None
-    return summarise(night.manifest, night.values)
+    return summarise_night(night.manifest, night.values)
 
 
 class Night(NamedTuple):
