@@ -247,7 +247,11 @@ def build_season(
             metrics.extend(m for m in (metric,) if m not in metrics)
             types.extend(t for t in points if t not in types)
         per_night.append(charted)
-    series = {(t, m): _series(t, m, nights, per_night, baseline) for t in types for m in metrics}
+    marked = [_marks_by_cell(night.marks) for night in nights]
+    pinned = {m: type_points(baseline, m) for m in metrics} if baseline is not None else {}
+    series = {
+        (t, m): _series(t, m, marked, per_night, pinned.get(m, {})) for t in types for m in metrics
+    }
     return SeasonView(
         nights=[
             Night(n.entry.folder, n.entry.started_at, n.marks.verdict if n.marks else "")
@@ -260,44 +264,41 @@ def build_season(
     )
 
 
+CellKey = tuple[str, str, str]
+"""(section, type, metric) of a gate mark."""
+
+
 def _series(
     type_name: str,
     metric: str,
-    nights: Sequence[NightInput],
+    marked: Sequence[Mapping[CellKey, NightMark]],
     per_night: Sequence[Mapping[str, Mapping[str, Point | None]]],
-    baseline: QuestionValues | None,
+    pinned: Mapping[str, Point | None],
 ) -> Series:
     section, _, name = metric.partition(":")
-    decisions: list[Decision] = []
-    moved: dict[int, tuple[MovedQuestion, ...]] = {}
-    for index, night in enumerate(nights):
-        mark = _cell_mark(night.marks, section, type_name, name)
-        decisions.append("ok" if mark is None else mark.decision)
-        if mark is not None and mark.moved:
-            moved[index] = mark.moved
-    pinned = None
-    if baseline is not None:
-        pinned_point = type_points(baseline, metric).get(type_name)
-        pinned = None if pinned_point is None else pinned_point.mean
+    key = (section, type_name, name)
+    found = [cells.get(key) for cells in marked]
+    decisions: list[Decision] = ["ok" if mark is None else mark.decision for mark in found]
+    moved = {i: mark.moved for i, mark in enumerate(found) if mark is not None and mark.moved}
+    pinned_point = pinned.get(type_name)
+    empty: Mapping[str, Point | None] = {}
     return Series(
         type=type_name,
         metric=metric,
-        points=[charted.get(metric, {}).get(type_name) for charted in per_night],
+        points=[charted.get(metric, empty).get(type_name) for charted in per_night],
         decisions=decisions,
-        baseline=pinned,
+        baseline=None if pinned_point is None else pinned_point.mean,
         moved=moved,
     )
 
 
-def _cell_mark(
-    marks: NightMarks | None, section: str, type_name: str, metric: str
-) -> NightMark | None:
-    if marks is None:
-        return None
-    for mark in marks.marks:
-        if mark.section == section and mark.type == type_name and mark.metric == metric:
-            return mark
-    return None
+def _marks_by_cell(marks: NightMarks | None) -> dict[CellKey, NightMark]:
+    """A night's marks by (section, type, metric), each cell's first (``night_marks`` keeps
+    one per cell)."""
+    cells: dict[CellKey, NightMark] = {}
+    for mark in () if marks is None else marks.marks:
+        cells.setdefault((mark.section, mark.type, mark.metric), mark)
+    return cells
 
 
 def season_changes(nights: Sequence[NightInput]) -> list[SettingChange]:
