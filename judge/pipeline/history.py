@@ -111,6 +111,8 @@ def _with_golden_counts(reports: ReportsDir, nights: list[NightInput]) -> list[N
     out = list(nights)
     for index in range(1, len(out)):
         pair = (out[index - 1], out[index])
+        if pair[0].entry.golden_hash == pair[1].entry.golden_hash:
+            continue  # the same golden set: nothing to count (and no summary made for it)
         if golden_counts_needed(pair, (night_summary(pair[0]), night_summary(pair[1]))):
             for at in (index - 1, index):
                 if out[at].values is None:
