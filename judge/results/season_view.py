@@ -334,6 +334,7 @@ SummaryPair = tuple[NightSummary | None, NightSummary | None]
 
 
 def _night_changes(nights: Pair, summaries: SummaryPair) -> list[tuple[ChangeKind, str]]:
+    """``night_changes`` with the two nights' summaries made once (``build_season``)."""
     before, after = nights
     s0, s1 = summaries
     out: list[tuple[ChangeKind, str]] = []
