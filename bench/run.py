@@ -110,7 +110,8 @@ def main() -> None:
     questions = int(os.environ.get("BENCH_HISTORY_QUESTIONS", "10000"))
     print(
         f"history.html: the season of {nights} nights x {questions:,} questions built and "
-        "rendered, as a ratio to reading the same files (BENCH_HISTORY_NIGHTS and "
+        "rendered from the nights' summaries, as a ratio to reading them and to reading every "
+        "values.json (BENCH_HISTORY_NIGHTS and "
         "BENCH_HISTORY_QUESTIONS make it smaller)"
     )
     results["history"] = h = history_bench.run(nights, questions, rounds=1)

@@ -3,8 +3,9 @@
 ``rerender`` renders the files from the folder's record (``report.json``), or, asked to
 re-derive (or when the record cannot be read or no longer holds), rebuilds the record through
 the same ``build_report`` as ``judge run`` from the folder's run and the cache: every judgement
-re-derived from the cached replies under the fingerprints the run recorded. Nothing here prints:
-what the user should know comes back through ``warn``.
+re-derived from the cached replies under the fingerprints the run recorded. Then
+``reports/history.html`` is rebuilt, with the folder's ``marks.json`` as just written. Nothing
+here prints: what the user should know comes back through ``warn``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from judge.judging.tasks.base import AnyTask
 from judge.judging.tasks.registry import task_named
 from judge.pipeline.build import build_report, package_version
 from judge.pipeline.evaluate import earlier_runs
+from judge.pipeline.history import write_history_page
 from judge.pipeline.inputs import _ignore, measure_retrieval
 from judge.record.model import QuestionRow, Record
 from judge.record.stages import Judged, TaskResults
@@ -69,6 +71,7 @@ def rerender(
                 why = _why_record_does_not_hold(record, config, warn)
                 if why is None:
                     folder.write_files(render_files(record, with_record=False))
+                    write_history_page(config, reports)  # the season, with this folder again
                     return folder
                 warn(f"{folder.name}: {why}; rebuilding its record from its run and the cache")
         return _rederive(config, reports, folder, manifest, warn)
@@ -138,6 +141,7 @@ def _rederive(
         bars=_checked_bars(folder),
     )
     folder.write_files(render_files(report))
+    write_history_page(config, reports)  # the season, with this folder again
     return folder
 
 

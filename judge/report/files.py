@@ -11,8 +11,10 @@
 - ``verdicts.jsonl`` the verdicts as data; ``items.jsonl`` what the judge saw
 - ``review.html``    the reviewers' page
 - ``values.svg``     per type, tonight beside the last compatible run (report.md shows it)
-- ``marks.json``     the gate's decisions per type and metric, with the questions that moved:
-                     what ``reports/history.html`` reads (``judge.report.history_page``)
+- ``marks.json``     the gate's decisions per type and metric, with the questions that moved,
+                     and the night's summary (per type and metric the value, interval and n;
+                     the settings its changes are computed from): what
+                     ``reports/history.html`` reads (``judge.report.history_page``)
 - ``missing-labels.csv`` with ``[judge.chunks]`` on: the possible missing labels, for
                      ``judge golden accept``
 """

@@ -1,5 +1,6 @@
 """``reports/history.html``: the season as a picture, one self-contained page; and each
-folder's ``marks.json``, the gate's decisions that page reads instead of the whole record.
+folder's ``marks.json``, the gate's decisions and the night's summary that page reads instead
+of the whole record and the night's values.
 
 Like ``review.html`` (``judge.report.review_page``): no network, no server, no external file.
 The page's data travels as JSON in a ``<script type="application/json">`` block (``<``, ``>``
@@ -22,6 +23,7 @@ import html
 from typing import TYPE_CHECKING, Any
 
 from judge.report.review_page import _csp_hash, _json_for_script, review_asset
+from judge.results.night_summary import summarise_night
 from judge.results.season_view import (
     CHANGE_MARK,
     DECISION_MARK,
@@ -43,11 +45,14 @@ HISTORY_SCRIPT = "history.js"
 
 
 def record_marks(record: Record) -> NightMarks:
-    """The night's gate decisions (``marks.json``): from the record's comparisons with the last
-    run, the pinned baseline and the season, with each moved question's diagnosis."""
+    """The night's ``marks.json``: the gate's decisions, from the record's comparisons with the
+    last run, the pinned baseline and the season, with each moved question's diagnosis; and
+    the night's summary (``judge.results.night_summary``), so that the season reads this small
+    file instead of the night's values question by question."""
     comparisons = [*record.comparisons, *record.baseline, *record.season]
     diagnosis = {row.question_id: str(row.diagnosis) for row in record.questions}
-    return night_marks(record.gate.verdict, comparisons, diagnosis)
+    marks = night_marks(record.gate.verdict, comparisons, diagnosis)
+    return marks.model_copy(update={"night": summarise_night(record.manifest, record.values())})
 
 
 def marks_json(record: Record) -> str:

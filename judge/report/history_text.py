@@ -10,11 +10,11 @@ set, C the corpus, E the index's embedder, R the run's other settings, H the har
 
 from __future__ import annotations
 
+from judge.results.night_summary import Point
 from judge.results.season_view import (
     CHANGE_MARK,
     DECISION_MARK,
     DECISION_TEXT,
-    Point,
     SeasonView,
     Series,
 )

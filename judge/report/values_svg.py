@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from judge.axes import SCORE_METRICS
 from judge.formatting import markdown_text as md
 from judge.results.compare import Change
-from judge.results.season_view import CHARTED_JUDGE, CHARTED_RETRIEVAL
+from judge.results.night_summary import CHARTED_JUDGE, CHARTED_RETRIEVAL
 
 if TYPE_CHECKING:
     from judge.record.model import Record

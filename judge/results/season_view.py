@@ -6,11 +6,13 @@ One ``SeasonView`` feeds both views of the season, ``reports/history.html``
 (``judge.report.history_text``), so the two always show the same decisions and changes.
 
 Each night is read from what its report folder keeps: its history line (hashes, judge parts,
-the RAG system's settings), its ``manifest.json`` (the judge's prompt file, model and digest,
-``context_k``, the harness version), its ``values.json`` (the values question by question: the
-means and intervals drawn, and the golden questions added or retired) and its gate marks
-(``NightMarks``: the decisions and the questions that moved, with their diagnosis). Never a
-whole record: a year of nights on 10,000 questions must draw in seconds.
+the RAG system's settings) and its ``marks.json`` (``NightMarks``): the gate's decisions with
+the questions that moved and their diagnosis, and the night's summary
+(``judge.results.night_summary``: per type and metric the mean with its interval and n, the
+judge, ``context_k`` and harness version of its manifest, its golden questions' count and
+digest). A folder written before summaries were kept is summarised from its ``manifest.json``
+and ``values.json`` by the same function. Never a whole record, and per night one small file:
+a year of nights on 10,000 questions must draw in seconds.
 
 Decisions per (section, type, metric), the strongest of the night's gate:
 
@@ -23,19 +25,20 @@ Decisions per (section, type, metric), the strongest of the night's gate:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict
 
-from judge.axes import SCORE_METRICS
 from judge.grouped import ALL
 from judge.results.compare import SEASON, Change, QuestionValues, SectionComparison
 from judge.results.history import HistoryEntry, settings_changes
 from judge.results.manifest import Manifest
+from judge.results.night_summary import NightSummary, Point, summarise_night, type_points
 
-NIGHT_MARKS_FORMAT = 1
+#: ``marks.json``'s format: 2 added the night's summary (``night``); a file of format 1 is read
+#: without it.
+NIGHT_MARKS_FORMAT = 2
 
 Decision = Literal["collapsed", "regressed", "season", "listed", "ok"]
 #: Strongest first: a night's decision for a cell is the first of these its gate made.
@@ -70,13 +73,8 @@ CHANGE_MARK: dict[ChangeKind, str] = {
 #: The settings whose change is the index's (the embedder): marked ``index``, the rest
 #: ``settings``.
 INDEX_SETTINGS = ("embedding model", "embedding version", "embedding dimension", "embedding canary")
-#: The judge metrics charted, in order; retrieval metrics are those at ``context_k``.
-CHARTED_JUDGE = ("faithfulness", "relevance", "correctness", "ok_share")
-CHARTED_RETRIEVAL = ("recall", "ndcg", "hit")
 #: Questions that moved kept per cell and night (the largest moves first).
 MOVED_KEPT = 20
-#: z of a two-sided 95 % normal interval.
-Z95 = 1.959964
 
 
 class MovedQuestion(BaseModel):
@@ -115,6 +113,9 @@ class NightMarks(BaseModel):
     format_version: int = NIGHT_MARKS_FORMAT
     verdict: str
     marks: tuple[NightMark, ...] = ()
+    night: NightSummary | None = None
+    """The night's values per type and metric and the settings its changes are computed from
+    (``judge.results.night_summary``); None in a folder written before it was kept."""
 
 
 def _mark(change: Change, decision: Decision, diagnosis: Mapping[str, str]) -> NightMark:
@@ -168,21 +169,27 @@ def _decision(change: Change, season: bool) -> Decision:
 
 
 class NightInput(NamedTuple):
-    """What one night's folder keeps that the season's views read (None: not readable)."""
+    """What one night's folder keeps that the season's views read (None: not readable).
+
+    ``summary`` is the night's own (its ``marks.json``); without it the night is summarised
+    from ``manifest`` and ``values`` (a folder written before summaries were kept). ``values``
+    is also what the golden set's change is counted from when both nights have them."""
 
     entry: HistoryEntry
     manifest: Manifest | None
     values: QuestionValues | None
     marks: NightMarks | None
+    summary: NightSummary | None = None
 
 
-class Point(NamedTuple):
-    """One night's value of a cell: the mean with its 95 % interval over ``n`` questions."""
-
-    mean: float
-    low: float
-    high: float
-    n: int
+def night_summary(night: NightInput) -> NightSummary | None:
+    """The night's summary: its own, else made from its manifest and values (None: neither
+    values nor summary, a night drawn without points)."""
+    if night.summary is not None:
+        return night.summary
+    if night.values is None:
+        return None
+    return summarise_night(night.manifest, night.values)
 
 
 class Night(NamedTuple):
@@ -223,69 +230,28 @@ class SeasonView(NamedTuple):
     changes: list[SettingChange]
 
 
-def point(values: Sequence[float], top: float = 1.0) -> Point | None:
-    """The mean of ``values`` (each in 0..``top``) with its 95 % interval (None: no values):
-    Wilson's for values that are all 0 or ``top`` (a share of full marks: honest at the ends,
-    where a normal interval shrinks to nothing), else the normal interval of the mean cut to
-    0..``top``."""
-    n = len(values)
-    if n == 0:
-        return None
-    mean = math.fsum(values) / n
-    if all(v in (0.0, top) for v in values):
-        share = mean / top
-        z2 = Z95 * Z95
-        centre = (share + z2 / (2 * n)) / (1 + z2 / n)
-        half = Z95 * math.sqrt(share * (1 - share) / n + z2 / (4 * n * n)) / (1 + z2 / n)
-        # The bounds hold the mean exactly (at 0 or 1 rounding would leave it just outside).
-        low, high = top * max(0.0, centre - half), top * min(1.0, centre + half)
-        return Point(mean, min(low, mean), max(high, mean), n)
-    if n == 1:
-        return Point(mean, mean, mean, 1)
-    var = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
-    half = Z95 * math.sqrt(var / n)
-    return Point(mean, max(0.0, mean - half), min(top, mean + half), n)
-
-
-def charted_metrics(values: QuestionValues, context_k: int) -> list[str]:
-    """The metrics a night's values chart: retrieval at ``context_k`` (and MRR), then the
-    judge's, as ``section:metric``."""
-    retrieval = values.values.get("retrieval", {})
-    wanted = [f"{m}@{context_k}" for m in CHARTED_RETRIEVAL] + ["mrr"]
-    charted = [f"retrieval:{m}" for m in wanted if m in retrieval]
-    judge = values.values.get("judge", {})
-    return charted + [f"judge:{m}" for m in CHARTED_JUDGE if m in judge]
-
-
-def type_points(values: QuestionValues, metric: str) -> dict[str, Point | None]:
-    """Per type (and ``all``) the point of one ``section:metric`` of a night."""
-    section, _, name = metric.partition(":")
-    per_question = values.values.get(section, {}).get(name, {})  # type: ignore[call-overload]
-    grouped: dict[str, list[float]] = {ALL: []}
-    for qid, value in per_question.items():
-        grouped[ALL].append(value)
-        grouped.setdefault(values.types.get(qid, "?"), []).append(value)
-    top = 2.0 if name in SCORE_METRICS else 1.0
-    return {t: point(v, top) for t, v in grouped.items()}
-
-
 def build_season(
     nights: Sequence[NightInput], baseline: QuestionValues | None = None
 ) -> SeasonView:
     """The season of ``nights`` (oldest first): each cell's points, decisions and moved
-    questions, the pinned ``baseline``'s means, and what changed from night to night."""
+    questions, the pinned ``baseline``'s means, and what changed from night to night. Each
+    night is drawn from its summary (``night_summary``): the same picture whether the night
+    kept one or is summarised from its values here."""
+    summaries = [night_summary(night) for night in nights]
     metrics: list[str] = []
     types: list[str] = [ALL]
     per_night: list[dict[str, dict[str, Point | None]]] = []
-    for night in nights:
-        charted: dict[str, dict[str, Point | None]] = {}
-        if night.values is not None:
-            for metric in charted_metrics(night.values, _context_k(night)):
-                charted[metric] = type_points(night.values, metric)
-                metrics.extend(m for m in (metric,) if m not in metrics)
-                types.extend(t for t in charted[metric] if t not in types)
+    for summary in summaries:
+        charted = {} if summary is None else summary.points
+        for metric, points in charted.items():
+            metrics.extend(m for m in (metric,) if m not in metrics)
+            types.extend(t for t in points if t not in types)
         per_night.append(charted)
-    series = {(t, m): _series(t, m, nights, per_night, baseline) for t in types for m in metrics}
+    marked = [_marks_by_cell(night.marks) for night in nights]
+    pinned = {m: type_points(baseline, m) for m in metrics} if baseline is not None else {}
+    series = {
+        (t, m): _series(t, m, marked, per_night, pinned.get(m, {})) for t in types for m in metrics
+    }
     return SeasonView(
         nights=[
             Night(n.entry.folder, n.entry.started_at, n.marks.verdict if n.marks else "")
@@ -294,62 +260,61 @@ def build_season(
         types=types,
         metrics=metrics,
         series=series,
-        changes=season_changes(nights),
+        changes=_season_changes(nights, summaries),
     )
 
 
-def _context_k(night: NightInput) -> int:
-    return 5 if night.manifest is None else night.manifest.config.retrieval.context_k
+CellKey = tuple[str, str, str]
+"""(section, type, metric) of a gate mark."""
 
 
 def _series(
     type_name: str,
     metric: str,
-    nights: Sequence[NightInput],
+    marked: Sequence[Mapping[CellKey, NightMark]],
     per_night: Sequence[Mapping[str, Mapping[str, Point | None]]],
-    baseline: QuestionValues | None,
+    pinned: Mapping[str, Point | None],
 ) -> Series:
     section, _, name = metric.partition(":")
-    decisions: list[Decision] = []
-    moved: dict[int, tuple[MovedQuestion, ...]] = {}
-    for index, night in enumerate(nights):
-        mark = _cell_mark(night.marks, section, type_name, name)
-        decisions.append("ok" if mark is None else mark.decision)
-        if mark is not None and mark.moved:
-            moved[index] = mark.moved
-    pinned = None
-    if baseline is not None:
-        pinned_point = type_points(baseline, metric).get(type_name)
-        pinned = None if pinned_point is None else pinned_point.mean
+    key = (section, type_name, name)
+    found = [cells.get(key) for cells in marked]
+    decisions: list[Decision] = ["ok" if mark is None else mark.decision for mark in found]
+    moved = {i: mark.moved for i, mark in enumerate(found) if mark is not None and mark.moved}
+    pinned_point = pinned.get(type_name)
+    empty: Mapping[str, Point | None] = {}
     return Series(
         type=type_name,
         metric=metric,
-        points=[charted.get(metric, {}).get(type_name) for charted in per_night],
+        points=[charted.get(metric, empty).get(type_name) for charted in per_night],
         decisions=decisions,
-        baseline=pinned,
+        baseline=None if pinned_point is None else pinned_point.mean,
         moved=moved,
     )
 
 
-def _cell_mark(
-    marks: NightMarks | None, section: str, type_name: str, metric: str
-) -> NightMark | None:
-    if marks is None:
-        return None
-    for mark in marks.marks:
-        if mark.section == section and mark.type == type_name and mark.metric == metric:
-            return mark
-    return None
+def _marks_by_cell(marks: NightMarks | None) -> dict[CellKey, NightMark]:
+    """A night's marks by (section, type, metric), each cell's first (``night_marks`` keeps
+    one per cell)."""
+    cells: dict[CellKey, NightMark] = {}
+    for mark in () if marks is None else marks.marks:
+        cells.setdefault((mark.section, mark.type, mark.metric), mark)
+    return cells
 
 
 def season_changes(nights: Sequence[NightInput]) -> list[SettingChange]:
     """What changed under the numbers, night by night against the night before: the judge, the
     golden set, the corpus, the index (embedder, by name, version, dimension or canaries), the
     run's other settings and ``context_k``, the harness version."""
+    return _season_changes(nights, [night_summary(night) for night in nights])
+
+
+def _season_changes(
+    nights: Sequence[NightInput], summaries: Sequence[NightSummary | None]
+) -> list[SettingChange]:
     changes: list[SettingChange] = []
     for index in range(1, len(nights)):
-        before, after = nights[index - 1], nights[index]
-        for kind, text in night_changes(before, after):
+        pair = (nights[index - 1], nights[index])
+        for kind, text in _night_changes(pair, (summaries[index - 1], summaries[index])):
             changes.append(SettingChange(index, kind, text))
     return changes
 
@@ -361,31 +326,40 @@ def _short(value: object) -> str:
 
 def night_changes(before: NightInput, after: NightInput) -> list[tuple[ChangeKind, str]]:
     """The changes between two consecutive nights, each as (kind, one line)."""
+    return _night_changes((before, after), (night_summary(before), night_summary(after)))
+
+
+Pair = tuple[NightInput, NightInput]
+SummaryPair = tuple[NightSummary | None, NightSummary | None]
+
+
+def _night_changes(nights: Pair, summaries: SummaryPair) -> list[tuple[ChangeKind, str]]:
+    """``night_changes`` with the two nights' summaries made once (``build_season``)."""
+    before, after = nights
+    s0, s1 = summaries
     out: list[tuple[ChangeKind, str]] = []
-    out.extend(("judge", text) for text in _judge_changes(before, after))
+    out.extend(("judge", text) for text in _judge_changes(nights, summaries))
     if before.entry.golden_hash != after.entry.golden_hash:
-        out.append(("golden", _golden_change(before.values, after.values)))
+        out.append(("golden", _golden_change(nights, summaries)))
     if before.entry.corpus_hash != after.entry.corpus_hash:
         out.append(("corpus", "the corpus changed (its content hash differs)"))
     for text in settings_changes(before.entry.settings, after.entry.settings):
         index = text.startswith(tuple(f"the {s}" for s in INDEX_SETTINGS))
         out.append(("index" if index else "settings", text))
-    if before.manifest is not None and after.manifest is not None:
-        k0 = before.manifest.config.retrieval.context_k
-        k1 = after.manifest.config.retrieval.context_k
-        if k0 != k1:
-            out.append(("settings", f"context_k ({k0} → {k1})"))
-        v0, v1 = before.manifest.versions.get("judge"), after.manifest.versions.get("judge")
-        if v0 != v1:
-            out.append(("harness", f"the harness version ({_short(v0)} → {_short(v1)})"))
+    if s0 is not None and s1 is not None and None not in (s0.context_k, s1.context_k):
+        if s0.context_k != s1.context_k:
+            out.append(("settings", f"context_k ({s0.context_k} → {s1.context_k})"))
+        if s0.harness != s1.harness:
+            text = f"the harness version ({_short(s0.harness)} → {_short(s1.harness)})"
+            out.append(("harness", text))
     return out
 
 
-def _judge_changes(before: NightInput, after: NightInput) -> list[str]:
-    """The judge's prompt, model, digest or backend, from the manifests (else the history
-    lines' judge parts)."""
-    if before.manifest is not None and after.manifest is not None:
-        a, b = before.manifest.judge, after.manifest.judge
+def _judge_changes(nights: Pair, summaries: SummaryPair) -> list[str]:
+    """The judge's prompt, model, digest or backend, from the nights' summaries (their
+    manifests), else the history lines' judge parts."""
+    a, b = (None if s is None else s.judge for s in summaries)
+    if a is not None and b is not None:
         pairs = {
             "backend": (a.backend, b.backend),
             "model": (a.model, b.model),
@@ -393,7 +367,7 @@ def _judge_changes(before: NightInput, after: NightInput) -> list[str]:
             "prompt": (a.prompt_sha256, b.prompt_sha256),
         }
     else:
-        pa, pb = before.entry.judge_parts, after.entry.judge_parts
+        pa, pb = nights[0].entry.judge_parts, nights[1].entry.judge_parts
         pairs = {
             key: (pa.get(part), pb.get(part))
             for key, part in (
@@ -410,11 +384,28 @@ def _judge_changes(before: NightInput, after: NightInput) -> list[str]:
     ]
 
 
-def _golden_change(before: QuestionValues | None, after: QuestionValues | None) -> str:
-    if before is None or after is None:
+def golden_counts_needed(nights: Pair, summaries: SummaryPair) -> bool:
+    """Whether the golden set's change between two nights needs their values to be counted:
+    its hash changed, their question ids differ, and one of them has no values at hand."""
+    if nights[0].entry.golden_hash == nights[1].entry.golden_hash:
+        return False
+    if nights[0].values is not None and nights[1].values is not None:
+        return False
+    s0, s1 = summaries
+    return s0 is None or s1 is None or s0.golden.ids_sha256 != s1.golden.ids_sha256
+
+
+def _golden_change(nights: Pair, summaries: SummaryPair) -> str:
+    """The golden set's change in words: questions added and retired (counted from both
+    nights' values), or the same questions edited (their ids' digests equal)."""
+    before, after = (night.values for night in nights)
+    if before is not None and after is not None:
+        added = len(after.types.keys() - before.types.keys())
+        retired = len(before.types.keys() - after.types.keys())
+    elif None in summaries or golden_counts_needed(nights, summaries):
         return "the golden set changed"
-    added = len(after.types.keys() - before.types.keys())
-    retired = len(before.types.keys() - after.types.keys())
+    else:
+        added = retired = 0
     if not added and not retired:
         return "the golden set changed (same questions: labels or texts edited)"
     return f"the golden set changed ({added} question(s) added, {retired} retired)"

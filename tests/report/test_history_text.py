@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from judge.report.history_page import season_page_data
 from judge.report.history_text import history_lines, series_line
-from judge.results.season_view import DECISION_MARK, Point, Series
+from judge.results.night_summary import Point
+from judge.results.season_view import DECISION_MARK, Series
 from tests.report import history_screens as screens
 
 

@@ -6,15 +6,16 @@ from __future__ import annotations
 import pytest
 
 from judge.inputs.runs import RunSettings
+from judge.report.history_page import season_page_data
 from judge.results.compare import SEASON, Change, Moved, QuestionValues, SectionComparison
+from judge.results.night_summary import charted_metrics, point, summarise_night, type_points
 from judge.results.season_view import (
     NightInput,
+    NightMarks,
     build_season,
-    charted_metrics,
+    golden_counts_needed,
     night_changes,
     night_marks,
-    point,
-    type_points,
 )
 from tests.report import history_screens as screens
 
@@ -138,3 +139,56 @@ def test_the_season_of_the_generated_nights() -> None:
     assert len(series.moved[screens.COLLAPSE]) == 12
     pinned = build_season(screens.season_nights(), screens.season_nights()[0].values)
     assert pinned.series[("all", "judge:ok_share")].baseline == 1.0
+
+
+def _from_summaries(nights: list[NightInput]) -> list[NightInput]:
+    """The same nights as the season reads them from their ``marks.json``: marks and summary
+    through JSON, no values."""
+    out = []
+    for night in nights:
+        assert night.marks is not None and night.values is not None
+        kept = night.marks.model_copy(
+            update={"night": summarise_night(night.manifest, night.values)}
+        )
+        read = NightMarks.model_validate_json(kept.model_dump_json())
+        out.append(NightInput(night.entry, None, None, read, read.night))
+    return out
+
+
+def test_the_season_from_summaries_equals_the_season_from_values() -> None:
+    nights = screens.season_nights()
+    summarised = _from_summaries(nights)
+    assert all(n.values is None and n.summary is not None for n in summarised)
+    assert build_season(summarised) == build_season(nights)
+    assert season_page_data(build_season(summarised)) == season_page_data(build_season(nights))
+    # Old folders (no summary: values) before new ones, as after an upgrade.
+    mixed = nights[:10] + summarised[10:]
+    assert build_season(mixed) == build_season(nights)
+    pinned = nights[0].values
+    assert build_season(summarised, pinned) == build_season(nights, pinned)
+
+
+def test_a_golden_change_from_summaries() -> None:
+    nights = screens.season_nights()[:2]
+    before, after = nights
+    assert before.values is not None and after.values is not None
+    edited = after._replace(entry=after.entry.model_copy(update={"golden_hash": "h1:edited"}))
+    # The same questions, their labels edited: told from the ids' digest alone.
+    from_values = night_changes(before, edited)
+    kept = _from_summaries([before, edited])
+    assert night_changes(*kept) == from_values
+    assert from_values == [
+        ("golden", "the golden set changed (same questions: labels or texts edited)")
+    ]
+    # Questions added: the digests differ, so the values are needed to count them.
+    grown = edited._replace(values=after.values._replace(types={**after.values.types, "n": "x"}))
+    kept = _from_summaries([before, grown])
+    pair = (kept[0], kept[1])
+    assert golden_counts_needed(pair, (kept[0].summary, kept[1].summary))
+    assert night_changes(*kept) == [("golden", "the golden set changed")]
+    counted = night_changes(
+        kept[0]._replace(values=before.values), kept[1]._replace(values=grown.values)
+    )
+    assert counted == night_changes(before, grown)
+    assert counted == [("golden", "the golden set changed (1 question(s) added, 0 retired)")]
+    assert not golden_counts_needed((before, grown), (None, None))  # values at hand
