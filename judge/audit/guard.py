@@ -228,7 +228,7 @@ def compare(
     )
 
 
-class Decision(NamedTuple):
+class GuardDecision(NamedTuple):
     """The guard's decision over every variant tried."""
 
     adopted: VariantComparison | None
@@ -245,16 +245,16 @@ def _worse(comparison: VariantComparison) -> list[Compared]:
 
 def guard_decision(
     comparisons: Sequence[VariantComparison], level: float = GUARD_ALPHA
-) -> Decision:
+) -> GuardDecision:
     """Adopt the best variant that passes both guards, or keep the current prompt and say
     which guard decided (module docstring)."""
     threshold = level / max(1, len(comparisons))
     if not comparisons:
-        return Decision(None, "keep the current prompt: no variant could be built", threshold)
+        return GuardDecision(None, "keep the current prompt: no variant could be built", threshold)
     beat = [c for c in comparisons if c.gain > 0 and c.p_value < threshold]
     if not beat:
         best = min(comparisons, key=lambda c: (c.p_value, -c.gain))
-        return Decision(
+        return GuardDecision(
             None,
             f"keep the current prompt: guard 1 (primary) decided: no variant beat it on "
             f"held-out exact agreement beyond the guard (best {best.variant}: "
@@ -266,7 +266,7 @@ def guard_decision(
     if not passing:
         first = beat[0]
         worse = _worse(first)[0]
-        return Decision(
+        return GuardDecision(
             None,
             f"keep the current prompt: guard 2 (no worse) decided: {first.variant} beat it on "
             f"exact agreement (p = {first.p_value:.3f}) but is worse on {worse.statistic} of "
@@ -274,7 +274,7 @@ def guard_decision(
             threshold,
         )
     adopted = max(passing, key=lambda c: c.gain)  # max keeps the first of equal gains
-    return Decision(
+    return GuardDecision(
         adopted,
         f"adopt {adopted.variant}: held-out exact agreement {_signed(adopted.gain)} (sign test "
         f"p = {adopted.p_value:.3f} < {threshold:.3f}) and no worse on any other statistic",

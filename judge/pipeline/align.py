@@ -28,7 +28,7 @@ from judge.audit.align import (
 )
 from judge.audit.guard import (
     GUARD_ALPHA,
-    Decision,
+    GuardDecision,
     HeldOutLabel,
     VariantComparison,
     compare,
@@ -91,7 +91,7 @@ class Aligned(NamedTuple):
     labels: int
     folds: int
     comparisons: list[VariantComparison]
-    decision: Decision
+    decision: GuardDecision
     written: Path | None
     """The new prompt file (None: nothing adopted, or adoption not written)."""
     exemplars: list[str]
@@ -246,7 +246,7 @@ def _adopt(
     prompt: Prompt,
     items: list[JudgeItem],
     examples: list[Example],
-    decision: Decision,
+    decision: GuardDecision,
     settings: AlignSettings,
 ) -> tuple[Path | None, list[str], list[PromptFlip]]:
     """The adopted prompt written as the next version (exemplars chosen from every label),

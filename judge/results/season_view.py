@@ -40,11 +40,11 @@ from judge.results.night_summary import NightSummary, Point, summarise_night, ty
 #: without it.
 NIGHT_MARKS_FORMAT = 2
 
-Decision = Literal["collapsed", "regressed", "season", "listed", "ok"]
+NightDecision = Literal["collapsed", "regressed", "season", "listed", "ok"]
 #: Strongest first: a night's decision for a cell is the first of these its gate made.
-DECISIONS: tuple[Decision, ...] = ("collapsed", "regressed", "season", "listed", "ok")
+DECISIONS: tuple[NightDecision, ...] = ("collapsed", "regressed", "season", "listed", "ok")
 #: What each decision is called on the page and in the terminal (text, never colour alone).
-DECISION_TEXT: dict[Decision, str] = {
+DECISION_TEXT: dict[NightDecision, str] = {
     "collapsed": "collapse",
     "regressed": "regressed",
     "season": "fell over the season",
@@ -52,7 +52,7 @@ DECISION_TEXT: dict[Decision, str] = {
     "ok": "ok",
 }
 #: One character per decision, for the terminal's compact line and the page's point labels.
-DECISION_MARK: dict[Decision, str] = {
+DECISION_MARK: dict[NightDecision, str] = {
     "collapsed": "X",
     "regressed": "v",
     "season": "S",
@@ -96,7 +96,7 @@ class NightMark(BaseModel):
     section: str
     type: str
     metric: str
-    decision: Decision
+    decision: NightDecision
     delta: float
     low: float
     high: float
@@ -118,7 +118,7 @@ class NightMarks(BaseModel):
     (``judge.results.night_summary``); None in a folder written before it was kept."""
 
 
-def _mark(change: Change, decision: Decision, diagnosis: Mapping[str, str]) -> NightMark:
+def _mark(change: Change, decision: NightDecision, diagnosis: Mapping[str, str]) -> NightMark:
     moved = tuple(
         MovedQuestion(
             id=m.question_id, old=m.old, new=m.new, diagnosis=diagnosis.get(m.question_id, "")
@@ -158,7 +158,7 @@ def night_marks(
     return NightMarks(verdict=verdict, marks=tuple(best.values()))
 
 
-def _decision(change: Change, season: bool) -> Decision:
+def _decision(change: Change, season: bool) -> NightDecision:
     if change.direction == "collapsed":
         return "collapsed"
     if change.direction == "regressed":
@@ -213,7 +213,7 @@ class Series(NamedTuple):
     metric: str
     """``retrieval:recall@5``, ``judge:faithfulness``: section and metric."""
     points: list[Point | None]
-    decisions: list[Decision]
+    decisions: list[NightDecision]
     baseline: float | None
     """The pinned baseline's mean for this cell (None: no baseline, or not this metric)."""
     moved: dict[int, tuple[MovedQuestion, ...]]
@@ -278,7 +278,7 @@ def _series(
     section, _, name = metric.partition(":")
     key = (section, type_name, name)
     found = [cells.get(key) for cells in marked]
-    decisions: list[Decision] = ["ok" if mark is None else mark.decision for mark in found]
+    decisions: list[NightDecision] = ["ok" if mark is None else mark.decision for mark in found]
     moved = {i: mark.moved for i, mark in enumerate(found) if mark is not None and mark.moved}
     pinned_point = pinned.get(type_name)
     empty: Mapping[str, Point | None] = {}
