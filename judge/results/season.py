@@ -238,13 +238,13 @@ def evidence(
 
 def _ended(events: Floats, recent: Floats, away: Floats, size: Floats, ended: float | None) -> None:
     """A move that ended is no evidence: on a recent night whose mean is beyond tonight's by
-    more than ``ended`` on the move's side (negative: below; None: every recent night), a question's events count only
-    while it is still on that side tonight (``away``: tonight from the reference medians, with
-    the sign of the move), and no deeper than tonight (a broken night, then the good answers
-    back: the broken night's zeros do not outweigh tonight's one noisy point). ``events`` (the
-    recent rows) is changed in place. The nights of a fall that stays are alike and keep every
-    event: a fallen answer judged at its old score tonight, or another question's noise on an
-    earlier night, is still evidence of the fall."""
+    more than ``ended`` on the move's side (negative: below; None: every recent night), a
+    question's events count only while it is still on that side tonight (``away``: tonight
+    from the reference medians, with the sign of the move), and no deeper than tonight (a
+    broken night, then the good answers back: the broken night's zeros do not outweigh
+    tonight's one noisy point). ``events`` (the recent rows) is changed in place. The nights of
+    a fall that stays are alike and keep every event: a fallen answer judged at its old score
+    tonight, or another question's noise on an earlier night, is still evidence of the fall."""
     import numpy as np
 
     means = recent.mean(axis=1)

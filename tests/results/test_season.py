@@ -214,8 +214,9 @@ def test_a_fallen_answer_judged_at_its_old_score_tonight_keeps_its_earlier_evide
     # Four of twelve answers fall a point for three nights, every answer new each night; the
     # judge's error puts one of them back at 2 tonight. The nights of the fall are alike (none
     # more than two margins below tonight), so the first two nights' events of that answer
-    # still count: 11 events against none in the 20 nights before (p = (3/23)^11), not the 9 left when every night was clipped to tonight (the
-    # first version of the rule, which cost a third of the detection: docs/gate.md).
+    # still count: 11 events against none in the 20 nights before (p = (3/23)^11), not the 9
+    # left when every night was clipped to tonight (the first version of the rule, which cost
+    # a third of the detection: docs/gate.md).
     quiet = np.full((20, 12), 2.0)
     fallen = np.full((3, 12), 2.0)
     fallen[:, :4] = 1.0
