@@ -850,7 +850,7 @@ def season_calls(season: Season, t: int, rule: str) -> set[tuple[str, str]]:
             cell = taken[:, cols, m]
             pinned = bool(np.array_equal(cell[-1], season.values[0, cols, m]))
             found = (
-                cell_tests(cell, new[:, cols], P_POINTS[m])
+                cell_tests(cell, new[:, cols], P_POINTS[m], RULE.margin(metric))
                 if rule == "new"
                 else previous_tests(cell, P_POINTS[m])
             )
@@ -990,11 +990,11 @@ def persistent_run(seasons: int = 200, jobs: int = 2) -> dict[str, Any]:
             for i, regime in enumerate(REGIMES)
         ]
         recovery_rows = [
-            pool.submit(persistent_recovery, 0.10, regime, max(20, seasons // 2), 200 + i)
+            pool.submit(persistent_recovery, 0.10, regime, seasons, 200 + i)
             for i, regime in enumerate(falls)
         ]
         detect_rows = [
-            pool.submit(persistent_detect, count, 0.10, regime, max(20, seasons // 2), 300 + i)
+            pool.submit(persistent_detect, count, 0.10, regime, seasons, 300 + i)
             for i, (count, regime) in enumerate((c, r) for r in falls for c in FALLS)
         ]
         out: dict[str, Any] = {}

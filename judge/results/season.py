@@ -29,8 +29,11 @@ time: noise moves a question tonight and puts it back tomorrow, a real fall stay
   ``GateRule.season_level``;
 - **recovery**: a cell regresses when one of its tests is rejected, its recent mean is below the
   reference by more than the margin *and so is tonight's own mean*; a cell whose values tonight
-  are the pinned baseline's is never a regression. A broken night in the recent nights cannot
-  fail the good night after it.
+  are the pinned baseline's is never a regression. A recent night whose mean is below tonight's
+  by more than ``ENDED`` margins is a fall that ended (in part): its events count only where a
+  question is still below tonight, and no deeper. So a broken night in the recent nights cannot
+  fail the good night after it, while a fall that stays, whose nights are alike, keeps all its
+  events (clipping every night to tonight cost a third of the detection: docs/gate.md).
 
 A deterministic system (the same answers every night) has one observation and no season; a
 system whose answers change but whose scores do not has no events, and nothing is called.
@@ -79,6 +82,11 @@ RECENT = 3
 #: tests, a higher level for each: docs/gate.md measures what that buys). Retrieval's metrics
 #: are all decided.
 DECIDED = SCORE_METRICS
+#: A recent night whose mean is below tonight's by more than this many margins is a fall that
+#: ended, at least in part (a broken night, then the good answers back): its events count only
+#: where a question is still below tonight. The nights of a fall that stays differ by the
+#: judge's noise, about a margin (docs/gate.md measures 1, 2 and 3).
+ENDED = 2.0
 
 
 def _binomial_tail(k: int, n: int, p: float) -> float:
@@ -182,11 +190,15 @@ def _medians(reference: Floats, observed: Flags) -> Floats:
     return np.asarray(np.where(n > 0, middle[0], np.nan))
 
 
-def evidence(reference: Floats, recent: Floats, new: Flags, points: bool) -> Evidence | None:
+def evidence(
+    reference: Floats, recent: Floats, new: Flags, points: bool, ended: float | None
+) -> Evidence | None:
     """The test of one cell: ``reference`` and ``recent`` hold its questions' values (columns)
     in the reference runs and the recent nights (rows, oldest first, NaN where a question has
     no value); ``new`` (rows of both, stacked) is True where a question's answer is an
-    observation (new that night). None when no question is valued enough."""
+    observation (new that night); ``ended``: how far a recent night's mean may be from
+    tonight's before its move counts as ended (``_ended``; None: every night's). None when no
+    question is valued enough."""
     import numpy as np
 
     valued = reference.shape[0] - np.count_nonzero(np.isnan(reference), axis=0)
@@ -204,12 +216,8 @@ def evidence(reference: Floats, recent: Floats, new: Flags, points: bool) -> Evi
         below = np.where(observed & (away < -EPS), size, 0.0)
         above = np.where(observed & (away > EPS), size, 0.0)
     split = reference.shape[0]
-    # A fall that ended is no evidence: a question's recent events count only while it is
-    # still on their side tonight, and no deeper than tonight (a broken night, then the good
-    # answers back: the broken night's zeros do not outweigh tonight's one noisy point).
-    with np.errstate(invalid="ignore"):
-        below[split:] = np.minimum(below[split:], np.where(away[-1] < -EPS, size[-1], 0.0))
-        above[split:] = np.minimum(above[split:], np.where(away[-1] > EPS, size[-1], 0.0))
+    _ended(below[split:], recent, away[-1], size[-1], None if ended is None else -ended)
+    _ended(above[split:], recent, -away[-1], size[-1], ended)
     share = recent.shape[0] / (recent.shape[0] + split)
     fall = {share: int(below.sum())}
     rise = {share: int(above.sum())}
@@ -226,6 +234,28 @@ def evidence(reference: Floats, recent: Floats, new: Flags, points: bool) -> Evi
         least_p(fall),
         least_p(rise),
     )
+
+
+def _ended(events: Floats, recent: Floats, away: Floats, size: Floats, ended: float | None) -> None:
+    """A move that ended is no evidence: on a recent night whose mean is beyond tonight's by
+    more than ``ended`` on the move's side (negative: below; None: every recent night), a
+    question's events count only while it is still on that side tonight (``away``: tonight
+    from the reference medians, with the sign of the move), and no deeper than tonight (a
+    broken night, then the good answers back: the broken night's zeros do not outweigh
+    tonight's one noisy point). ``events`` (the recent rows) is changed in place. The nights of
+    a fall that stays are alike and keep every event: a fallen answer judged at its old score
+    tonight, or another question's noise on an earlier night, is still evidence of the fall."""
+    import numpy as np
+
+    means = recent.mean(axis=1)
+    if ended is None:  # every recent night (the first version of the rule, for the bench)
+        rows = np.arange(recent.shape[0])
+    elif ended < 0:
+        rows = np.flatnonzero(means < means[-1] + ended - EPS)
+    else:
+        rows = np.flatnonzero(means > means[-1] + ended + EPS)
+    with np.errstate(invalid="ignore"):
+        events[rows] = np.minimum(events[rows], np.where(away < -EPS, size, 0.0))
 
 
 def tarone(least: Sequence[float], level: float) -> float:
@@ -257,17 +287,21 @@ class _Cell(NamedTuple):
     pinned: bool  # tonight's values are the pinned baseline's: never a regression
 
 
-def cell_tests(cell: Floats, new: Flags, points: bool) -> list[Evidence]:
+def cell_tests(
+    cell: Floats, new: Flags, points: bool, margin: float, ended: float | None = ENDED
+) -> list[Evidence]:
     """The tests of one cell (rows: the earlier runs, oldest first, then tonight; ``new``: where
     an answer is new) for the last 1, 2, ... RECENT nights, as long as MIN_REFERENCE runs come
-    before them."""
+    before them; a recent night more than ``ended`` margins from tonight is a move that ended
+    (None: every recent night is clipped to tonight, as the first version of the rule did)."""
     tests = []
     for m in range(1, RECENT + 1):
         split = cell.shape[0] - m  # rows before it: the reference; from it: recent
         if split < MIN_REFERENCE:
             break
         start = max(0, split - WINDOW)
-        test = evidence(cell[start:split], cell[split:], new[start:], points)
+        gap = None if ended is None else ended * margin
+        test = evidence(cell[start:split], cell[split:], new[start:], points, gap)
         if test is not None:
             tests.append(test)
     return tests
@@ -297,6 +331,7 @@ def _cells(
     current: QuestionValues,
     type_order: Sequence[str],
     pinned: QuestionValues | None,
+    rule: GateRule,
 ) -> list[_Cell]:
     """Every (type, metric) of ``section`` tonight that has a test, metric by metric and type by
     type in the order tonight's values meet them."""
@@ -322,7 +357,9 @@ def _cells(
             groups.setdefault(types.get(qid, "?"), []).append(column)
         for type_name, columns in groups.items():
             cell_ids = [ids[c] for c in columns]
-            found = cell_tests(matrix[:, columns], new[:, columns], metric in SCORE_METRICS)
+            found = cell_tests(
+                matrix[:, columns], new[:, columns], metric in SCORE_METRICS, rule.margin(metric)
+            )
             tests = [
                 _Test([q for q, k in zip(cell_ids, e.keep.tolist(), strict=True) if k], e)
                 for e in found
@@ -375,7 +412,7 @@ def season_comparison(
     whose values tonight are the baseline's is never a regression)."""
     if len(earlier) < MIN_REFERENCE:
         return None
-    cells = _cells(section, earlier, current, type_order, pinned)
+    cells = _cells(section, earlier, current, type_order, pinned, rule)
     decided = [c for c in cells if section == "retrieval" or c.metric in DECIDED]
     in_family = {id(c) for c in decided}
     flat = [t.evidence for cell in decided for t in cell.tests]

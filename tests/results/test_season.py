@@ -17,6 +17,7 @@ from judge.results.compare import (
 from judge.results.season import (
     MIN_REFERENCE,
     _binomial_tail,
+    cell_tests,
     least_p,
     season_comparison,
     sum_tail,
@@ -192,6 +193,41 @@ def test_the_good_answers_back_after_a_broken_night_are_no_regression() -> None:
     assert called is not None and len(called.regressions) == 1
     pinned = season_comparison("judge", nights, fallen, RULE, pinned=fallen)
     assert pinned is not None and pinned.regressions == []
+
+
+def test_the_good_answers_re_worded_after_a_broken_night_are_no_regression() -> None:
+    # The same broken night, then good answers that are new (re-worded, judged afresh): the
+    # broken night is far below tonight, a fall that ended, and its zeros count only where a
+    # question is still below tonight; no test over the nights that hold it fails tonight.
+    rng = np.random.default_rng(6)
+    nights = [
+        QuestionValues(n.types, n.values, {q: f"{q}-{i}" for q in TYPES})
+        for i, n in enumerate(_noisy_nights(rng, TRUTH, TYPES, 22))
+    ]
+    broken = _kept(dict.fromkeys(TYPES, 0.0), {q: f"{q}-broken" for q in TYPES})
+    for tonight, before in ((nights[20], [broken]), (nights[21], [broken, nights[20]])):
+        comparison = season_comparison("judge", [*nights[:20], *before], tonight, RULE)
+        assert comparison is not None and comparison.regressions == []
+
+
+def test_a_fallen_answer_judged_at_its_old_score_tonight_keeps_its_earlier_evidence() -> None:
+    # Four of twelve answers fall a point for three nights, every answer new each night; the
+    # judge's error puts one of them back at 2 tonight. The nights of the fall are alike (none
+    # more than two margins below tonight), so the first two nights' events of that answer
+    # still count: 11 events against none in the 20 nights before (p = (3/23)^11), not the 9
+    # left when every night was clipped to tonight (the first version of the rule, which cost
+    # a third of the detection: docs/gate.md).
+    quiet = np.full((20, 12), 2.0)
+    fallen = np.full((3, 12), 2.0)
+    fallen[:, :4] = 1.0
+    fallen[2, 3] = 2.0
+    cell = np.vstack([quiet, fallen])
+    new = np.ones(cell.shape, dtype=bool)
+    kept = cell_tests(cell, new, True, RULE.margin("faithfulness"))
+    clipped = cell_tests(cell, new, True, RULE.margin("faithfulness"), ended=None)
+    assert kept[2].nights == clipped[2].nights == 3
+    assert kept[2].p_fall == pytest.approx((3 / 23) ** 11, rel=1e-6)
+    assert clipped[2].p_fall == pytest.approx((3 / 23) ** 9, rel=1e-6)
 
 
 def test_tarone_leaves_out_the_tests_that_could_never_be_rejected() -> None:
