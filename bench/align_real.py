@@ -12,7 +12,7 @@ once, for scale. Seconds per item are the backend's own latency, first item left
 the cache in both).
 
     PYTHONPATH=. .venv/bin/python bench/align_real.py [--k 1 2] [--folds 3] [--budget 1700]
-        [--only sample-en] [--limit N] [--cost-items 6]
+        [--only sample-en] [--limit N] [--cost-items 6] [--cost-only]
 
 The embedded model is a base model with no judging signal zero-shot: these numbers show the
 mechanics and the cost, not what exemplars do for a real judge.
@@ -143,6 +143,9 @@ def main() -> None:
     parser.add_argument(
         "--cost-items", type=int, default=6, help="answers timed for the cost (0: skip)"
     )
+    parser.add_argument(
+        "--cost-only", action="store_true", help="time the cost only (no judge align)"
+    )
     parser.add_argument("--only", choices=list(SAMPLES), help="one sample only")
     parser.add_argument("--limit", type=int, help="the first N labelled answers only")
     args = parser.parse_args()
@@ -154,9 +157,9 @@ def main() -> None:
             folder = Path(tmp)
             config = _config(toml, folder, args.limit)
             print(f"## {name}", flush=True)
-            aligned = align(config, settings)
-            for line in aligned_lines(aligned):
-                print(line, flush=True)
+            if not args.cost_only:
+                for line in aligned_lines(align(config, settings)):
+                    print(line, flush=True)
             if args.cost_items > 1:
                 for line in _cost(config, max(args.k), args.budget, args.cost_items, folder):
                     print(line, flush=True)

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from judge.audit.types import Interval
 from judge.axes import AXES
 from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
@@ -242,3 +243,27 @@ def next_version_name(path: Path, existing: Sequence[str]) -> str:
         if found and found.group("stem") == base and name.endswith(path.suffix):
             versions.append(int(found.group("n")))
     return f"{base}.v{max(versions) + 1}{path.suffix}"
+
+
+class AdoptedPrompt(NamedTuple):
+    """A prompt ``judge align`` adopted, as the views of a run judged with it show it: its
+    held-out agreement beside the prompt it was built from (exact agreement, both axes
+    together, over the same labels, with 95 % intervals), read from the JSON that
+    ``judge align`` writes beside its account."""
+
+    prompt: str
+    """The adopted prompt's file name (``judge.v2.md``)."""
+    previous: str
+    """The file name of the prompt it was built from."""
+    variant: str
+    """``k=2``: how many exemplars."""
+    labels: int
+    answers: int
+    value: float | None
+    value_ci: Interval | None
+    previous_value: float | None
+    previous_ci: Interval | None
+    p_value: float
+    """The guard's one-sided sign test."""
+    report: str
+    """The account's file name under ``reports/align/``."""

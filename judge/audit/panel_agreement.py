@@ -139,3 +139,28 @@ def agreement_lines(rows: Sequence[MemberAgreement], pairs: Sequence[PairKappa])
             for p in pairs
         ]
     return lines
+
+
+class PanelSummary(NamedTuple):
+    """A ``judge panel`` of a run's answers, as the run's views show it: the members, each
+    one's quadratic κ with the humans per axis (the vote's last), the members' κ with each
+    other, and the run's answers the members disputed (question id → why)."""
+
+    members: tuple[str, ...]
+    with_humans: list[PairKappa]
+    """Per member (and ``PANEL``) and axis: ``first`` the member, ``second`` "humans"."""
+    between: list[PairKappa]
+    disputed: dict[str, tuple[str, ...]]
+    answers: int
+    """The run's answers the panel judged (its exact answers)."""
+    report: str
+    """The account's file name under ``reports/panel/``."""
+
+
+def with_humans(rows: Sequence[MemberAgreement]) -> list[PairKappa]:
+    """Each member's (and the vote's) quadratic κ with the humans per axis, as pairs."""
+    return [
+        PairKappa(row.member, "humans", axis, s.n, s.kappa, s.kappa_ci)
+        for row in rows
+        for axis, s in row.per_axis.items()
+    ]

@@ -11,12 +11,16 @@ history see a new judge) and judges the run's items with it to list the flips it
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from pydantic import TypeAdapter, ValidationError
+
 from judge.audit.align import (
+    AdoptedPrompt,
     Example,
     choose_exemplars,
     deal_folds,
@@ -48,6 +52,7 @@ from judge.judging.tasks.registry import load_task_prompt
 from judge.judging.types import Verdict
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs
 from judge.pipeline.session import JudgeChoice, Session, judging_session
+from judge.record.model import plain
 
 
 class AlignSettings(NamedTuple):
@@ -293,7 +298,50 @@ def _write_report(config: Config, aligned: Aligned, started_at: datetime) -> Pat
     path = claim_unique(Path(config.reports.dir) / "align", timestamp(started_at), ".md")
     lines = ["# judge align", "", *(f"    {line}" for line in aligned_lines(aligned))]
     write_atomic(path, "\n".join(lines) + "\n")
+    adopted = _adopted(aligned, path.name)
+    found = None if adopted is None else plain(adopted)
+    write_atomic(path.with_suffix(".json"), json.dumps({"adopted": found}, indent=1) + "\n")
     return path
+
+
+def _adopted(aligned: Aligned, report: str) -> AdoptedPrompt | None:
+    """What a run judged with the written prompt shows of it (None: nothing written)."""
+    chosen = aligned.decision.adopted
+    if aligned.written is None or chosen is None:
+        return None
+    return AdoptedPrompt(
+        aligned.written.name,
+        aligned.current.name,
+        chosen.variant,
+        chosen.labels,
+        chosen.items,
+        chosen.value,
+        chosen.value_ci,
+        chosen.current,
+        chosen.current_ci,
+        chosen.p_value,
+        report,
+    )
+
+
+def adopted_prompt(reports_dir: Path, prompt: str) -> AdoptedPrompt | None:
+    """The newest ``judge align`` adoption that wrote the prompt file named ``prompt``, from
+    ``reports/align/<time>.json``; None when no align wrote it (or its file cannot be read:
+    the views then show the prompt alone)."""
+    from judge.io.json import parse_json
+    from judge.io.text import read_text
+
+    folder = reports_dir / "align"
+    for path in sorted(folder.glob("*.json"), reverse=True) if folder.is_dir() else []:
+        data, problem = parse_json(read_text(path))
+        found = data.get("adopted") if problem is None and isinstance(data, dict) else None
+        try:
+            adopted = TypeAdapter(AdoptedPrompt).validate_python(found) if found else None
+        except ValidationError:
+            continue
+        if adopted is not None and adopted.prompt == prompt:
+            return adopted
+    return None
 
 
 def aligned_lines(aligned: Aligned) -> list[str]:

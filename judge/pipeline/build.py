@@ -12,8 +12,11 @@ from importlib import metadata
 from pathlib import Path
 
 from judge.config import Config
+from judge.hashing import text_sha256
 from judge.inputs.labels import HumanLabel
-from judge.record.build import build_record
+from judge.pipeline.align import adopted_prompt
+from judge.pipeline.panel import panel_summary
+from judge.record.build import JudgeViews, build_record
 from judge.record.manifest_build import Provenance
 from judge.record.model import Record
 from judge.record.stages import Earlier, Judged, Measured
@@ -42,7 +45,26 @@ def build_report(
         versions=versions(),
     )
     return build_record(
-        config, measured, judged, labels, started_at, folder_name, earlier, provenance, bars=bars
+        config,
+        measured,
+        judged,
+        labels,
+        started_at,
+        folder_name,
+        earlier,
+        provenance,
+        bars=bars,
+        views=judge_views(config, measured),
+    )
+
+
+def judge_views(config: Config, measured: Measured) -> JudgeViews:
+    """The prompt ``judge align`` adopted, when it wrote the run's prompt, and the newest
+    ``judge panel`` of the run's exact answers, read from ``reports/``."""
+    reports = Path(config.reports.dir)
+    answers = {qid: text_sha256(r.answer) for qid, r in measured.run.records.items()}
+    return JudgeViews(
+        adopted_prompt(reports, config.judge.prompt.name), panel_summary(reports, answers)
     )
 
 

@@ -17,14 +17,18 @@ import json
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from pydantic import TypeAdapter, ValidationError
 
 from judge.audit.panel_agreement import (
     MemberAgreement,
     PairKappa,
+    PanelSummary,
     agreement_lines,
     members_agreement,
     members_kappa,
+    with_humans,
 )
 from judge.config import Config
 from judge.errors import BackendUnavailable, ConfigError
@@ -39,6 +43,7 @@ from judge.judging.tasks.registry import load_task_prompt
 from judge.judging.types import Verdict
 from judge.pipeline.inputs import Inputs, _ignore, load_inputs
 from judge.pipeline.session import JudgeChoice, judging_session
+from judge.record.model import plain
 
 
 class Paneled(NamedTuple):
@@ -112,23 +117,71 @@ def _write(
         for v in paneled.votes
         if v.disputed
     ]
-    write_atomic(disputed, json.dumps({"disputed": records}, ensure_ascii=False, indent=1) + "\n")
+    data = {
+        "disputed": records,
+        "members": list(paneled.members),
+        "answers": answers,
+        "with_humans": plain(with_humans(paneled.agreement)),
+        "between": plain(paneled.kappas),
+    }
+    write_atomic(disputed, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     return paneled._replace(report=report, disputed=disputed)
 
 
-def disputed_answers(reports_dir: Path) -> set[tuple[str, str]]:
-    """(question id, answer hash) of the answers the newest ``judge panel`` disputed; none
-    when no panel ran (or its file cannot be read: the sample is then drawn as before)."""
+def _newest(reports_dir: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The newest ``reports/panel/<time>.json`` and its content (None: none, or unreadable)."""
     from judge.io.json import parse_json
     from judge.io.text import read_text
 
     folder = reports_dir / "panel"
     newest = sorted(folder.glob("*.json")) if folder.is_dir() else []
     if not newest:
-        return set()
+        return None
     data, problem = parse_json(read_text(newest[-1]))
     if problem is not None or not isinstance(data, dict):
+        return None
+    return newest[-1], data
+
+
+def panel_summary(reports_dir: Path, answers: dict[str, str]) -> PanelSummary | None:
+    """The newest ``judge panel``, as a run with these answers (question id → answer hash)
+    shows it: None when no panel ran, it judged none of these exact answers, or its file
+    cannot be read (the views then show the run's judge alone)."""
+    found = _newest(reports_dir)
+    if found is None:
+        return None
+    path, data = found
+    judged = data.get("answers")
+    if not isinstance(judged, dict):
+        return None
+    same = {qid for qid, sha in answers.items() if judged.get(qid) == sha}
+    if not same:
+        return None
+    kappas = TypeAdapter(list[PairKappa])
+    try:
+        return PanelSummary(
+            tuple(str(m) for m in data.get("members", [])),
+            kappas.validate_python(data.get("with_humans", [])),
+            kappas.validate_python(data.get("between", [])),
+            {
+                str(r["question_id"]): tuple(str(f) for f in r.get("flags", []))
+                for r in data.get("disputed", [])
+                if isinstance(r, dict) and r.get("question_id") in same
+            },
+            len(same),
+            path.with_suffix(".md").name,
+        )
+    except (ValidationError, TypeError, KeyError, AttributeError):
+        return None
+
+
+def disputed_answers(reports_dir: Path) -> set[tuple[str, str]]:
+    """(question id, answer hash) of the answers the newest ``judge panel`` disputed; none
+    when no panel ran (or its file cannot be read: the sample is then drawn as before)."""
+    found = _newest(reports_dir)
+    if found is None:
         return set()
+    _, data = found
     return {
         (str(r["question_id"]), str(r["answer_sha256"]))
         for r in data.get("disputed", [])

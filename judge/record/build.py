@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from judge.audit.agreement import agreement, audit_items, judge_scores
+from judge.audit.align import AdoptedPrompt
+from judge.audit.panel_agreement import PanelSummary
 from judge.audit.types import AuditResult
 from judge.config import Config
 from judge.inputs.labels import HumanLabel
@@ -49,6 +51,26 @@ from judge.results.tables import TypeTable, judge_table
 from judge.results.values import question_values
 
 
+class JudgeViews(NamedTuple):
+    """What the wiring read of the judge itself for a run's views: the prompt ``judge align``
+    adopted, the newest ``judge panel`` of the run's answers, and the answers it disputed."""
+
+    adopted: AdoptedPrompt | None = None
+    panel: PanelSummary | None = None
+
+    def fields(self) -> dict[str, Any]:
+        """The record's fields of these views."""
+        return {"adopted_prompt": self.adopted, "panel": self.panel}
+
+    @property
+    def disputed(self) -> Mapping[str, Sequence[str]]:
+        return {} if self.panel is None else self.panel.disputed
+
+
+#: A run with no adopted prompt and no panel.
+NO_VIEWS = JudgeViews()
+
+
 class _Compared(NamedTuple):
     """The run's paired comparisons: with the last compatible run, the pinned baseline (one
     family, decided together) and the season."""
@@ -69,11 +91,11 @@ def build_record(
     provenance: Provenance,
     *,
     bars: bool = False,
+    views: JudgeViews = NO_VIEWS,
 ) -> Record:
     """Assemble the record of one judged run; it reads and writes nothing (what the run is
-    compared with comes in ``earlier``, where and when it was made in ``provenance``).
-    ``bars``: check the configuration's bars, one gate check each
-    (``judge.pipeline.bars.bars_asked`` says whether)."""
+    compared with comes in ``earlier``, ``views``, where and when it was made in
+    ``provenance``). ``bars``: check the configuration's bars (``bars_asked`` says whether)."""
     golden = measured.golden
     verdicts = [judged.verdicts[q.id] for q in golden.questions if q.id in judged.verdicts]
     counts: dict[str, int] = {s: sum(v.status == s for v in verdicts) for s in STATUSES}
@@ -107,7 +129,7 @@ def build_record(
         manifest=manifest,
         entry=entry,
         chunks=chunk_summary(config, golden, judged),
-        questions=question_rows(config, measured, item_map, judged, failures),
+        questions=question_rows(config, measured, item_map, judged, failures, views.disputed),
         tables=Tables(judge=table, retrieval=measured.retrieval, splits=split_tables),
         rule=rule,
         comparisons=compared.comparisons,
@@ -116,6 +138,7 @@ def build_record(
         gate=checked,
         prompt_edit=prompt_edit,
         audit=None if audit is None else audit.figures(),
+        **views.fields(),
     )
 
 

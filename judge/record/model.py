@@ -43,7 +43,9 @@ from pydantic import (
     model_validator,
 )
 
+from judge.audit.align import AdoptedPrompt
 from judge.audit.chunk_agreement import ChunkAgreement, CorrectedRecall
+from judge.audit.panel_agreement import PanelSummary
 from judge.audit.types import AuditResult
 
 # Re-exported: the views read the record's further judgements through the record's types.
@@ -231,6 +233,11 @@ class Record(BaseModel):
     """Agreement with the human labels and the corrected estimates, when there are labels for
     these answers: the audit's figures (``AuditResult.figures``), which report.md and the
     console show (``judge audit`` lists the disagreements, from the labels file)."""
+    adopted_prompt: Annotated[AdoptedPrompt | None, _Plain] = None
+    """The run's prompt as ``judge align`` adopted it, with its held-out agreement beside the
+    previous prompt's (None: the prompt was not written by ``judge align``)."""
+    panel: Annotated[PanelSummary | None, _Plain] = None
+    """The newest ``judge panel`` of the run's exact answers: members, κ, disputed answers."""
 
     # --- derived, for machines: written after the record's own keys, dropped when read ------
 

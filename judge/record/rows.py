@@ -6,7 +6,7 @@ triage, diagnosis and further judgements (``question_rows``), and the chunk grad
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judge.audit.chunk_agreement import chunk_agreement, corrected_recall
@@ -89,9 +89,11 @@ def question_rows(
     items: dict[str, ItemRecord],
     judged: Judged,
     failures: dict[str, str],
+    disputed: Mapping[str, Sequence[str]] | None = None,
 ) -> list[QuestionRow]:
     """One row per golden question, in golden-set order, with its review triage and its
-    diagnosis (``judge.results.diagnosis``: computed here once; every view reads the row's)."""
+    diagnosis (``judge.results.diagnosis``: computed here once; every view reads the row's);
+    ``disputed``: why a ``judge panel`` disputed an answer, by question id."""
     verdicts = judged.verdicts
     out_of_scope = set(config.data.out_of_scope_types)
     refusal_phrases = config.judge.lexical.refusal_phrases or REFUSAL_MARKERS
@@ -120,7 +122,9 @@ def question_rows(
                 item=item,
                 verdict=verdict,
                 failure=failures.get(q.id),
-                triage=triage(item, verdict, bias, weak.get(q.id, ()))
+                triage=triage(
+                    item, verdict, bias, weak.get(q.id, ()), (disputed or {}).get(q.id, ())
+                )
                 if item is not None and verdict is not None
                 else NO_TRIAGE,
                 diagnosis=diagnose(

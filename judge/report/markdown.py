@@ -20,6 +20,7 @@ import re
 from collections import Counter
 from pathlib import PurePath
 
+from judge.audit.types import Interval
 from judge.formatting import fmt_share
 from judge.formatting import markdown_text as md
 from judge.record.model import Record
@@ -90,6 +91,7 @@ def render_report_md(report: Record) -> str:
     lines += lasting_lines(report.gate.lasting)
     lines.append("")
     lines += prompt_edit_lines(report)
+    lines += judge_lines(report)
     if report.audit is not None:
         lines += ["## Agreement with human labels", "", *audit_lines(report.audit), ""]
         corrected = corrected_markdown_lines(report.audit)
@@ -196,6 +198,54 @@ def prompt_edit_lines(report: Record) -> list[str]:
                 f"{_cell(flip.old.evidence)} | {_cell(flip.new.evidence)} |"
             )
         lines.append("")
+    return lines
+
+
+def _figure(value: float | None, interval: Interval | None) -> str:
+    shown = "–" if value is None else f"{value:.2f}"
+    return shown if interval is None else f"{shown} [{interval.low:.2f}, {interval.high:.2f}]"
+
+
+def judge_lines(report: Record) -> list[str]:
+    """The "The judge's prompt and panel" section: the prompt ``judge align`` adopted with its
+    held-out agreement beside the previous prompt's, and the newest ``judge panel`` of these
+    answers (each member's κ with the humans and with the others, the disputed answers);
+    none when the run has neither."""
+    adopted, panel = report.adopted_prompt, report.panel
+    if adopted is None and panel is None:
+        return []
+    lines = ["## The judge's prompt and panel", ""]
+    if adopted is not None:
+        lines += [
+            f"The prompt {md(adopted.prompt)} was adopted by `judge align` "
+            f"({md(adopted.variant)} exemplars; {md(adopted.report)}): held-out exact agreement, "
+            f"both axes, {_figure(adopted.value, adopted.value_ci)} beside "
+            f"{md(adopted.previous)}'s {_figure(adopted.previous_value, adopted.previous_ci)} "
+            f"(95 % intervals; {adopted.labels} labels on {adopted.answers} answers; sign test "
+            f"p = {adopted.p_value:.3f}).",
+            "",
+        ]
+    if panel is not None:
+        lines += [
+            f"A panel of {len(panel.members)} judges ({', '.join(md(m) for m in panel.members)}; "
+            f"{md(panel.report)}) judged {panel.answers} of these answers; quadratic κ with "
+            "95 % intervals:",
+            "",
+            "| member | with | axis | κ | n |",
+            "|---|---|---|---|---|",
+            *[
+                f"| {md(p.first)} | {md(p.second)} | {md(p.axis)} | "
+                f"{_figure(p.kappa, p.interval)} | {p.n} |"
+                for p in [*panel.with_humans, *panel.between]
+            ],
+            "",
+            f"Disputed by the panel (2 points apart or split; in Needs review): "
+            f"{len(panel.disputed)} answer(s)"
+            + "".join(
+                f"\n- {md(qid)}: {md('; '.join(flags))}" for qid, flags in panel.disputed.items()
+            ),
+            "",
+        ]
     return lines
 
 

@@ -59,6 +59,7 @@ TRIAGE_FLAGS: dict[str, str] = {
     "cited_unrelated": "cited sentence shares no content with the answer",
     "same_position": "the judge cites the same sentence number for most items",
     "weak_judge": "the judge repeats one reply or the prompt's format example",
+    "panel_disputed": "a panel of judges disputes it (2 points apart or split)",
 }
 
 #: ``same_position``: the share of the cited verdicts that cite one sentence number ...
@@ -263,15 +264,25 @@ def _low_confidence(verdict: Verdict) -> list[_Finding]:
     return [("low_confidence", f"low judge confidence: {confidence:.0%} on the scores it gave")]
 
 
+def _panel_disputed(disputed: Sequence[str]) -> list[_Finding]:
+    """``panel_disputed``: the members of a ``judge panel`` disagree on this answer."""
+    if not disputed:
+        return []
+    return [("panel_disputed", f"the panel of judges disputes it: {'; '.join(disputed)}")]
+
+
 def triage(
     item: ItemRecord,
     verdict: Verdict,
     bias: PositionBias | None = None,
     weak: Sequence[str] = (),
+    disputed: Sequence[str] = (),
 ) -> Triage:
     """The triage flags of one judged item (``TRIAGE_FLAGS``); ``bias``: the run's
     ``position_bias``, when it has one; ``weak``: why this item's replies are among those that
-    make the judge weak (``judge.results.weak_judge.weak_reasons``), each a ``weak_judge``."""
+    make the judge weak (``judge.results.weak_judge.weak_reasons``), each a ``weak_judge``;
+    ``disputed``: why the newest ``judge panel`` of this exact answer disputed it (its flags:
+    "faithfulness 2 points apart"), one ``panel_disputed``."""
     reasons = list(review_reasons(verdict))
     injected = instruction_flags(item.answer, item.context)
     if verdict.status != "ok" or verdict.faithfulness is None or verdict.relevance is None:
@@ -298,6 +309,7 @@ def triage(
         *_cited(item, verdict, bias),
         *_low_confidence(verdict),
         *[("weak_judge", reason) for reason in weak],
+        *_panel_disputed(disputed),
     ]
     reasons += [reason for _, reason in found if reason is not None]
     return Triage([flag for flag, _ in found], reasons, gap)

@@ -18,7 +18,7 @@ from judge.hashing import text_sha256
 from judge.inputs.labels import load_labels
 from judge.judging.backends.base import JudgeRequest
 from judge.judging.verdict import Reply
-from judge.pipeline.align import AlignSettings, align, aligned_lines
+from judge.pipeline.align import AlignSettings, adopted_prompt, align, aligned_lines
 from tests.fakes import ScriptedBackend
 
 REPO = Path(__file__).resolve().parents[2]
@@ -162,3 +162,33 @@ def test_an_interrupted_judging_decides_nothing(
     with pytest.raises(Interrupted, match="before the guard decided"):
         align(config, SETTINGS, backend=judge_of(lambda shown: 0.95 if shown else 0.4))
     assert sorted(p.name for p in config.judge.prompt.parent.iterdir()) == ["judge.v1.md"]
+
+
+def test_an_adoption_is_kept_for_the_views_of_a_run_with_its_prompt(config: Config) -> None:
+    aligned = align(config, SETTINGS, backend=judge_of(lambda shown: 0.95 if shown else 0.4))
+    assert aligned.written is not None and aligned.report is not None
+    reports = config.reports.dir
+    adopted = adopted_prompt(reports, "judge.v2.md")
+    assert adopted is not None
+    chosen = aligned.decision.adopted
+    assert chosen is not None
+    assert (adopted.prompt, adopted.previous, adopted.variant) == (
+        "judge.v2.md",
+        "judge.v1.md",
+        "k=2",
+    )
+    assert (adopted.value, adopted.previous_value) == (chosen.value, chosen.current)
+    assert adopted.value_ci == chosen.value_ci and adopted.previous_ci == chosen.current_ci
+    assert (adopted.labels, adopted.answers) == (chosen.labels, chosen.items)
+    assert adopted.report == aligned.report.name
+    assert adopted_prompt(reports, "judge.v1.md") is None  # not written by judge align
+
+
+def test_a_refusal_or_an_unreadable_file_adopts_nothing(config: Config) -> None:
+    aligned = align(config, SETTINGS, backend=judge_of(lambda shown: 0.6))
+    assert aligned.report is not None
+    kept = json.loads(aligned.report.with_suffix(".json").read_text(encoding="utf-8"))
+    assert kept == {"adopted": None}
+    (aligned.report.parent / "zz.json").write_text("not json", encoding="utf-8")
+    assert adopted_prompt(config.reports.dir, "judge.v2.md") is None
+    assert adopted_prompt(config.reports.dir / "nowhere", "judge.v2.md") is None

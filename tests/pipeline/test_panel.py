@@ -16,7 +16,7 @@ from judge.hashing import text_sha256
 from judge.judging.backends.base import JudgeRequest
 from judge.judging.backends.registry import OpenedBackend
 from judge.judging.verdict import Reply
-from judge.pipeline.panel import disputed_answers, panel, panel_lines
+from judge.pipeline.panel import disputed_answers, panel, panel_lines, panel_summary
 from judge.results.item_record import ItemRecord
 from tests.fakes import ScriptedBackend
 from tests.pipeline.test_align import HUMAN
@@ -176,3 +176,42 @@ def _records() -> dict[str, ItemRecord]:
         )
         for qid, record in _run().items()
     }
+
+
+def test_the_panel_is_summarised_for_the_views_of_a_run_of_its_answers(
+    members: Members, tmp_path: Path
+) -> None:
+    config = _config(tmp_path, ["ollama", "openai"])
+    paneled = panel(config)
+    answers = {qid: text_sha256(_answer(qid)) for qid in _run()}
+    summary = panel_summary(config.reports.dir, answers)
+    assert summary is not None
+    assert summary.members == ("ollama", "openai")
+    assert summary.answers == len(paneled.votes)
+    assert paneled.report is not None and summary.report == paneled.report.name
+    assert {v.question_id: v.flags for v in paneled.votes if v.disputed} == summary.disputed
+    humans = {(p.first, p.axis): p for p in summary.with_humans}
+    rows = {row.member: row for row in paneled.agreement}
+    for name in ("ollama", "openai", "panel vote"):
+        stats = rows[name].per_axis["faithfulness"]
+        kept = humans[(name, "faithfulness")]
+        assert (kept.second, kept.n, kept.kappa, kept.interval) == (
+            "humans",
+            stats.n,
+            stats.kappa,
+            stats.kappa_ci,
+        )
+    assert summary.between == paneled.kappas
+    # Another run's answers: the panel says nothing of them.
+    assert panel_summary(config.reports.dir, {qid: "other" for qid in answers}) is None
+    # Only the exact answers judged are counted, and only theirs are disputed.
+    first = next(iter(summary.disputed))
+    some = panel_summary(config.reports.dir, {first: answers[first], "q-new": "x"})
+    assert some is not None and some.answers == 1 and set(some.disputed) == {first}
+
+
+def test_no_panel_file_is_no_summary(tmp_path: Path) -> None:
+    assert panel_summary(tmp_path, {"q1": "x"}) is None
+    (tmp_path / "panel").mkdir()
+    (tmp_path / "panel" / "x.json").write_text('{"disputed": []}', encoding="utf-8")
+    assert panel_summary(tmp_path, {"q1": "x"}) is None  # written before the summary was kept

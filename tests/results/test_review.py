@@ -73,6 +73,17 @@ def test_every_new_flag_is_a_documented_filter() -> None:
         assert flag in TRIAGE_FLAGS
 
 
+def test_an_answer_a_panel_disputed_needs_review() -> None:
+    assert "panel_disputed" in TRIAGE_FLAGS
+    verdict = _cited(1, CONTEXT[0].text)
+    assert not triage(_item(), verdict).needs_review
+    found = triage(_item(), verdict, None, (), ("faithfulness 2 points apart", "relevance split"))
+    assert found.flags == ["panel_disputed"] and found.needs_review
+    assert found.reasons == [
+        "the panel of judges disputes it: faithfulness 2 points apart; relevance split"
+    ]
+
+
 def test_content_tokens_leave_out_function_words_and_particles() -> None:
     assert content_tokens("The plan is in the app") == {"plan", "app"}
     assert "です" not in content_tokens("年額3,800円です。")
