@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
+from judge.audit.types import AuditResult
 from judge.axes import OPTIONAL_AXES
 from judge.config import Config, shipped_prompt
-from judge.errors import ConfigError, InputError, PromptError
+from judge.errors import ConfigError, HarnessError, InputError, PromptError
 from judge.inputs.adapter import AdapterProgress, log_note, produce_run
 from judge.inputs.golden import GoldenSet, load_golden
 from judge.inputs.labels import load_labels_if_any
@@ -156,8 +157,48 @@ def check(
         detectable(ordered, family, GateRule.from_config(config.reports)),
         _answers(config, run_path, inputs),
         judged,
-        gating_warning(ordered),
+        _gating(config, ordered),
     )
+
+
+#: Labels an audit must have scored before its measured error replaces the documented default
+#: in ``judge check``'s warning: with fewer, the default is the better guess.
+MIN_LABELS_FOR_ERROR = 20
+
+
+def measured_error(audit: AuditResult | None) -> tuple[float, int] | None:
+    """The judge's verdict error as a run's audit measured it: one minus its exact agreement
+    with the humans, averaged over faithfulness and relevance (all types), and the labels it
+    rests on; None without an audit or with fewer than ``MIN_LABELS_FOR_ERROR`` labels."""
+    if audit is None or audit.judge.n < MIN_LABELS_FOR_ERROR:
+        return None
+    shares = [
+        stats["all"].exact
+        for axis in ("faithfulness", "relevance")
+        if (stats := audit.judge.per_axis.get(axis)) and "all" in stats
+    ]
+    exact = [share for share in shares if share is not None]
+    if not exact:
+        return None
+    return 1.0 - sum(exact) / len(exact), audit.judge.n
+
+
+def _gating(config: Config, per_type: dict[str, int]) -> str | None:
+    """``gating_warning`` at the verdict error the latest run's audit measured (its labels, its
+    judge), else at the documented default; the warning says which."""
+    try:
+        audit = ReportsDir(config.reports.dir).folder(None).record().audit
+    except HarnessError:  # no run yet, or one this judge cannot read: the default
+        audit = None
+    measured = measured_error(audit)
+    if measured is None:
+        warning = gating_warning(per_type)
+        return None if warning is None else f"{warning}; the verdict error is the default"
+    error, labels = measured
+    warning = gating_warning(per_type, error)
+    if warning is None:
+        return None
+    return f"{warning}; the verdict error is the latest run's audit's, on {labels} labels"
 
 
 def _prompts(

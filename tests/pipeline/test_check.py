@@ -2,12 +2,15 @@
 
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
+from judge.audit.types import AuditResult
 from judge.config import Config
 from judge.errors import InputError
-from judge.pipeline.check import check
+from judge.pipeline.check import MIN_LABELS_FOR_ERROR, check, measured_error
 from judge.pipeline.inputs import Inputs
 
 Tiny = Callable[..., Config]
@@ -73,3 +76,35 @@ def test_the_lexical_judge_needs_no_prompt_file(
     assert check(config, backend="lexical").inputs.run.records
     result = evaluate(config, backend="lexical", progress=False)
     assert result.report.verdicts
+
+
+def _audit(n: int, faithfulness: float | None, relevance: float | None) -> AuditResult:
+    """The part of an audit ``measured_error`` reads: the judge's labels scored and its exact
+    agreement per axis over all types."""
+    per_axis = {
+        "faithfulness": {"all": SimpleNamespace(exact=faithfulness)},
+        "relevance": {"all": SimpleNamespace(exact=relevance)},
+    }
+    return cast(AuditResult, SimpleNamespace(judge=SimpleNamespace(n=n, per_axis=per_axis)))
+
+
+def test_the_verdict_error_is_the_audits_when_it_scored_enough_labels() -> None:
+    error, labels = measured_error(_audit(40, 0.9, 0.7)) or (None, None)
+    assert error == pytest.approx(0.2) and labels == 40
+    assert measured_error(_audit(MIN_LABELS_FOR_ERROR - 1, 0.9, 0.7)) is None  # too few
+    assert measured_error(_audit(40, None, None)) is None  # nothing measured
+    assert measured_error(None) is None  # no audit: the default
+    only = measured_error(_audit(40, 0.8, None))
+    assert only is not None and only[0] == pytest.approx(0.2)
+
+
+def test_check_warns_at_the_measured_error_and_says_where_it_came_from(
+    tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the tiny set (one question a type) at the default 10 % error sits at the 1-in-10 line
+    assert check(tiny()).gating is None
+    monkeypatch.setattr("judge.pipeline.check.measured_error", lambda _audit: (0.2, 40))
+    warning = check(tiny()).gating
+    assert warning is not None
+    assert warning.startswith("with 1 question a type and 20 % verdict error, about ")
+    assert warning.endswith("; the verdict error is the latest run's audit's, on 40 labels")
