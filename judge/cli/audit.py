@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from judge.cli.common import config_of, say, say_lines, warn, warnings_of
+from judge.cli.common import config_of, say, say_judge_choice, say_lines, warn, warnings_of
 from judge.cli.options import FOLDER_HELP, Commands, Number, backend_option
 from judge.errors import (
     EXIT_REGRESSION,
@@ -75,14 +75,10 @@ def cmd_audit_label(args: argparse.Namespace) -> int:
 def cmd_align(args: argparse.Namespace) -> int:
     from judge.console import judge_progress
     from judge.pipeline.align import AlignSettings, align, aligned_lines
-    from judge.pipeline.session import JudgeChoice
 
     config = config_of(args)
     if args.backend:
         config = config.with_overrides(judge={"backend": args.backend})
-
-    def chosen(choice: JudgeChoice) -> None:
-        say(f"judge: {choice.judge} ({choice.reason})", err=True)
 
     settings = AlignSettings(
         tuple(sorted(set(args.k))), args.folds, args.budget, args.seed, write=not args.dry_run
@@ -92,7 +88,7 @@ def cmd_align(args: argparse.Namespace) -> int:
             config,
             settings,
             run_path=args.run,
-            on_judge_chosen=chosen,
+            on_judge_chosen=say_judge_choice,
             on_judging=on_judging,
             on_inputs=warnings_of(),
         )
@@ -133,16 +129,12 @@ def add_align_command(commands: Commands) -> None:
 def cmd_panel(args: argparse.Namespace) -> int:
     from judge.console import judge_progress
     from judge.pipeline.panel import panel, panel_lines
-    from judge.pipeline.session import JudgeChoice
-
-    def chosen(choice: JudgeChoice) -> None:
-        say(f"judge: {choice.judge} ({choice.reason})", err=True)
 
     with judge_progress() as on_judging:
         paneled = panel(
             config_of(args),
             run_path=args.run,
-            on_judge_chosen=chosen,
+            on_judge_chosen=say_judge_choice,
             on_judging=on_judging,
             on_inputs=warnings_of(),
         )

@@ -13,6 +13,7 @@ from judge.formatting import terminal_text
 if TYPE_CHECKING:
     from judge.config import Config
     from judge.pipeline.inputs import Inputs
+    from judge.pipeline.session import JudgeChoice
 
 
 DEFAULT_CONFIG = "judge.toml"
@@ -50,3 +51,9 @@ def warnings_of(with_labels: bool = True) -> Callable[[Inputs], None]:
         warn(inputs.warnings(with_labels=with_labels))
 
     return on_inputs
+
+
+def say_judge_choice(choice: JudgeChoice) -> None:
+    """A wiring call's ``on_judge_chosen`` for commands that print no estimate: the judge
+    chosen and why, on stderr (``run`` and ``nightly`` print more: ``choice.lines()``)."""
+    say(f"judge: {choice.judge} ({choice.reason})", err=True)

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from judge.cli.common import config_of, say, warnings_of
+from judge.cli.common import config_of, say, say_judge_choice, warnings_of
 from judge.cli.options import Commands, Number, backend_option
 
 
@@ -14,7 +14,6 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from contextlib import ExitStack
 
     from judge.console import adapter_progress, judge_progress
-    from judge.pipeline.session import JudgeChoice
     from judge.pipeline.sweep import SweepHooks, SweepStep, sweep
     from judge.report.sweep import decision_lines
 
@@ -32,13 +31,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         what = {"answers": "answers", "holdout": "holdout answers", "judge": "judging"}
         say(f"{what[event.stage]} {event.position + 1}/{event.total}: {event.label}", err=True)
 
-    def chosen(choice: JudgeChoice) -> None:
-        say(f"judge: {choice.judge} ({choice.reason})", err=True)
-
     hooks = SweepHooks(
         on_step=step,
         on_adapter=lambda e: current["adapter"](e),
-        on_judge_chosen=chosen,
+        on_judge_chosen=say_judge_choice,
         on_judging=lambda e: current["judge"](e),
     )
     with bars:
@@ -51,12 +47,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 def cmd_stability(args: argparse.Namespace) -> int:
     from judge.console import judge_progress
-    from judge.pipeline.session import JudgeChoice
     from judge.pipeline.stability import judge_stability
     from judge.report.stability import stability_lines
-
-    def chosen(choice: JudgeChoice) -> None:
-        say(f"judge: {choice.judge} ({choice.reason})", err=True)
 
     with judge_progress() as on_judging:
         report, path = judge_stability(
@@ -65,7 +57,7 @@ def cmd_stability(args: argparse.Namespace) -> int:
             seed=args.seed,
             backend=args.backend,
             run_path=args.run,
-            on_judge_chosen=chosen,
+            on_judge_chosen=say_judge_choice,
             on_judging=on_judging,
             on_inputs=warnings_of(with_labels=False),
         )
