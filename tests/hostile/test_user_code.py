@@ -113,6 +113,17 @@ def test_a_base_exception_of_its_own_is_one_failed_question_in_run(
     assert report["adapter_failed"] == {"q4": FAILED}
 
 
+def nightly_process(toml: Path) -> subprocess.CompletedProcess[bytes]:
+    """``judge nightly`` with the lexical judge in a process of its own, the adapter's folder on
+    its path: the bytes of its stdout and stderr, as a cron mail or CI log gets them."""
+    return subprocess.run(
+        [sys.executable, "-m", "judge", "--config", str(toml), "nightly", "--backend", "lexical"],
+        env={**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{toml.parent}"},
+        capture_output=True,
+        timeout=120,
+    )
+
+
 def load_config_of(toml: Path) -> Config:
     from judge.config import load_config
 
@@ -211,12 +222,7 @@ def test_an_adapter_that_prints_leaves_the_nightlys_first_line_its_verdict(
 ) -> None:
     """A real process: the bytes on its stdout, as a cron mail or CI log gets them."""
     toml = _config(tiny_adapter, "printing_nightly", "prints")
-    done = subprocess.run(
-        [sys.executable, "-m", "judge", "--config", str(toml), "nightly", "--backend", "lexical"],
-        env={**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{toml.parent}"},
-        capture_output=True,
-        timeout=120,
-    )
+    done = nightly_process(toml)
     out = done.stdout.decode("utf-8")
     assert out.splitlines()[0].startswith("nightly: "), out
     assert done.returncode == 1  # no baseline yet: the nightly's gate says so

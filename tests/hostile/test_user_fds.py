@@ -20,6 +20,7 @@ import pytest
 from judge.cli import main
 from judge.config import Config
 from tests.conftest import REPO
+from tests.hostile.test_user_code import nightly_process
 
 TinyAdapter = Callable[..., Config]
 
@@ -84,12 +85,7 @@ def test_bytes_written_to_fd_1_leave_the_nightlys_first_line_its_verdict(
 ) -> None:
     """A real process: the bytes on its stdout and stderr, as a cron mail or CI log gets them."""
     toml = _config(tiny_adapter, "fd_nightly", "writes")
-    done = subprocess.run(
-        [sys.executable, "-m", "judge", "--config", str(toml), "nightly", "--backend", "lexical"],
-        env={**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{toml.parent}"},
-        capture_output=True,
-        timeout=120,
-    )
+    done = nightly_process(toml)
     out = done.stdout.decode("utf-8")
     assert out.splitlines()[0].startswith("nightly: "), out
     assert done.returncode == 1, done.stderr  # no baseline yet: the nightly's gate says so
