@@ -413,20 +413,28 @@ class _Replies(Generic[Item, Result]):
         self.first, self.derive, self.ok = first, derive, ok
         self.rejudge_failed, self.on_progress = rejudge_failed, on_progress
         self.replies: dict[str, tuple[Reply, bool]] = {}
-        self.derived: dict[str, Result] = {}  # a cached reply's result, derived once to decide
+        # A cached reply's result, derived once to decide whether it stands, with that reply.
+        self.derived: dict[str, tuple[Reply, Result]] = {}
         self.kept: dict[str, Result] = {}  # the first item's result of each key
         self.progress = JudgeProgress(0, len(first), 0, 0)
 
     def reuse(self, ask: Ask, reply: Reply) -> bool:
         """Whether a cached reply stands: always, but a failed one when failed ones are
         judged again."""
-        result = self.derived[ask.key] = self.derive(self.first[ask.key], reply, True)
+        result = self.derive(self.first[ask.key], reply, True)
+        self.derived[ask.key] = (reply, result)
         return not (self.rejudge_failed and not self.ok(result))
 
     def on_reply(self, ask: Ask, reply: Reply, cached: bool) -> None:
         """Keep a key's reply and its first item's result, and report the progress."""
         key = ask.key
-        result = self.derived.pop(key) if cached else self.derive(self.first[key], reply, False)
+        # The result derived when the reply was read from the cache, if it is this reply; a
+        # reply another run asked lands cached but was never derived here (judge.judging.sharing)
+        derived = self.derived.pop(key, None)
+        if derived is not None and derived[0] is reply:
+            result = derived[1]
+        else:
+            result = self.derive(self.first[key], reply, cached)
         self.replies[key] = (reply, cached)
         self.kept[key] = result
         p = self.progress

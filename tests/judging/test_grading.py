@@ -17,6 +17,7 @@ from judge.errors import (
 from judge.inputs.golden import load_golden
 from judge.inputs.runs import load_run
 from judge.judging.cache import VerdictCache
+from judge.judging.grading import Ask
 from judge.judging.items import build_items
 from judge.judging.judge import judge_items
 from judge.judging.prompts import load_prompt
@@ -228,3 +229,31 @@ def test_a_cached_reply_is_derived_once_even_when_failed_ones_are_rejudged(
     assert not backend.calls  # nothing failed, so nothing was asked again
     assert all(v.cached and v.status == "ok" for v in outcome.verdicts.values())
     assert sorted(derived) == sorted((item.question.id, True) for item in items)
+
+
+def test_a_reply_another_run_asked_is_derived_when_it_lands() -> None:
+    """A reply that lands from another run sharing the cache (``judge.judging.sharing``) comes
+    in as cached but was never read from the cache by this run: it is derived when it lands (it
+    was a KeyError), and a cached reply read at the start keeps the result derived then."""
+    from judge.judging.grading import JudgeProgress, _Replies
+
+    derived: list[tuple[str, bool]] = []
+
+    def derive(item: str, reply: Reply, cached: bool) -> str:
+        derived.append((item, cached))
+        return f"{item}:{reply.text}"
+
+    seen: list[JudgeProgress] = []
+    replies: _Replies[str, str] = _Replies(
+        {"k1": "a", "k2": "b"}, derive, lambda _result: True, False, seen.append
+    )
+    first = Reply(text="read at the start", finish_reason="stop")
+    landed = Reply(text="landed", finish_reason="stop")
+    ask1 = Ask("k1", "q1", lambda: pytest.fail("never asked"))
+    ask2 = Ask("k2", "q2", lambda: pytest.fail("never asked"))
+    assert replies.reuse(ask1, first)
+    replies.on_reply(ask1, first, True)  # derived once, by reuse
+    replies.on_reply(ask2, landed, True)  # another run's reply: derived on landing
+    assert derived == [("a", True), ("b", True)]
+    assert replies.kept == {"k1": "a:read at the start", "k2": "b:landed"}
+    assert seen[-1] == JudgeProgress(2, 2, 2, 0)
