@@ -71,8 +71,10 @@ class Shared(Generic[A]):
 
     @property
     def waiting(self) -> bool:
-        """Whether some asks are held by another run (their replies not landed yet)."""
-        return bool(self._waiting)
+        """Whether some asks are held by another run (their replies not landed yet), or landed
+        and not yet taken by ``landed()``: a block claimed by ``next_mine`` may hold replies
+        another run stored meanwhile, and the loop must not end before it reports them."""
+        return bool(self._waiting or self._landed)
 
     def next_mine(self) -> A | None:
         """The next ask to send: claimed by this run (a new block claimed when needed)."""

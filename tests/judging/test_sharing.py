@@ -113,3 +113,19 @@ def test_release_gives_up_what_was_claimed_and_not_answered(tmp_path: Path) -> N
     assert cache.db.execute("SELECT COUNT(*) FROM claims").fetchone() == (0,)
     other = Shared([Item("b"), Item("c")], cache, FP, {}, block=2)
     assert other.next_mine() == Item("b")
+
+
+def test_a_reply_that_landed_in_a_claimed_block_is_waited_for_until_reported(
+    tmp_path: Path,
+) -> None:
+    """Another run stored the last item's reply before this run claimed its block: nothing is
+    this run's to ask, nothing is held, yet the reply is still to report, so ``waiting`` stays
+    true until ``landed()`` gives it (the loop ended early and lost it: a KeyError later)."""
+    cache = VerdictCache(tmp_path / "c.sqlite")
+    reply = Reply(text="theirs")
+    cache.put(FP, "last", "q", reply)
+    shared = Shared([Item("last")], cache, FP, {}, block=4)
+    assert shared.next_mine() is None  # the block held only what had landed
+    assert shared.waiting
+    assert shared.landed() == [(Item("last"), reply)]
+    assert not shared.waiting
