@@ -1,5 +1,6 @@
-"""The verdict cache: SQLite (standard library), WAL, one transaction per verdict (or per
-chunk of a bulk import).
+"""The verdict cache: SQLite (standard library), WAL, one transaction per batch of new
+verdicts (``judge.judging.sharing.Batch``: 256 of them or 0.2 s, whichever comes first) or per
+chunk of a bulk import.
 
 A row is the backend's ``Reply`` for one item under one judge fingerprint:
 
@@ -9,10 +10,11 @@ A row is the backend's ``Reply`` for one item under one judge fingerprint:
 - the *item key* hashes what the judge reads: question, context chunks in order, answer.
 
 So editing the prompt re-judges everything, editing one answer re-judges one item, and
-switching back to an old prompt costs nothing. Each verdict is committed as it arrives, so a
-run killed midway resumes from what finished; WAL lets a second process read and write the
-same file safely (writers wait on a busy timeout instead of failing). Only model replies are
-stored: backend errors and prompts that did not fit are tried again next time.
+switching back to an old prompt costs nothing. A run killed midway (kill -9) loses at most its
+open batch and resumes from what was committed; Ctrl-C, SIGTERM and errors commit the batch
+first. WAL lets a second process read and write the same file safely (writers wait on a busy
+timeout instead of failing). Only model replies are stored: backend errors and prompts that
+did not fit are tried again next time.
 
 SQLite's errors become ``ConfigError`` naming the file and what to do, whenever they happen
 (on open or on the first query that reaches a damaged page): a damaged file can be moved
@@ -63,6 +65,7 @@ CREATE TABLE IF NOT EXISTS claims (
 """
 SCHEMA_VERSION = 1
 BUSY_TIMEOUT_S = 60.0
+_IN_MOST = 400  # item keys in one ``IN (...)`` (SQLite's older builds allow 999 parameters)
 #: How long a claim on an item (``VerdictCache.claim``) stands without its reply: past it,
 #: another run asks the item itself. Longer than a slow request with its retries; a claimer
 #: on this machine whose process is gone (killed) loses its claims at once.
@@ -148,6 +151,24 @@ def _alive(host: str, pid: int) -> bool:
     except (PermissionError, OSError):
         return True  # it exists under another user (or cannot be asked): assume alive
     return True
+
+
+def _claim_state(
+    stored: tuple[Any, ...] | None, held: tuple[Any, ...] | None, seen: Reply | None, now: float
+) -> tuple[Claim, Reply | None]:
+    """What ``VerdictCache.claim`` finds for one item from its cached reply's row and its
+    claim's row (host, pid, expiry), if any."""
+    if stored is not None:
+        try:
+            reply = Reply.model_validate_json(stored[0])
+        except ValueError:
+            reply = None
+        if reply is not None and reply != seen:
+            return "landed", reply
+    others = held is not None and (held[0], held[1]) != _OWNER
+    if held is not None and others and held[2] > now and _alive(held[0], held[1]):
+        return "busy", None
+    return "mine", None
 
 
 class VerdictCache:
@@ -246,23 +267,48 @@ class VerdictCache:
         return found
 
     def put(self, fingerprint: str, item_key: str, question_id: str, reply: Reply) -> None:
-        """Store one reply in its own transaction.
+        """Store one reply in its own transaction (``put_batch`` of one row)."""
+        self.put_batch(fingerprint, [(item_key, question_id, reply)])
+
+    def put_batch(self, fingerprint: str, rows: Sequence[tuple[str, str, Reply]]) -> None:
+        """Store ``(item_key, question_id, reply)`` rows in one transaction, replacing what was
+        cached for those items, and end this run's claims on them (``claim``): a crash keeps
+        all of them or none. The asking loop writes a batch at a time (``sharing.Batch``).
 
         Only model replies are stored. Backend errors are retried next time; so are prompts
         that did not fit, because the limit may live in the server (an OpenAI-compatible
         server restarted with a longer context) and checking again costs one refused request.
         """
-        with self._errors(), self.db:
-            if reply.kind == "reply":
-                self.db.execute(
-                    "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)",
-                    (fingerprint, item_key, question_id, reply.model_dump_json(), _now()),
-                )
-            self.db.execute(  # this run's claim on the item, if it held one, ends with it
+        if not rows:
+            return
+        now = _now()
+        stored = [
+            (fingerprint, key, question_id, reply.model_dump_json(), now)
+            for key, question_id, reply in rows
+            if reply.kind == "reply"
+        ]
+        with self._errors(), self._immediate():
+            self.db.executemany("INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?)", stored)
+            self.db.executemany(  # this run's claim on an item, if it held one, ends with it
                 "DELETE FROM claims WHERE fingerprint = ? AND item_key = ? AND host = ? "
                 "AND pid = ?",
-                (fingerprint, item_key, *_OWNER),
+                [(fingerprint, key, *_OWNER) for key, _, _ in rows],
             )
+
+    @contextmanager
+    def _immediate(self) -> Iterator[None]:
+        """One explicit transaction (the connection commits each statement by itself,
+        isolation_level=None) that takes the write lock at once (IMMEDIATE), so that a
+        concurrent writer makes it wait on the busy timeout rather than fail midway; rolled
+        back on any error, Ctrl-C included."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+            self.db.execute("COMMIT")
+        except BaseException:
+            if self.db.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
 
     def claim(
         self, fingerprint: str, wanted: Sequence[tuple[str, Reply | None]], ttl_s: float
@@ -278,44 +324,35 @@ class VerdictCache:
         (``put``) or given up (``release``)."""
         now = time.time()
         out: dict[str, tuple[Claim, Reply | None]] = {}
-        with self._errors():
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                for key, seen in wanted:
-                    out[key] = self._claim_one(fingerprint, key, seen, now, ttl_s)
-                self.db.execute("COMMIT")
-            except BaseException:
-                if self.db.in_transaction:
-                    self.db.execute("ROLLBACK")
-                raise
+        with self._errors(), self._immediate():
+            for at in range(0, len(wanted), _IN_MOST):
+                part = wanted[at : at + _IN_MOST]
+                keys = [key for key, _ in part]
+                replies = self._keyed("replies", "reply", fingerprint, keys)
+                held = self._keyed("claims", "host, pid, expires_at", fingerprint, keys)
+                for key, seen in part:
+                    out[key] = _claim_state(replies.get(key), held.get(key), seen, now)
+                self.db.executemany(
+                    "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)",
+                    [
+                        (fingerprint, key, *_OWNER, now + ttl_s)
+                        for key in keys
+                        if out[key][0] == "mine"
+                    ],
+                )
         return out
 
-    def _claim_one(
-        self, fingerprint: str, key: str, seen: Reply | None, now: float, ttl_s: float
-    ) -> tuple[Claim, Reply | None]:
-        """``claim`` of one item, inside its transaction."""
-        row = self.db.execute(
-            "SELECT reply FROM replies WHERE fingerprint = ? AND item_key = ?", (fingerprint, key)
-        ).fetchone()
-        if row is not None:
-            try:
-                reply = Reply.model_validate_json(row[0])
-            except ValueError:
-                reply = None
-            if reply is not None and reply != seen:
-                return "landed", reply
-        held = self.db.execute(
-            "SELECT host, pid, expires_at FROM claims WHERE fingerprint = ? AND item_key = ?",
-            (fingerprint, key),
-        ).fetchone()
-        others = held is not None and (held[0], held[1]) != _OWNER
-        if others and held[2] > now and _alive(held[0], held[1]):
-            return "busy", None
-        self.db.execute(
-            "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?)",
-            (fingerprint, key, *_OWNER, now + ttl_s),
+    def _keyed(
+        self, table: str, columns: str, fingerprint: str, keys: Sequence[str]
+    ) -> dict[str, tuple[Any, ...]]:
+        """``columns`` of ``table``'s rows for these items, by item key (one query)."""
+        marks = ", ".join("?" * len(keys))
+        rows = self.db.execute(
+            f"SELECT item_key, {columns} FROM {table} "
+            f"WHERE fingerprint = ? AND item_key IN ({marks})",
+            (fingerprint, *keys),
         )
-        return "mine", None
+        return {row[0]: tuple(row[1:]) for row in rows}
 
     def release(self, fingerprint: str, item_keys: Iterable[str]) -> None:
         """Give up this run's claims on these items (Ctrl-C, or the items not asked after
@@ -342,21 +379,10 @@ class VerdictCache:
             for key, question_id, reply in rows
             if reply.kind == "reply"
         )
-        with self._errors():
-            # The connection commits each statement by itself (isolation_level=None): one
-            # explicit transaction, taking the write lock at once (IMMEDIATE) so that a
-            # concurrent writer makes this wait on the busy timeout rather than fail midway.
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                before = self.db.total_changes
-                self.db.executemany("INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?)", values)
-                added = self.db.total_changes - before
-                self.db.execute("COMMIT")
-            except BaseException:
-                if self.db.in_transaction:
-                    self.db.execute("ROLLBACK")
-                raise
-            return added
+        with self._errors(), self._immediate():
+            before = self.db.total_changes
+            self.db.executemany("INSERT OR IGNORE INTO replies VALUES (?, ?, ?, ?, ?)", values)
+            return self.db.total_changes - before
 
     def cached_keys(self, fingerprint: str) -> set[str]:
         """The item keys that have a reply under ``fingerprint`` (replies not read)."""

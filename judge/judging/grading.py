@@ -10,7 +10,8 @@ import json
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, wait
+from concurrent.futures import Future
+from queue import Empty, SimpleQueue
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -26,6 +27,7 @@ from tenacity.wait import WaitBaseT
 from judge.errors import (
     BackendRequestError,
     BackendUnavailable,
+    ConfigError,
     ConnectionLost,
     PromptTooLong,
     TransientBackendError,
@@ -34,7 +36,7 @@ from judge.hashing import tagged_hash
 from judge.judging.backends.base import BackendIdentity, JudgeBackend, JudgeRequest, should_retry
 from judge.judging.cache import VerdictCache
 from judge.judging.prompts import Prompt
-from judge.judging.sharing import POLL_S, Shared
+from judge.judging.sharing import POLL_S, Batch, Shared
 from judge.judging.types import MODES, Mode, Status
 from judge.judging.verdict import (
     _LENIENT_JSON,
@@ -162,11 +164,12 @@ def ask_all(
 
     ``reuse(ask, reply)`` says whether a cached reply stands (else it is asked again);
     ``on_reply(ask, reply, cached)`` is called once per ask that got one (cached replies first,
-    in order, then new ones as they arrive; each new reply is cached before it is reported);
+    in order, then new ones as they arrive, each in the cache's open batch before it is
+    reported: committed a batch at a time, and always before this returns or raises);
     ``after_cache()`` once the cached ones are reported, before anything is asked.
 
     On Ctrl-C, asks not yet started are cancelled, those in flight are abandoned (their replies
-    are never recorded), and what was asked is kept (it is already in the cache). The requests
+    are never recorded), and what was asked is kept (the open batch is committed). The requests
     run on daemon threads (``judge.signals.Workers``) so that one still waiting for a server
     does not hold up the exit; an in-process backend's ``close()`` stops and waits for its own
     in-flight call before freeing the model.
@@ -216,43 +219,77 @@ def _from_backend(
     retry_wait: WaitBaseT,
 ) -> bool:
     """``ask_all``'s second pass: the asks sent to the backend, ``concurrency`` at a time, each
-    reply cached, then reported; an ask another run holds is reported when its reply lands
-    (``Shared``); returns whether Ctrl-C interrupted it."""
-    interrupted = False
+    reply added to the cache's open batch (``Batch``), then reported; an ask another run holds
+    is reported when its reply lands (``Shared``); returns whether Ctrl-C interrupted it. The
+    open batch is committed when due and on every way out (Ctrl-C, an error, the end)."""
+    interrupted = failing = False
     stopping = threading.Event()
     pool = Workers(concurrency, "judge")
     pending: dict[Future[Reply], Ask] = {}
+    batch = Batch(cache, fingerprint.value)
+    ready: SimpleQueue[Future[Reply]] = SimpleQueue()  # the futures done, in the order done
 
     def fill() -> None:
         # Keep at most `concurrency` requests in flight: more would only queue in the server.
         while len(pending) < concurrency and (ask := shared.next_mine()) is not None:
             future = pool.submit(_ask, backend, ask.request, max_attempts, retry_wait, stopping)
             pending[future] = ask
+            future.add_done_callback(ready.put)
 
     try:
         fill()
         while pending or shared.waiting:
             if pending:
-                finished, _ = wait(pending, timeout=POLL_S, return_when=FIRST_COMPLETED)
+                finished = _ready(ready)
             else:
-                finished = set()
+                finished = []
                 time.sleep(POLL_S)  # every ask left is another run's: wait for its replies
             for future in finished:
                 ask = pending.pop(future)
                 reply = future.result()
-                cache.put(fingerprint.value, ask.key, ask.question_id, reply)
+                batch.add(ask.key, ask.question_id, reply)
                 shared.done(ask)
                 on_reply(ask, reply, False)
+            if batch.due():
+                batch.flush()
             for ask, reply in shared.landed():
                 on_reply(ask, reply, True)
             fill()
     except KeyboardInterrupt:
         interrupted = True
         stopping.set()
+    except BaseException:
+        failing = True
+        raise
     finally:
         pool.shutdown()  # cancels what has not started; never waits
-        shared.release()
+        _close(batch, shared, failing)
     return interrupted
+
+
+def _ready(ready: SimpleQueue[Future[Reply]]) -> list[Future[Reply]]:
+    """The requests done: the first to finish within ``POLL_S`` seconds, and any others done by
+    then (none: the loop looks at the other runs' replies and the batch's time meanwhile)."""
+    try:
+        finished = [ready.get(timeout=POLL_S)]
+    except Empty:
+        return []
+    while not ready.empty():
+        finished.append(ready.get_nowait())
+    return finished
+
+
+def _close(batch: Batch, shared: Shared[Ask], failing: bool) -> None:
+    """The asking loop's way out: commit the open batch (what was asked is kept), then give up
+    the claims still open. A cache error here while the run already fails is not shown: the
+    run's own error is the one to see."""
+    try:
+        batch.flush()
+    except ConfigError:
+        if not failing:
+            raise
+    finally:
+        shared.release()
 
 
 class Read(NamedTuple):
