@@ -1,16 +1,20 @@
-"""Claims on items in the verdict cache (``VerdictCache.claim``) and ``Shared``, which sorts a
-run's asks into its own, another run's and those whose replies landed."""
+"""Claims on items in the verdict cache (``VerdictCache.claim``); ``Shared``, which sorts a
+run's asks into its own, another run's and those whose replies landed; and ``Batch``, which
+commits new replies a batch at a time."""
 
 from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import time
 from pathlib import Path
 from typing import NamedTuple
 
+import pytest
+
 from judge.judging.cache import VerdictCache
-from judge.judging.sharing import POLL_S, Shared
+from judge.judging.sharing import MOST_BLOCK, POLL_S, Batch, Shared
 from judge.judging.verdict import Reply
 
 FP = "fp"
@@ -129,3 +133,95 @@ def test_a_reply_that_landed_in_a_claimed_block_is_waited_for_until_reported(
     assert shared.waiting
     assert shared.landed() == [(Item("last"), reply)]
     assert not shared.waiting
+
+
+def test_a_fast_runs_blocks_grow_and_a_slow_runs_stay_small(tmp_path: Path) -> None:
+    """A block used up within ``POLL_S`` of its claim is followed by one twice its size (up to
+    ``MOST_BLOCK``); one that took longer by one of the size asked."""
+    cache = VerdictCache(tmp_path / "c.sqlite")
+    now = [0.0]
+    items = [Item(f"k{i}") for i in range(1000)]
+    shared = Shared(items, cache, FP, {}, block=4, clock=lambda: now[0])
+
+    def claimed() -> int:
+        return int(cache.db.execute("SELECT COUNT(*) FROM claims").fetchone()[0])
+
+    sizes, before = [], 0
+    for _ in range(len(items)):
+        if shared.next_mine() is None:
+            break
+        if claimed() != before:
+            sizes.append(claimed() - before)
+            before = claimed()
+    assert sizes[:8] == [4, 8, 16, 32, 64, 128, MOST_BLOCK, MOST_BLOCK]
+    slow = Shared([Item(f"s{i}") for i in range(20)], cache, FP, {}, block=4, clock=lambda: now[0])
+    before = claimed()
+    for _ in range(3):
+        now[0] += POLL_S  # each block took a poll's time: the next is as small as the first
+        for _ in range(4):
+            assert slow.next_mine() is not None
+    assert claimed() - before == 12
+
+
+def test_claim_sorts_a_block_larger_than_one_query_takes(tmp_path: Path) -> None:
+    cache = VerdictCache(tmp_path / "c.sqlite")
+    cache.put(FP, "k7", "q", Reply(text="there"))
+    _claim_as(cache, "k901", "elsewhere", 1, time.time() + 60)
+    found = cache.claim(FP, [(f"k{i}", None) for i in range(1000)], 60)
+    assert found["k7"] == ("landed", Reply(text="there"))
+    assert found["k901"] == ("busy", None)
+    assert sum(state == "mine" for state, _ in found.values()) == 998
+    assert cache.db.execute("SELECT COUNT(*) FROM claims").fetchone() == (999,)
+
+
+class _Failing(list[tuple[str, str, Reply]]):
+    """Rows whose second reading stops with Ctrl-C: inside ``put_batch``'s transaction."""
+
+    reads = 0
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        self.reads += 1
+        if self.reads == 2:
+            raise KeyboardInterrupt
+        return super().__iter__()
+
+
+def test_put_batch_stores_all_and_ends_their_claims_or_nothing(tmp_path: Path) -> None:
+    cache = VerdictCache(tmp_path / "c.sqlite")
+    cache.claim(FP, [("a", None), ("b", None), ("c", None)], 60)
+    rows = [("a", "qa", Reply(text="a")), ("b", "qb", Reply(kind="error", detail="HTTP 500"))]
+    with pytest.raises(KeyboardInterrupt):
+        cache.put_batch(FP, _Failing(rows))
+    assert not cache.db.in_transaction
+    assert cache.cached_keys(FP) == set()  # rolled back whole: no reply, every claim stands
+    assert cache.db.execute("SELECT COUNT(*) FROM claims").fetchone() == (3,)
+    cache.put_batch(FP, rows)
+    assert cache.cached_keys(FP) == {"a"}  # a backend error is never stored, but its claim ends
+    assert cache.db.execute("SELECT item_key FROM claims").fetchall() == [("c",)]
+
+
+def test_a_batch_is_due_when_full_or_old_and_stays_open_when_its_commit_fails(
+    tmp_path: Path,
+) -> None:
+    cache = VerdictCache(tmp_path / "c.sqlite")
+    now = [0.0]
+    batch = Batch(cache, FP, size=3, wait_s=0.5, clock=lambda: now[0])
+    assert not batch.due()  # nothing open
+    batch.add("a", "qa", Reply(text="a"))
+    now[0] += 0.4
+    batch.add("b", "qb", Reply(text="b"))
+    assert not batch.due()
+    now[0] += 0.1  # the oldest has waited 0.5 s
+    assert batch.due()
+    batch.add("c", "qc", Reply(text="c"))
+    now[0] = 0.0
+    assert batch.due()  # full
+    assert cache.cached_keys(FP) == set()  # nothing is committed before flush
+    cache.close()
+    with pytest.raises(sqlite3.ProgrammingError):  # a closed connection: the commit fails
+        batch.flush()
+    assert [key for key, _, _ in batch.rows] == ["a", "b", "c"]  # still open, whole
+    batch.cache = VerdictCache(tmp_path / "c.sqlite")
+    batch.flush()
+    assert batch.rows == [] and batch.cache.cached_keys(FP) == {"a", "b", "c"}
+    batch.flush()  # an empty batch commits nothing
