@@ -27,7 +27,6 @@ from tenacity.wait import WaitBaseT
 from judge.errors import (
     BackendRequestError,
     BackendUnavailable,
-    ConfigError,
     ConnectionLost,
     PromptTooLong,
     TransientBackendError,
@@ -114,16 +113,23 @@ def _ask(
     transient ones); always returns a Reply unless the server is gone.
 
     ``request`` renders the prompt: called on the worker thread, so rendering runs in parallel
-    with the other requests and is never paid for an item whose reply is cached."""
-    retrying = Retrying(
-        retry=retry_if_exception(functools.partial(should_retry, backend)),
-        # After Ctrl-C no new attempt starts: an in-flight item finishes or fails once.
-        stop=stop_after_attempt(max_attempts) | stop_when_event_set(stopping),
-        wait=retry_wait,
-        reraise=True,
-    )
+    with the other requests and is never paid for an item whose reply is cached. The first
+    attempt is made directly (tenacity's machinery cost a fast backend as much as a cache
+    commit); only a failed one goes to tenacity, which counts it as its own first attempt."""
+    rendered = request()
     try:
-        return retrying(backend.complete, request())
+        try:
+            return backend.complete(rendered)
+        except Exception as exc:
+            first = exc
+        retrying = Retrying(
+            retry=retry_if_exception(functools.partial(should_retry, backend)),
+            # After Ctrl-C no new attempt starts: an in-flight item finishes or fails once.
+            stop=stop_after_attempt(max_attempts) | stop_when_event_set(stopping),
+            wait=retry_wait,
+            reraise=True,
+        )
+        return retrying(_replaying(first, backend.complete), rendered)
     except PromptTooLong as exc:
         return Reply(kind="truncated", detail=str(exc))
     except ConnectionLost as exc:
@@ -134,6 +140,22 @@ def _ask(
         return Reply(kind="error", detail=f"{exc} (after {max_attempts} attempts)")
     except BackendRequestError as exc:
         return Reply(kind="error", detail=str(exc))
+
+
+def _replaying(
+    first: Exception, complete: Callable[[JudgeRequest], Reply]
+) -> Callable[[JudgeRequest], Reply]:
+    """``complete`` whose first call raises ``first`` again instead of asking: the failure of
+    the attempt ``_ask`` made itself, so that tenacity decides, waits and stops exactly as if
+    it had made that attempt."""
+    pending = [first]
+
+    def attempt(request: JudgeRequest) -> Reply:
+        if pending:
+            raise pending.pop()
+        return complete(request)
+
+    return attempt
 
 
 class Ask(NamedTuple):
@@ -263,7 +285,10 @@ def _from_backend(
         raise
     finally:
         pool.shutdown()  # cancels what has not started; never waits
-        _close(batch, shared, failing)
+        try:
+            batch.close(failing)  # what was asked is kept
+        finally:
+            shared.release()
     return interrupted
 
 
@@ -277,19 +302,6 @@ def _ready(ready: SimpleQueue[Future[Reply]]) -> list[Future[Reply]]:
     while not ready.empty():
         finished.append(ready.get_nowait())
     return finished
-
-
-def _close(batch: Batch, shared: Shared[Ask], failing: bool) -> None:
-    """The asking loop's way out: commit the open batch (what was asked is kept), then give up
-    the claims still open. A cache error here while the run already fails is not shown: the
-    run's own error is the one to see."""
-    try:
-        batch.flush()
-    except ConfigError:
-        if not failing:
-            raise
-    finally:
-        shared.release()
 
 
 class Read(NamedTuple):

@@ -185,3 +185,13 @@ class Batch:
         """Commit the open batch; on failure (or Ctrl-C mid-way) it stays open, whole."""
         self.cache.put_batch(self.fingerprint, self.rows)
         self.rows = []
+
+    def close(self, failing: bool) -> None:
+        """``flush`` on the asking loop's way out. A cache error while the run already fails is
+        not raised: the run's own error is the one to see (the batch's items are asked again
+        next time)."""
+        try:
+            self.flush()
+        except ConfigError:
+            if not failing:
+                raise

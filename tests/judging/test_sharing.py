@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import pytest
 
+from judge.errors import ConfigError
 from judge.judging.cache import VerdictCache
 from judge.judging.sharing import MOST_BLOCK, POLL_S, Batch, Shared
 from judge.judging.verdict import Reply
@@ -225,3 +226,19 @@ def test_a_batch_is_due_when_full_or_old_and_stays_open_when_its_commit_fails(
     batch.flush()
     assert batch.rows == [] and batch.cache.cached_keys(FP) == {"a", "b", "c"}
     batch.flush()  # an empty batch commits nothing
+
+
+class _BrokenCache:
+    """A cache whose every commit fails as a full disk does."""
+
+    def put_batch(self, fingerprint: str, rows: object) -> None:
+        raise ConfigError("c.sqlite: the disk is full; free some space")
+
+
+def test_closing_a_batch_of_a_run_that_already_fails_shows_the_runs_error() -> None:
+    batch = Batch(_BrokenCache(), FP)  # type: ignore[arg-type]
+    batch.add("a", "qa", Reply(text="a"))
+    batch.close(failing=True)  # the run's own error is the one to see
+    assert len(batch.rows) == 1  # not committed: asked again next time
+    with pytest.raises(ConfigError, match="disk is full"):
+        batch.close(failing=False)  # a run that ended well hears of it
