@@ -176,20 +176,28 @@ def run_and_report(tree: Path, n_questions: int, rounds: int) -> dict[str, Any]:
 
 def overhead(tree: Path, n_items: int, rounds: int) -> dict[str, Any]:
     """``tree``'s ``judge_bench.overhead`` (CPU seconds of the judging) against one SQLite
-    transaction per item, alternating."""
+    transaction per item, alternating as ``_alternating`` does (judge, floor, floor, judge):
+    the ratio of each round's two judgings to its two floors."""
     script = (
         "import sys, json; sys.path.insert(0, 'bench'); import judge_bench; "
         f"print(json.dumps(judge_bench.overhead({n_items})))"
     )
     ratios, judged, floors = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
-        for n in range(rounds):
-            one = json.loads(_cpu([sys.executable, "-c", script], tree)[1])["cpu_seconds"]
-            path = str(Path(tmp) / f"floor{n}.sqlite3")
-            low = float(_cpu([sys.executable, "-c", _SQLITE_FLOOR, str(n_items), path], tree)[1])
-            ratios.append(one / low)
-            judged.append(one)
-            floors.append(low)
+
+        def judge() -> float:
+            return float(json.loads(_cpu([sys.executable, "-c", script], tree)[1])["cpu_seconds"])
+
+        def floor() -> float:
+            path = str(Path(tmp) / f"floor{len(floors)}.sqlite3")
+            return float(_cpu([sys.executable, "-c", _SQLITE_FLOOR, str(n_items), path], tree)[1])
+
+        for _ in range(rounds):
+            first = judge()
+            floors.append(floor())
+            floors.append(floor())
+            judged += [first, judge()]
+            ratios.append((judged[-2] + judged[-1]) / (floors[-2] + floors[-1]))
     return {
         "items": n_items,
         "ratio": round(statistics.median(ratios), 2),
