@@ -262,7 +262,7 @@ def _from_backend(
         fill()
         while pending or shared.waiting:
             if pending:
-                finished = _ready(ready)
+                finished = _ready(ready, batch.left(POLL_S))
             else:
                 finished = []
                 time.sleep(POLL_S)  # every ask left is another run's: wait for its replies
@@ -292,11 +292,11 @@ def _from_backend(
     return interrupted
 
 
-def _ready(ready: SimpleQueue[Future[Reply]]) -> list[Future[Reply]]:
-    """The requests done: the first to finish within ``POLL_S`` seconds, and any others done by
-    then (none: the loop looks at the other runs' replies and the batch's time meanwhile)."""
+def _ready(ready: SimpleQueue[Future[Reply]], timeout: float) -> list[Future[Reply]]:
+    """The requests done: the first to finish within ``timeout`` seconds, and any others done
+    by then (none: the loop looks at the other runs' replies and the batch's age meanwhile)."""
     try:
-        finished = [ready.get(timeout=POLL_S)]
+        finished = [ready.get(timeout=timeout)]
     except Empty:
         return []
     while not ready.empty():

@@ -181,6 +181,13 @@ class Batch:
             len(self.rows) >= self.size or self.clock() - self.opened >= self.wait_s
         )
 
+    def left(self, most: float) -> float:
+        """Seconds until the open batch is due by its age, at most ``most`` (all of it when
+        none is open): how long the asking loop may wait for a reply before committing."""
+        if not self.rows:
+            return most
+        return max(0.0, min(most, self.opened + self.wait_s - self.clock()))
+
     def flush(self) -> None:
         """Commit the open batch; on failure (or Ctrl-C mid-way) it stays open, whole."""
         self.cache.put_batch(self.fingerprint, self.rows)

@@ -207,13 +207,13 @@ def test_a_batch_is_due_when_full_or_old_and_stays_open_when_its_commit_fails(
     cache = VerdictCache(tmp_path / "c.sqlite")
     now = [0.0]
     batch = Batch(cache, FP, size=3, wait_s=0.5, clock=lambda: now[0])
-    assert not batch.due()  # nothing open
+    assert not batch.due() and batch.left(POLL_S) == POLL_S  # nothing open
     batch.add("a", "qa", Reply(text="a"))
     now[0] += 0.4
     batch.add("b", "qb", Reply(text="b"))
-    assert not batch.due()
+    assert not batch.due() and batch.left(POLL_S) == pytest.approx(0.1)  # the loop waits less
     now[0] += 0.1  # the oldest has waited 0.5 s
-    assert batch.due()
+    assert batch.due() and batch.left(POLL_S) == 0.0
     batch.add("c", "qc", Reply(text="c"))
     now[0] = 0.0
     assert batch.due()  # full
