@@ -24,6 +24,7 @@ import gate_sim
 import history_bench
 import judge_bench
 import ppi_sim
+import prefix_bench
 import retrieval_bench
 import startup_bench
 import sweep_sim
@@ -128,6 +129,16 @@ def main() -> None:
         print(
             f"  harness {e['harness_items_per_min']} items/min, bare {e['bare_items_per_min']} "
             f"items/min, overhead {e['harness_overhead']:+.1%}"
+        )
+        print(
+            "embedded prompt tokens evaluated per item in `judge run` (llama.cpp reuses the "
+            "rubric's prefix from the item before)"
+        )
+        results["prefix"] = p = prefix_bench.run()
+        print(
+            f"  {p['calls']} items: {p['prompt_tokens_median']} prompt tokens given, "
+            f"{p['evaluated_tokens_median']} evaluated (medians; the first item all "
+            f"{p['first_call'][0]})"
         )
     out = Path(__file__).resolve().parent.parent / "reports" / "bench.json"
     out.parent.mkdir(exist_ok=True)
