@@ -414,10 +414,13 @@ def _is_claim(sentence: str) -> bool:
 
 def _phrase_in(sentence: str, phrases: Sequence[str]) -> tuple[str, str, str] | None:
     """The first listed phrase in ``sentence``: (phrase, the text before it, after it)."""
-    folded, offsets = normalise_with_offsets(sentence)
+    widths = sentence.translate(_WIDTHS)
+    slow = "\x02" in widths  # as normalise_with_offsets: the offsets only once a phrase is found
+    folded = _normalise_by_cluster(sentence)[0] if slow else sentence.translate(_FOLDS)
     for phrase, needle in zip(phrases, _folded_phrases(tuple(phrases)), strict=True):
         at = folded.find(needle) if needle else -1
         if at >= 0:
+            offsets = normalise_with_offsets(sentence)[1]
             begin, stop = original_span(sentence, offsets, at, at + len(needle))
             return phrase, sentence[:begin], sentence[stop:]
     return None
@@ -437,13 +440,18 @@ def refusal_match(text: str, phrases: Sequence[str] = REFUSAL_MARKERS) -> Refusa
     """
     sentences = split_sentences(text) or [text]
     hits = {n: hit for n, s in enumerate(sentences, 1) if (hit := _phrase_in(s, phrases))}
+    if not hits:  # no phrase, no refusal: most answers stop here, before any claim is weighed
+        return None
     claimed = False  # a sentence before says something of its own: the answer answers
     for n, sentence in enumerate(sentences, 1):
         if n in hits and not claimed and (how := _refusal_stands(*hits[n])):
             return RefusalMatch(hits[n][0], n, how)
-        claimed = claimed or _is_claim(sentence)
-    claims = [n for n, s in enumerate(sentences, 1) if n not in hits and _is_claim(s)]
-    if len(hits) == 1 and not claims:
+        if claimed:
+            break  # nothing after a claim can stand as a refusal in this loop
+        claimed = _is_claim(sentence)
+    if len(hits) == 1 and not any(
+        _is_claim(s) for n, s in enumerate(sentences, 1) if n not in hits
+    ):
         ((n, (phrase, _, after)),) = hits.items()
         if not _leftover(after, REFUSAL_LEAD_WORDS, REFUSAL_LEAD_JA):
             return RefusalMatch(phrase, n, "closing the only claim, in")
