@@ -208,6 +208,13 @@ class Tables(BaseModel):
     """Judge tables per split (tune, holdout) when the golden set has splits."""
 
 
+#: The last record's ``values()``, beside the very list of rows they were derived from: a
+#: record is frozen, so the same list means the same values (a copy with other rows has another
+#: list). Not a private attribute: pydantic compares those, and a record that was asked for its
+#: values would no longer equal the same record read back.
+_LAST_VALUES: tuple[list[QuestionRow], QuestionValues] | None = None
+
+
 class Record(BaseModel):
     """Everything one judged run measured, compared and concluded."""
 
@@ -321,12 +328,18 @@ class Record(BaseModel):
 
     def values(self) -> QuestionValues:
         """The run's values question by question (``judge.results.values``): what paired
-        comparisons with other runs are made of."""
-        return question_values(
+        comparisons with other runs are made of. Derived once for the record a command works
+        on (values.json and the history page's marks both ask: ``_LAST_VALUES``)."""
+        global _LAST_VALUES
+        if _LAST_VALUES is not None and _LAST_VALUES[0] is self.questions:
+            return _LAST_VALUES[1]
+        values = question_values(
             self.items,
             {v.question_id: v for v in self.verdicts},
             {row.question_id: row.correctness for row in self.questions if row.correctness},
         )
+        _LAST_VALUES = (self.questions, values)
+        return values
 
     @property
     def diagnoses(self) -> list[TypeDiagnosis]:
