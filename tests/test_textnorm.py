@@ -224,8 +224,15 @@ def test_a_projects_own_phrases_follow_the_same_rule() -> None:
 def _refusal_reference(text: str) -> RefusalMatch | None:
     """``refusal_match`` as it was before it stopped early (issue 35): every sentence folded
     with its offsets and every sentence weighed as a claim, whatever was found."""
-    from judge.textnorm import REFUSAL_LEAD_JA, REFUSAL_LEAD_WORDS, REFUSAL_MARKERS
-    from judge.textnorm import _folded_phrases, _is_claim, _leftover, _refusal_stands
+    from judge.textnorm import (
+        REFUSAL_LEAD_JA,
+        REFUSAL_LEAD_WORDS,
+        REFUSAL_MARKERS,
+        _folded_phrases,
+        _is_claim,
+        _leftover,
+        _refusal_stands,
+    )
 
     def phrase_in(sentence: str) -> tuple[str, str, str] | None:
         folded, offsets = normalise_with_offsets(sentence)
