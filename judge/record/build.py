@@ -243,12 +243,21 @@ def _lasting(
     below = lasting_falls(nights, reference)
     last = next((c.baseline for c in comparisons if c.section == "judge" and c.baseline), None)
     before = next((e for e in reversed(history) if e.folder == last), None)
-    record = earlier.record(last) if last is not None and before is not None else None
+    was = _earlier_gate(earlier, last) if last is not None and before is not None else None
     regressions = [c for comp in comparisons for c in comp.regressions]
     since = before.started_at[:10] if before is not None else ""
-    previous = (record.gate.regressions, record.gate.lasting) if record is not None else None
+    previous = (was.regressions, was.lasting) if was is not None else None
     ended = ended_notes(previous, since, regressions, below)
     return below, ended
+
+
+def _earlier_gate(earlier: Earlier, folder: str) -> Gate | None:
+    """An earlier run's gate: read alone where the wiring can (``Earlier.gate``), else its
+    record's."""
+    if earlier.gate is not None:
+        return earlier.gate(folder)
+    record = earlier.record(folder)
+    return None if record is None else record.gate
 
 
 def _steady(
