@@ -438,6 +438,13 @@ def refusal_match(text: str, phrases: Sequence[str] = REFUSAL_MARKERS) -> Refusa
     product does not do ("The Day Pass does not cover the e-bike surcharge") and a long answer
     that adds "the refund policy is not specified" to what it does say are no refusals.
     """
+    whole = text.translate(_FOLDS)
+    # Without marks each character folds on its own and what a sentence split drops folds to
+    # nothing (whitespace), so every sentence's folded text is a piece of the whole's: no
+    # phrase in the whole, none in any sentence (most answers stop here, folded once).
+    needles = _folded_phrases(tuple(phrases))
+    if _SLOW not in whole and not any(n and n in whole for n in needles):
+        return None
     sentences = split_sentences(text) or [text]
     hits = {n: hit for n, s in enumerate(sentences, 1) if (hit := _phrase_in(s, phrases))}
     if not hits:  # no phrase, no refusal: most answers stop here, before any claim is weighed

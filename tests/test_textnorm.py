@@ -279,6 +279,9 @@ def test_refusal_match_gives_what_the_full_weighing_gives() -> None:
             "料金は500円です。",
             "記載がありません",
             "The plan costs $4.",
+            "Sorry, I don\u0301t know.",  # a combining mark: each sentence folded alone
+            "記載か\u3099ありません。",
+            "ｶﾞｲﾄﾞに記載がありません。",
         ]
     )
     texts = [" ".join(rng.sample(pieces, rng.randint(1, 4))) for _ in range(600)]
