@@ -168,7 +168,10 @@ def test_a_folders_gate_is_read_alone_with_the_records_checks(tiny: Tiny) -> Non
     with pytest.raises(ConfigError):
         read_record(path)
     assert read_gate(path) == before
-    for broken in ({**data, "format_version": 999}, "{not json"):
+    lone = json.dumps(data).replace('"question": 5', '"question": "half \\ud800"', 1)
+    huge = json.dumps(data).replace('"question": 5', '"question": ' + "9" * 5000, 1)
+    assert lone != huge != json.dumps(data)
+    for broken in ({**data, "format_version": 999}, "{not json", lone, huge):
         report.write_text(broken if isinstance(broken, str) else json.dumps(broken), "utf-8")
         with pytest.raises(ConfigError) as gate_error:
             read_gate(path)
