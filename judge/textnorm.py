@@ -358,27 +358,9 @@ _SOURCE_WORDS = frozenset(
     content contents record records"""
     )
 )
-_SOURCE_JA = (
-    "申し訳",
-    "すみません",
-    "恐れ入りますが",
-    "残念ながら",
-    "あいにく",
-    "質問",
-    "資料",
-    "文書",
-    "ドキュメント",
-    "マニュアル",
-    "ヘルプ",
-    "コンテキスト",
-    "検索結果",
-    "記事",
-    "ページ",
-    "本文",
-    "文脈",
-    "情報",
-    "私",
-    "わたし",
+_SOURCE_JA = _words(
+    """申し訳 すみません 恐れ入りますが 残念ながら あいにく 質問 資料 文書 ドキュメント マニュアル ヘルプ
+    コンテキスト 検索結果 記事 ページ 本文 文脈 情報 私 わたし"""
 )
 _WORD = re.compile(r"[0-9a-z]+(?:'[0-9a-z]+)*")
 #: A sentence with at least this many words (or CJK characters / 2) of its own is a claim.
@@ -414,13 +396,10 @@ def _is_claim(sentence: str) -> bool:
 
 def _phrase_in(sentence: str, phrases: Sequence[str]) -> tuple[str, str, str] | None:
     """The first listed phrase in ``sentence``: (phrase, the text before it, after it)."""
-    widths = sentence.translate(_WIDTHS)
-    slow = "\x02" in widths  # as normalise_with_offsets: the offsets only once a phrase is found
-    folded = _normalise_by_cluster(sentence)[0] if slow else sentence.translate(_FOLDS)
+    folded, offsets = normalise_with_offsets(sentence)
     for phrase, needle in zip(phrases, _folded_phrases(tuple(phrases)), strict=True):
         at = folded.find(needle) if needle else -1
         if at >= 0:
-            offsets = normalise_with_offsets(sentence)[1]
             begin, stop = original_span(sentence, offsets, at, at + len(needle))
             return phrase, sentence[:begin], sentence[stop:]
     return None
@@ -438,27 +417,20 @@ def refusal_match(text: str, phrases: Sequence[str] = REFUSAL_MARKERS) -> Refusa
     product does not do ("The Day Pass does not cover the e-bike surcharge") and a long answer
     that adds "the refund policy is not specified" to what it does say are no refusals.
     """
-    whole = text.translate(_FOLDS)
-    # Without marks each character folds on its own and what a sentence split drops folds to
-    # nothing (whitespace), so every sentence's folded text is a piece of the whole's: no
-    # phrase in the whole, none in any sentence (most answers stop here, folded once).
-    needles = _folded_phrases(tuple(phrases))
-    if _SLOW not in whole and not any(n and n in whole for n in needles):
-        return None
+    whole = text.translate(_FOLDS)  # without marks each sentence's fold is a piece of this
+    if _SLOW not in whole and not any(n and n in whole for n in _folded_phrases(tuple(phrases))):
+        return None  # (a sentence split drops only whitespace, which folds to nothing)
     sentences = split_sentences(text) or [text]
     hits = {n: hit for n, s in enumerate(sentences, 1) if (hit := _phrase_in(s, phrases))}
-    if not hits:  # no phrase, no refusal: most answers stop here, before any claim is weighed
+    if not hits:
         return None
     claimed = False  # a sentence before says something of its own: the answer answers
     for n, sentence in enumerate(sentences, 1):
         if n in hits and not claimed and (how := _refusal_stands(*hits[n])):
             return RefusalMatch(hits[n][0], n, how)
-        if claimed:
-            break  # nothing after a claim can stand as a refusal in this loop
-        claimed = _is_claim(sentence)
-    if len(hits) == 1 and not any(
-        _is_claim(s) for n, s in enumerate(sentences, 1) if n not in hits
-    ):
+        claimed = claimed or _is_claim(sentence)
+    claims = [n for n, s in enumerate(sentences, 1) if n not in hits and _is_claim(s)]
+    if len(hits) == 1 and not claims:
         ((n, (phrase, _, after)),) = hits.items()
         if not _leftover(after, REFUSAL_LEAD_WORDS, REFUSAL_LEAD_JA):
             return RefusalMatch(phrase, n, "closing the only claim, in")

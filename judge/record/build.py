@@ -102,11 +102,7 @@ def build_record(
     manifest = build_manifest(config, measured, judged, counts, folder_name, started_at, provenance)
     table, split_tables = _tables(config, measured, verdicts, judged.correctness)
     entry = run_entry(manifest, measured, judged, table, counts)
-    # Only runs before this one count (a re-rendered report must not compare with later runs).
-    history = earlier.history
-    names = [e.folder for e in history]
-    if folder_name in names:
-        history = history[: names.index(folder_name)]
+    history = _runs_before(earlier.history, folder_name)
     items = item_records(config, measured, labels, judged)
     item_map = {item.question_id: item for item in items}
     # Question by question: this run's values from its records, an earlier run's from its record.
@@ -125,7 +121,7 @@ def build_record(
     if bars:
         results = check_bars(config.bars, table, measured.retrieval)
         checked = checked._replace(checks=[*checked.checks, *bar_checks(results)])
-    return Record(
+    record = Record(
         manifest=manifest,
         entry=entry,
         chunks=chunk_summary(config, golden, judged),
@@ -140,6 +136,15 @@ def build_record(
         audit=None if audit is None else audit.figures(),
         **views.fields(),
     )
+    record.remember_values(values)
+    return record
+
+
+def _runs_before(history: list[HistoryEntry], folder_name: str) -> list[HistoryEntry]:
+    """Only runs before this one count (a re-rendered report must not compare with later
+    runs)."""
+    names = [e.folder for e in history]
+    return history[: names.index(folder_name)] if folder_name in names else history
 
 
 def _tables(

@@ -341,6 +341,13 @@ class Record(BaseModel):
         _LAST_VALUES = (self.questions, values)
         return values
 
+    def remember_values(self, values: QuestionValues) -> None:
+        """Take ``values`` as this record's ``values()``: the builder derived them from the same
+        items, verdicts and correctness for its comparisons (``tests/record/test_build.py``
+        checks that they are equal), so values.json and the marks need not derive them again."""
+        global _LAST_VALUES
+        _LAST_VALUES = (self.questions, values)
+
     @property
     def diagnoses(self) -> list[TypeDiagnosis]:
         """Per question type: the counts of each diagnosis and which layer to fix first

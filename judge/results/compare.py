@@ -392,16 +392,16 @@ def pooled_collapse(
         ids = [q for q in after if q in before]
         if not ids:
             continue
-        old_values = list(map(before.__getitem__, ids))
-        new_values = list(map(after.__getitem__, ids))
-        d = np.asarray(new_values, dtype=float) - np.asarray(old_values, dtype=float)
+        d = np.asarray([after[q] - before[q] for q in ids], dtype=float)
         score = metric_scale(metric) == "score"
         scale = SCALE_RANGE if score else 1.0
         fall = POOLED_FALL_SCORE if score else POOLED_FALL_SHARE
         falls = int(np.count_nonzero(d <= -scale / 2 + EPS))
         if float(d.mean()) > -fall + EPS or falls < POOLED_MIN_FALLS:
             continue
-        change = paired_change(section, ALL, metric, ids, old_values, new_values, rule)
+        change = paired_change(
+            section, ALL, metric, ids, [before[q] for q in ids], [after[q] for q in ids], rule
+        )
         found.append(change._replace(direction="collapsed"))
     return found
 
@@ -453,30 +453,6 @@ def _direction(c: Change, fall: bool, rise: bool) -> Direction:
     return "listed" if p <= LIST_LEVEL + EPS else "noise"
 
 
-class _Grouping:
-    """The questions valued in both runs, by type, in the new run's order: grouped once for all
-    the metrics valued for the same questions (a section's metrics mostly are), not once each."""
-
-    def __init__(self, types: Mapping[str, str]) -> None:
-        self.types = types
-        self.last: tuple[list[str], Any, dict[str, list[str]]] | None = None
-
-    def groups(
-        self, before: Mapping[str, float], after: Mapping[str, float]
-    ) -> dict[str, list[str]]:
-        keys = list(after)
-        last = self.last
-        if last is not None and last[0] == keys and last[1] == before.keys():
-            return last[2]
-        groups: dict[str, list[str]] = {}
-        types = self.types
-        for qid in keys:
-            if qid in before:
-                groups.setdefault(types.get(qid, "?"), []).append(qid)
-        self.last = (keys, before.keys(), groups)
-        return groups
-
-
 def compare_values(
     section: Section,
     old: QuestionValues,
@@ -500,19 +476,22 @@ def compare_values(
     position = {t: i for i, t in enumerate(order)}
     changes: list[tuple[int, int, Change]] = []
     can = collapsible(new_metrics)
-    grouping = _Grouping(types)
     for metric_index, (metric, after) in enumerate(new_metrics.items()):
         before = old_metrics.get(metric)
         if not before:
             continue
-        for type_name, ids in grouping.groups(before, after).items():
+        groups: dict[str, list[str]] = {}
+        for qid in after:
+            if qid in before:
+                groups.setdefault(types.get(qid, "?"), []).append(qid)
+        for type_name, ids in groups.items():
             change = paired_change(
                 section,
                 type_name,
                 metric,
                 ids,
-                list(map(before.__getitem__, ids)),
-                list(map(after.__getitem__, ids)),
+                [before[q] for q in ids],
+                [after[q] for q in ids],
                 rule,
                 metric in can,
             )
