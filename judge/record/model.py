@@ -32,6 +32,7 @@ without the questions) are refused in one line that says what to do.
 
 from __future__ import annotations
 
+import weakref
 from typing import Annotated, Any, NamedTuple
 
 from pydantic import (
@@ -208,11 +209,11 @@ class Tables(BaseModel):
     """Judge tables per split (tune, holdout) when the golden set has splits."""
 
 
-#: The last record's ``values()``, beside the very list of rows they were derived from: a
-#: record is frozen, so the same list means the same values (a copy with other rows has another
-#: list). Not a private attribute: pydantic compares those, and a record that was asked for its
-#: values would no longer equal the same record read back.
-_LAST_VALUES: tuple[list[QuestionRow], QuestionValues] | None = None
+#: The last record's ``values()``, beside a weak reference to that record (frozen: the same
+#: record, the same values). Not a private attribute: pydantic compares those, and a record that
+#: was asked for its values would no longer equal the same record read back. Weak: holding the
+#: record until the process ends made its last garbage collection walk every row (0.6 s).
+_LAST_VALUES: tuple[weakref.ref[Record], QuestionValues] | None = None
 
 
 class Record(BaseModel):
@@ -331,14 +332,14 @@ class Record(BaseModel):
         comparisons with other runs are made of. Derived once for the record a command works
         on (values.json and the history page's marks both ask: ``_LAST_VALUES``)."""
         global _LAST_VALUES
-        if _LAST_VALUES is not None and _LAST_VALUES[0] is self.questions:
+        if _LAST_VALUES is not None and _LAST_VALUES[0]() is self:
             return _LAST_VALUES[1]
         values = question_values(
             self.items,
             {v.question_id: v for v in self.verdicts},
             {row.question_id: row.correctness for row in self.questions if row.correctness},
         )
-        _LAST_VALUES = (self.questions, values)
+        _LAST_VALUES = (weakref.ref(self), values)
         return values
 
     def remember_values(self, values: QuestionValues) -> None:
@@ -346,7 +347,7 @@ class Record(BaseModel):
         items, verdicts and correctness for its comparisons (``tests/record/test_build.py``
         checks that they are equal), so values.json and the marks need not derive them again."""
         global _LAST_VALUES
-        _LAST_VALUES = (self.questions, values)
+        _LAST_VALUES = (weakref.ref(self), values)
 
     @property
     def diagnoses(self) -> list[TypeDiagnosis]:
