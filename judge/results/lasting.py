@@ -139,8 +139,9 @@ def lasting_falls(nights: Sequence[NightValues], pinned: QuestionValues | None) 
         series = [n.values.values.get(section, {}).get(metric, {}) for n in nights]
         base = pinned.values.get(section, {}).get(metric, {}) if pinned is not None else {}
         ids = list(series[-1])
-        matrix = np.asarray([[run.get(q, nan) for q in ids] for run in series], dtype=float)
-        fixed = np.asarray([base.get(q, nan) for q in ids], dtype=float)
+        gaps = [nan] * len(ids)  # run.get(q, nan) for each q, by map: in C
+        matrix = np.asarray([list(map(run.get, ids, gaps)) for run in series], dtype=float)
+        fixed = np.asarray(list(map(base.get, ids, gaps)), dtype=float)
         length, reference = _stretches(matrix, fixed)
         for i, qid in enumerate(ids):
             run = int(length[i])
