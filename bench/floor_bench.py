@@ -19,7 +19,9 @@ Each side is a fresh process, CPU seconds (user + system) of the child: start-up
 
 ``python bench/floor_bench.py [--tree PATH] [--questions N] [--rounds R]``: ``--tree`` measures
 another checkout of the judge (a git worktree of an older commit, for a before/after table);
-its own ``bench/judge_bench.py`` makes the data set and the overhead figure.
+its own ``bench/judge_bench.py`` makes the data set and the overhead figure. ``--against BASE``
+measures the change itself: ``--tree``'s re-run and report against ``BASE``'s, alternating
+(before, after, after, before), as the ratio after / before.
 """
 
 from __future__ import annotations
@@ -210,6 +212,55 @@ def overhead(tree: Path, n_items: int, rounds: int) -> dict[str, Any]:
     }
 
 
+def _paired(
+    first: list[str], second: list[str], trees: tuple[Path, Path], rounds: int
+) -> dict[str, Any]:
+    """``rounds`` rounds of first, second, second, first (``first`` run in ``trees[0]``, the
+    other in ``trees[1]``): the median ratio of second to first, with the range and the load."""
+    ratios, old, new = [], [], []
+    for _ in range(rounds):
+        a, _ = _cpu(first, trees[0])
+        b, _ = _cpu(second, trees[1])
+        c, _ = _cpu(second, trees[1])
+        d, _ = _cpu(first, trees[0])
+        old += [a, d]
+        new += [b, c]
+        ratios.append((b + c) / (a + d))
+    return {
+        "ratio": round(statistics.median(ratios), 3),
+        "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
+        "before_cpu_s": round(statistics.median(old), 3),
+        "after_cpu_s": round(statistics.median(new), 3),
+        "rounds": rounds,
+        "load": round(os.getloadavg()[0], 1),
+    }
+
+
+def before_after(base: Path, tree: Path, n_questions: int, rounds: int) -> dict[str, Any]:
+    """The cached re-run and ``judge report`` of ``tree`` against those of ``base`` (another
+    checkout: the code before a change), alternating in one run: each tree on a data set of its
+    own (the same questions, made by its own ``judge_bench``), both cached by a first run, so
+    that a change of one tree's folder format cannot reach the other. The ratio is after over
+    before (below 1: faster)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        commands = []
+        for name, checkout in (("before", base), ("after", tree)):
+            folder = Path(tmp) / name
+            folder.mkdir()
+            toml = _dataset(checkout, folder, n_questions)
+            judge = [sys.executable, "-m", "judge", "--config", str(toml)]
+            _cpu([*judge, "run", "--backend", "lexical"], checkout)  # caches every verdict
+            commands.append(judge)
+        (old, new), trees = commands, (base, tree)
+        rerun = ["run", "--backend", "lexical"]
+        result = {
+            "questions": n_questions,
+            "cached_rerun": _paired([*old, *rerun], [*new, *rerun], trees, rounds),
+            "report": _paired([*old, "report"], [*new, "report"], trees, rounds),
+        }
+    return result
+
+
 def run(tree: Path = REPO, n_questions: int = 10_000, rounds: int = 3) -> dict[str, Any]:
     return {**run_and_report(tree, n_questions, rounds), "overhead": overhead(tree, 5000, rounds)}
 
@@ -236,7 +287,22 @@ if __name__ == "__main__":
     parser.add_argument("--tree", type=Path, default=REPO)
     parser.add_argument("--questions", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="another checkout (the code before): print --tree's cached re-run and judge report "
+        "as a ratio to its, alternating, instead of the ratios to the floor",
+    )
     args = parser.parse_args()
+    if args.against is not None:
+        print(
+            json.dumps(
+                before_after(
+                    args.against.resolve(), args.tree.resolve(), args.questions, args.rounds
+                )
+            )
+        )
+        raise SystemExit(0)
     result = run(args.tree.resolve(), args.questions, args.rounds)
     print("\n".join(lines(result)))
     print(json.dumps(result))

@@ -358,27 +358,9 @@ _SOURCE_WORDS = frozenset(
     content contents record records"""
     )
 )
-_SOURCE_JA = (
-    "申し訳",
-    "すみません",
-    "恐れ入りますが",
-    "残念ながら",
-    "あいにく",
-    "質問",
-    "資料",
-    "文書",
-    "ドキュメント",
-    "マニュアル",
-    "ヘルプ",
-    "コンテキスト",
-    "検索結果",
-    "記事",
-    "ページ",
-    "本文",
-    "文脈",
-    "情報",
-    "私",
-    "わたし",
+_SOURCE_JA = _words(
+    """申し訳 すみません 恐れ入りますが 残念ながら あいにく 質問 資料 文書 ドキュメント マニュアル ヘルプ
+    コンテキスト 検索結果 記事 ページ 本文 文脈 情報 私 わたし"""
 )
 _WORD = re.compile(r"[0-9a-z]+(?:'[0-9a-z]+)*")
 #: A sentence with at least this many words (or CJK characters / 2) of its own is a claim.
@@ -435,8 +417,13 @@ def refusal_match(text: str, phrases: Sequence[str] = REFUSAL_MARKERS) -> Refusa
     product does not do ("The Day Pass does not cover the e-bike surcharge") and a long answer
     that adds "the refund policy is not specified" to what it does say are no refusals.
     """
+    whole = text.translate(_FOLDS)  # without marks each sentence's fold is a piece of this
+    if _SLOW not in whole and not any(n and n in whole for n in _folded_phrases(tuple(phrases))):
+        return None  # (a sentence split drops only whitespace, which folds to nothing)
     sentences = split_sentences(text) or [text]
     hits = {n: hit for n, s in enumerate(sentences, 1) if (hit := _phrase_in(s, phrases))}
+    if not hits:
+        return None
     claimed = False  # a sentence before says something of its own: the answer answers
     for n, sentence in enumerate(sentences, 1):
         if n in hits and not claimed and (how := _refusal_stands(*hits[n])):

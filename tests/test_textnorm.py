@@ -219,3 +219,71 @@ def test_a_projects_own_phrases_follow_the_same_rule() -> None:
         refusal_match("デイパスでは電動自転車の追加料金は対象外です。料金は1回100円です。", mine)
         is None
     )
+
+
+def _refusal_reference(text: str) -> RefusalMatch | None:
+    """``refusal_match`` as it was before it stopped early (issue 35): every sentence folded
+    with its offsets and every sentence weighed as a claim, whatever was found."""
+    from judge.textnorm import (
+        REFUSAL_LEAD_JA,
+        REFUSAL_LEAD_WORDS,
+        REFUSAL_MARKERS,
+        _folded_phrases,
+        _is_claim,
+        _leftover,
+        _refusal_stands,
+    )
+
+    def phrase_in(sentence: str) -> tuple[str, str, str] | None:
+        folded, offsets = normalise_with_offsets(sentence)
+        for phrase, needle in zip(REFUSAL_MARKERS, _folded_phrases(REFUSAL_MARKERS), strict=True):
+            at = folded.find(needle) if needle else -1
+            if at >= 0:
+                begin, stop = original_span(sentence, offsets, at, at + len(needle))
+                return phrase, sentence[:begin], sentence[stop:]
+        return None
+
+    sentences = split_sentences(text) or [text]
+    hits = {n: hit for n, s in enumerate(sentences, 1) if (hit := phrase_in(s))}
+    claimed = False
+    for n, sentence in enumerate(sentences, 1):
+        if n in hits and not claimed and (how := _refusal_stands(*hits[n])):
+            return RefusalMatch(hits[n][0], n, how)
+        claimed = claimed or _is_claim(sentence)
+    claims = [n for n, s in enumerate(sentences, 1) if n not in hits and _is_claim(s)]
+    if len(hits) == 1 and not claims:
+        ((n, (phrase, _, after)),) = hits.items()
+        if not _leftover(after, REFUSAL_LEAD_WORDS, REFUSAL_LEAD_JA):
+            return RefusalMatch(phrase, n, "closing the only claim, in")
+    return None
+
+
+def test_refusal_match_gives_what_the_full_weighing_gives() -> None:
+    """Stopping early (no phrase found; a claim already made) changes no answer: generated
+    answers of listed refusals, non-refusals and short fragments (Japanese and English, with
+    full-width and voicing-mark text), against the reference that weighs everything."""
+    import random
+
+    rng = random.Random(35)
+    pieces = (
+        [text for text, _ in REFUSALS]
+        + NOT_REFUSALS
+        + [
+            "Sorry.",
+            "No.",
+            "申し訳ありません。",
+            "ｶﾞｲﾄﾞを見ます。",
+            "I DON’T KNOW!",
+            "詳細は不明",
+            "Please contact support.",
+            "料金は500円です。",
+            "記載がありません",
+            "The plan costs $4.",
+            "Sorry, I don\u0301t know.",  # a combining mark: each sentence folded alone
+            "記載か\u3099ありません。",
+            "ｶﾞｲﾄﾞに記載がありません。",
+        ]
+    )
+    texts = [" ".join(rng.sample(pieces, rng.randint(1, 4))) for _ in range(600)]
+    for text in [*pieces, *texts]:
+        assert refusal_match(text) == _refusal_reference(text), text

@@ -41,7 +41,7 @@ from judge.pipeline.session import (
 )
 from judge.record.model import Record
 from judge.record.stages import Earlier, Judged, TaskResults
-from judge.record.store import ReportFolder, ReportsDir
+from judge.record.store import ReportFolder, ReportsDir, read_gate
 from judge.report.files import render_files
 from judge.results.baseline import read_baseline
 from judge.results.compare import QuestionValues
@@ -333,4 +333,18 @@ def earlier_runs(config: Config, reports: ReportsDir) -> Earlier:
                 saved[name] = None
         return saved[name]
 
-    return Earlier(reports.history(), read_baseline(config.reports.baseline), record, values)
+    gates: dict[str, Gate | None] = {}
+
+    def gate(name: str) -> Gate | None:
+        if name in read:  # the whole record is read already: its gate
+            whole = read[name]
+            return None if whole is None else whole.gate
+        if name not in gates:
+            try:
+                gates[name] = read_gate(reports.folder(name).path)
+            except (ConfigError, InputError, OSError):
+                gates[name] = None
+        return gates[name]
+
+    history, baseline = reports.history(), read_baseline(config.reports.baseline)
+    return Earlier(history, baseline, record, values, gate)

@@ -102,11 +102,7 @@ def build_record(
     manifest = build_manifest(config, measured, judged, counts, folder_name, started_at, provenance)
     table, split_tables = _tables(config, measured, verdicts, judged.correctness)
     entry = run_entry(manifest, measured, judged, table, counts)
-    # Only runs before this one count (a re-rendered report must not compare with later runs).
-    history = earlier.history
-    names = [e.folder for e in history]
-    if folder_name in names:
-        history = history[: names.index(folder_name)]
+    history = _runs_before(earlier.history, folder_name)
     items = item_records(config, measured, labels, judged)
     item_map = {item.question_id: item for item in items}
     # Question by question: this run's values from its records, an earlier run's from its record.
@@ -125,7 +121,7 @@ def build_record(
     if bars:
         results = check_bars(config.bars, table, measured.retrieval)
         checked = checked._replace(checks=[*checked.checks, *bar_checks(results)])
-    return Record(
+    record = Record(
         manifest=manifest,
         entry=entry,
         chunks=chunk_summary(config, golden, judged),
@@ -140,6 +136,15 @@ def build_record(
         audit=None if audit is None else audit.figures(),
         **views.fields(),
     )
+    record.remember_values(values)
+    return record
+
+
+def _runs_before(history: list[HistoryEntry], folder_name: str) -> list[HistoryEntry]:
+    """Only runs before this one count (a re-rendered report must not compare with later
+    runs)."""
+    names = [e.folder for e in history]
+    return history[: names.index(folder_name)] if folder_name in names else history
 
 
 def _tables(
@@ -243,12 +248,21 @@ def _lasting(
     below = lasting_falls(nights, reference)
     last = next((c.baseline for c in comparisons if c.section == "judge" and c.baseline), None)
     before = next((e for e in reversed(history) if e.folder == last), None)
-    record = earlier.record(last) if last is not None and before is not None else None
+    was = _earlier_gate(earlier, last) if last is not None and before is not None else None
     regressions = [c for comp in comparisons for c in comp.regressions]
     since = before.started_at[:10] if before is not None else ""
-    previous = (record.gate.regressions, record.gate.lasting) if record is not None else None
+    previous = (was.regressions, was.lasting) if was is not None else None
     ended = ended_notes(previous, since, regressions, below)
     return below, ended
+
+
+def _earlier_gate(earlier: Earlier, folder: str) -> Gate | None:
+    """An earlier run's gate: read alone where the wiring can (``Earlier.gate``), else its
+    record's."""
+    if earlier.gate is not None:
+        return earlier.gate(folder)
+    record = earlier.record(folder)
+    return None if record is None else record.gate
 
 
 def _steady(

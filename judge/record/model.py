@@ -32,6 +32,7 @@ without the questions) are refused in one line that says what to do.
 
 from __future__ import annotations
 
+import weakref
 from typing import Annotated, Any, NamedTuple
 
 from pydantic import (
@@ -208,6 +209,13 @@ class Tables(BaseModel):
     """Judge tables per split (tune, holdout) when the golden set has splits."""
 
 
+#: The last record's ``values()``, beside a weak reference to that record (frozen: the same
+#: record, the same values). Not a private attribute: pydantic compares those, and a record that
+#: was asked for its values would no longer equal the same record read back. Weak: holding the
+#: record until the process ends made its last garbage collection walk every row (0.6 s).
+_LAST_VALUES: tuple[weakref.ref[Record], QuestionValues] | None = None
+
+
 class Record(BaseModel):
     """Everything one judged run measured, compared and concluded."""
 
@@ -321,12 +329,25 @@ class Record(BaseModel):
 
     def values(self) -> QuestionValues:
         """The run's values question by question (``judge.results.values``): what paired
-        comparisons with other runs are made of."""
-        return question_values(
+        comparisons with other runs are made of. Derived once for the record a command works
+        on (values.json and the history page's marks both ask: ``_LAST_VALUES``)."""
+        global _LAST_VALUES
+        if _LAST_VALUES is not None and _LAST_VALUES[0]() is self:
+            return _LAST_VALUES[1]
+        values = question_values(
             self.items,
             {v.question_id: v for v in self.verdicts},
             {row.question_id: row.correctness for row in self.questions if row.correctness},
         )
+        _LAST_VALUES = (weakref.ref(self), values)
+        return values
+
+    def remember_values(self, values: QuestionValues) -> None:
+        """Take ``values`` as this record's ``values()``: the builder derived them from the same
+        items, verdicts and correctness for its comparisons (``tests/record/test_build.py``
+        checks that they are equal), so values.json and the marks need not derive them again."""
+        global _LAST_VALUES
+        _LAST_VALUES = (weakref.ref(self), values)
 
     @property
     def diagnoses(self) -> list[TypeDiagnosis]:

@@ -17,6 +17,7 @@ from judge.judging.types import ChunkGrade, ContextChunk, CorrectnessVerdict, Ve
 from judge.record.model import Record
 from judge.results.baseline import Baseline
 from judge.results.compare import QuestionValues
+from judge.results.gate import Gate
 from judge.results.history import HistoryEntry
 from judge.results.manifest import JudgeInfo
 from judge.results.tables import TypeTable
@@ -75,6 +76,9 @@ class Earlier(NamedTuple):
     values: Callable[[str], QuestionValues | None]
     """An earlier run's values question by question (its ``values.json``), None likewise: what
     the comparisons read (the last run, the season's runs), cheaper than a whole record."""
+    gate: Callable[[str], Gate | None] | None = None
+    """An earlier run's gate (its record's, read alone when the record is not read already),
+    None likewise: what the notes of the falls that ended read (None here: from ``record``)."""
 
 
 class Measured(NamedTuple):

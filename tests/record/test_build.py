@@ -340,3 +340,18 @@ def test_the_build_reads_nothing_its_provenance_comes_in(tiny: Tiny) -> None:
     assert (manifest.git.commit, manifest.git.dirty) == ("c0ffee", True)
     assert manifest.versions == {"python": "3.0", "judge": None}
     assert build() == record
+
+
+def test_the_values_the_build_compared_with_are_the_records_own(tiny: Tiny) -> None:
+    """values.json is written from the values the build derived for its comparisons
+    (``Record.remember_values``, issue 35): the same as the record's rows give afresh."""
+    from judge.record import model
+    from judge.results.values import question_values
+
+    record = evaluate(tiny(), backend="lexical").report
+    remembered = record.values()
+    model._LAST_VALUES = None  # forget: derive from the rows
+    assert remembered == record.values()
+    assert remembered == question_values(
+        record.items, {v.question_id: v for v in record.verdicts}, {}
+    )

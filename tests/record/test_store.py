@@ -20,6 +20,7 @@ from judge.record.model import QuestionRow
 from judge.record.store import (
     ReportFolder,
     ReportsDir,
+    read_gate,
     read_record,
     read_saved_verdicts,
     record_json,
@@ -150,6 +151,34 @@ def test_a_folders_values_are_its_records_and_read_without_the_record(tiny: Tiny
     assert from_file == folder.record().values()
     (folder.path / "values.json").unlink()
     assert ReportsDir(config.reports.dir).folder(None).values() == from_file
+
+
+def test_a_folders_gate_is_read_alone_with_the_records_checks(tiny: Tiny) -> None:
+    # A later run's notes of the falls that ended read only the last run's gate (issue 35: the
+    # whole record of 10,000 questions took ten times longer to validate): the same gate, the
+    # same refusals of the file (version, JSON) in the same located line.
+    evaluate(tiny(), backend="lexical")
+    path = evaluate(tiny(), backend="lexical").folder.path
+    assert read_gate(path) == read_record(path).gate
+    report = path / "report.json"
+    data = json.loads(report.read_text(encoding="utf-8"))
+    data["questions"][0]["question"] = 5  # rows are not the gate's: it still reads
+    report.write_text(json.dumps(data), encoding="utf-8")
+    before = read_gate(path)
+    with pytest.raises(ConfigError):
+        read_record(path)
+    assert read_gate(path) == before
+    lone = json.dumps(data).replace('"question": 5', '"question": "half \\ud800"', 1)
+    huge = json.dumps(data).replace('"question": 5', '"question": ' + "9" * 5000, 1)
+    assert lone != huge != json.dumps(data)
+    for broken in ({**data, "format_version": 999}, "{not json", lone, huge):
+        report.write_text(broken if isinstance(broken, str) else json.dumps(broken), "utf-8")
+        with pytest.raises(ConfigError) as gate_error:
+            read_gate(path)
+        with pytest.raises(ConfigError) as record_error:
+            read_record(path)
+        assert str(gate_error.value) == str(record_error.value)
+        assert str(gate_error.value).count("\n") == 0 and "report.json" in str(gate_error.value)
 
 
 def test_no_latest_folder_before_the_first_run(tmp_path: Path) -> None:

@@ -209,6 +209,13 @@ def test_the_judge_table_shows_correctness_per_type_only_when_on(tiny: Tiny) -> 
     assert all("correctness" in t.metrics for t in on.splits.values())
     # The record's values pair it; the old run's columns are unchanged.
     assert on.values().values["judge"]["correctness"] == {"q1": 2.0, "q2": 1.0, "q4": 2.0}
+    # The builder's values (remembered for values.json) are the record's, derived afresh.
+    for built in (on, off):
+        assert built.values() == question_values(
+            built.items,
+            {v.question_id: v for v in built.verdicts},
+            {r.question_id: r.correctness for r in built.questions if r.correctness},
+        )
     assert off.judge.metrics == [m for m in table.metrics if m != "correctness"]
 
 

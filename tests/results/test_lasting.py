@@ -65,3 +65,24 @@ def test_the_first_lines_count_and_the_ended_notes() -> None:
     assert ended_notes(([], listed), "2026-12-04", [], listed[2:]) == [
         "q02 back at its reference: the fall ended"
     ]
+
+
+def test_the_season_median_is_numpys_nanmedian_exactly() -> None:
+    """``_nanmedian`` (one sort, issue 35) gives numpy's ``nanmedian`` bit for bit: scores,
+    shares and arbitrary floats, odd and even counts, columns with gaps."""
+    import numpy as np
+
+    from judge.results.lasting import _nanmedian
+
+    rng = np.random.default_rng(35)
+    for trial in range(2000):
+        rows, cols = int(rng.integers(1, 25)), int(rng.integers(1, 40))
+        if trial % 2:
+            matrix = rng.choice([0.0, 1.0, 2.0, 0.5, 1 / 3, np.nan], size=(rows, cols))
+        else:
+            matrix = rng.normal(size=(rows, cols))
+        matrix[rng.random((rows, cols)) < 0.3] = np.nan
+        valued = np.count_nonzero(~np.isnan(matrix), axis=0) >= 1
+        if valued.any():
+            expected = np.nanmedian(matrix[:, valued], axis=0)
+            assert np.array_equal(_nanmedian(matrix[:, valued]), expected)

@@ -59,6 +59,16 @@ def test_values_average_to_the_tables_and_read_back_the_same(tiny: Tiny) -> None
     earlier = read(result.folder.name)
     assert earlier is not None and earlier.values() == values
     assert read("20991231T000000Z-gone") is None
+    # Its gate alone (what the notes of the falls that ended read), without the whole record;
+    # once the record is read, its gate.
+    fresh = earlier_runs(tiny(), ReportsDir(result.folder.path.parent))
+    assert fresh.gate is not None
+    assert fresh.gate(result.folder.name) == result.report.gate
+    assert fresh.gate("20991231T000000Z-gone") is None
+    (result.folder.path / "report.json").write_text("{", encoding="utf-8")
+    assert fresh.gate(result.folder.name) == result.report.gate  # read once, kept
+    broken = earlier_runs(tiny(), ReportsDir(result.folder.path.parent))
+    assert broken.gate is not None and broken.gate(result.folder.name) is None
 
 
 def test_a_cited_sentence_is_not_a_verified_quote_and_sentences_give_a_supported_share() -> None:
