@@ -33,7 +33,7 @@ from judge.pipeline.inputs import _ignore, measure_retrieval
 from judge.record.model import QuestionRow, Record
 from judge.record.stages import Judged, TaskResults
 from judge.record.store import REPORT_FILE, ReportFolder, ReportsDir, read_saved_verdicts
-from judge.report.files import render_files
+from judge.report.files import folder_files
 from judge.results.manifest import FORMAT_VERSION, Manifest
 
 
@@ -70,7 +70,7 @@ def rerender(
             else:
                 why = _why_record_does_not_hold(record, config, warn)
                 if why is None:
-                    folder.write_files(render_files(record, with_record=False))
+                    folder.write_files(folder_files(record, with_record=False))
                     write_history_page(config, reports)  # the season, with this folder again
                     return folder
                 warn(f"{folder.name}: {why}; rebuilding its record from its run and the cache")
@@ -140,7 +140,7 @@ def _rederive(
         finished_at=datetime.fromisoformat(manifest.finished_at),
         bars=_checked_bars(folder),
     )
-    folder.write_files(render_files(report))
+    folder.write_files(folder_files(report))
     write_history_page(config, reports)  # the season, with this folder again
     return folder
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from functools import cached_property
@@ -91,6 +91,10 @@ VALUES_FILE = StateFile(
     upgrade=upgrade_older_format,
     error=ConfigError,
 )
+
+
+#: A folder's files to write: name → text (or UTF-8 bytes), or (name, text) pairs.
+Files = Mapping[str, str | bytes] | Iterable[tuple[str, str | bytes]]
 
 
 class SavedValues(BaseModel):
@@ -165,11 +169,14 @@ class ReportFolder:
     def run_path(self) -> Path:
         return self.path / "run.jsonl"
 
-    def write_files(self, files: Mapping[str, str | bytes]) -> list[str]:
+    def write_files(self, files: Files) -> list[str]:
         """Write (or rewrite) files of this folder, each whole: write, then rename; a file
         that already holds those bytes is left as it is (``judge report`` of an intact folder
-        writes nothing). The names of the files written."""
-        return [name for name, text in files.items() if write_changed(self.path / name, text)]
+        writes nothing). ``files``: name → text, or (name, text) pairs, each written before
+        the next is asked for (``judge.report.files.folder_files`` renders them one at a
+        time). The names of the files written."""
+        pairs = files.items() if isinstance(files, Mapping) else files
+        return [name for name, text in pairs if write_changed(self.path / name, text)]
 
 
 class ReportsDir:
@@ -257,9 +264,7 @@ class ReportsDir:
             candidate, suffix = f"{name}-{suffix}", suffix + 1
         return candidate
 
-    def publish(
-        self, name: str, files: Mapping[str, str | bytes], entry: HistoryEntry
-    ) -> ReportFolder:
+    def publish(self, name: str, files: Files, entry: HistoryEntry) -> ReportFolder:
         """Write a new folder atomically, then its history line and the ``latest`` pointer.
 
         Called with the lock held: a partial folder found here belongs to a run that died
@@ -271,7 +276,11 @@ class ReportsDir:
         final = self.path / name
         tmp = self.path / f".{name}.{os.getpid()}.partial"
         tmp.mkdir()
-        ReportFolder(tmp).write_files(files)
+        try:
+            ReportFolder(tmp).write_files(files)  # rendered as they are written
+        except BaseException:  # a file that could not be rendered: no half folder is left
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         os.replace(tmp, final)
         append_history(self.history_path, entry)
         write_pointer(self.path / "latest", name, LATEST_FILE)

@@ -23,6 +23,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from judge.record.model import Record
 from judge.record.store import record_files, values_json
 from judge.report.chunks_text import MISSING_LABELS_FILE, missing_labels_file
@@ -34,24 +36,29 @@ from judge.report.values_svg import VALUES_SVG, values_svg
 
 
 def render_files(report: Record, *, with_record: bool = True) -> dict[str, str | bytes]:
-    """File name → text, for every file of the folder (``with_record`` False: all but
-    ``report.json``, for a folder whose record is the source they are rendered from). The
-    record's own files (``report.json``, ``items.jsonl``, ``chunks.jsonl``,
-    ``verdicts.jsonl``: ``judge.record.store.record_files``) are the UTF-8 bytes their encoder
-    made; the rest text."""
-    files: dict[str, str | bytes] = {
-        "manifest.json": report.manifest.to_json(),
-        "report.md": render_report_md(report),
-        **record_files(report, with_record=with_record),
-        "values.json": values_json(report),
-        "verdicts.csv": verdicts_csv(report),
-        "review.html": render_review_page(report),
-        NIGHT_MARKS_FILE: marks_json(report),
-    }
+    """File name → text, for every file of the folder (``folder_files`` held at once)."""
+    return dict(folder_files(report, with_record=with_record))
+
+
+def folder_files(report: Record, *, with_record: bool = True) -> Iterator[tuple[str, str | bytes]]:
+    """Every file of the folder as (name, text), each rendered when it is asked for
+    (``with_record`` False: all but ``report.json``, for a folder whose record is the source
+    they are rendered from). A writer that writes each before asking for the next
+    (``ReportFolder.write_files``, ``ReportsDir.publish``) holds one file at a time, not the
+    whole folder: at 100,000 questions the folder is hundreds of MB. The record's own files
+    (``report.json``, ``items.jsonl``, ``chunks.jsonl``, ``verdicts.jsonl``:
+    ``judge.record.store.record_files``) are the UTF-8 bytes their encoder made; the rest
+    text."""
+    yield "manifest.json", report.manifest.to_json()
+    yield "report.md", render_report_md(report)
+    yield from record_files(report, with_record=with_record).items()
+    yield "values.json", values_json(report)
+    yield "verdicts.csv", verdicts_csv(report)
+    yield "review.html", render_review_page(report)
+    yield NIGHT_MARKS_FILE, marks_json(report)
     picture = values_svg(report)
     if picture is not None:
-        files[VALUES_SVG] = picture
+        yield VALUES_SVG, picture
     missing = missing_labels_file(report)
     if missing is not None:
-        files[MISSING_LABELS_FILE] = missing
-    return files
+        yield MISSING_LABELS_FILE, missing

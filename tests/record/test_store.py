@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -262,6 +262,34 @@ def test_publish_replaces_a_stale_partial_folder_of_this_process(tmp_path: Path)
     assert not stale.exists()
     assert sorted(p.name for p in reports.path.iterdir()) == [name, "history.jsonl", "latest"]
     assert (reports.path / "latest").read_text(encoding="utf-8") == name + "\n"
+    assert reports.history() == [entry]
+
+
+def test_publish_writes_files_as_they_are_rendered_and_leaves_nothing_on_a_failure(
+    tmp_path: Path,
+) -> None:
+    """Files given as (name, text) pairs are written one at a time, each before the next is
+    rendered (``judge.report.files.folder_files``); a file that cannot be rendered leaves no
+    partial folder, no history line and no pointer."""
+    reports = ReportsDir(tmp_path / "reports")
+    name = "20261129T130528Z-4f71d269"
+    entry = history_entry(name, started_at="2026-11-29T13:05:28+00:00")
+    written: list[list[str]] = []
+
+    def files(fail: bool) -> Iterator[tuple[str, str]]:
+        yield "report.md", "# 報告\n"
+        partial = tmp_path / "reports" / f".{name}.{os.getpid()}.partial"
+        written.append(sorted(p.name for p in partial.iterdir()))
+        if fail:
+            raise InputError(["review.html: cannot be rendered"])
+        yield "review.html", "<html></html>\n"
+
+    with pytest.raises(InputError):
+        reports.publish(name, files(fail=True), entry)
+    assert written == [["report.md"]]
+    assert sorted(p.name for p in reports.path.iterdir()) == []
+    folder = reports.publish(name, files(fail=False), entry)
+    assert sorted(p.name for p in folder.path.iterdir()) == ["report.md", "review.html"]
     assert reports.history() == [entry]
 
 
