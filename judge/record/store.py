@@ -54,7 +54,14 @@ from judge.io.state import (
 )
 from judge.io.write import write_changed
 from judge.judging.types import Verdict
-from judge.record.lines import CHUNKS_FILE, ITEMS_FILE, VERDICTS_FILE, encodable, join_rows
+from judge.record.lines import (
+    CHUNKS_FILE,
+    ITEMS_FILE,
+    VERDICTS_FILE,
+    encodable,
+    join_rows,
+    share_fields_sets,
+)
 from judge.record.lines import read_verdicts as _read_verdicts
 from judge.record.model import Record
 from judge.results.compare import SECTIONS, MetricValues, QuestionValues, Section
@@ -301,7 +308,20 @@ def read_record(folder: Path) -> Record:
     path = folder / "report.json"
     value = read_json_document(path, None, REPORT_FILE)
     join_rows(folder, value.get("questions"), path)
-    return validate_document(path, value, Record, REPORT_FILE)
+    record = validate_document(path, value, Record, REPORT_FILE)
+    share_fields_sets(_row_models(record))
+    return record
+
+
+def _row_models(record: Record) -> Iterator[BaseModel]:
+    """The models each row of ``record`` holds (the row, its verdict and the verdict's match):
+    what ``share_fields_sets`` makes lighter, per question."""
+    for row in record.questions:
+        yield row
+        if row.verdict is not None:
+            yield row.verdict
+            if row.verdict.match is not None:
+                yield row.verdict.match
 
 
 def read_saved_verdicts(folder: Path) -> dict[str, Verdict]:

@@ -139,3 +139,24 @@ def test_a_folder_of_format_3_reads_into_the_same_record(tiny: Tiny) -> None:
     for name in (ITEMS_FILE, CHUNKS_FILE, VERDICTS_FILE):
         (folder / name).unlink()  # not read: the rows hold everything
     assert read_record(folder) == result.report
+
+
+def test_a_record_read_back_shares_the_field_sets_of_its_frozen_models(tiny: Tiny) -> None:
+    """Read back, the rows, verdicts and matches with the same fields given share one set of
+    their names (pydantic keeps one per instance: more bytes than a verdict's values); an item
+    (not frozen) keeps its own, and a copy with a change leaves the shared set as it was."""
+    result = evaluate(tiny(), backend="lexical")
+    record = read_record(result.folder.path)
+    assert record == result.report
+    verdicts = record.verdicts
+    assert len(verdicts) > 1
+    assert len({id(v.__pydantic_fields_set__) for v in verdicts}) < len(verdicts)
+    first, second = (r for r in record.questions[:2])
+    assert first.__pydantic_fields_set__ is second.__pydantic_fields_set__
+    items = record.items
+    assert items[0].__pydantic_fields_set__ is not items[1].__pydantic_fields_set__
+    shared = set(verdicts[0].__pydantic_fields_set__)
+    changed = verdicts[0].model_copy(update={"note": "年額プランの数字が違う"})
+    assert "note" in changed.model_fields_set
+    assert verdicts[0].__pydantic_fields_set__ == shared
+    assert [v.model_dump() for v in verdicts] == [v.model_dump() for v in result.report.verdicts]
