@@ -166,10 +166,11 @@ def read_verdicts(folder: Path) -> dict[str, Verdict]:
 
 
 def join_rows(folder: Path, rows: object, source: Path) -> None:
-    """Give each row of ``source`` (``report.json`` as read, a list of objects) that references its item
-    or verdict (the key left out) the line of ``items.jsonl`` or ``verdicts.jsonl`` of its
-    question id; the files are read only when a row references them (a folder of format 3
-    holds them in its rows). A reference without its line is one located line."""
+    """Give each row of ``source`` (``report.json`` as read, a list of objects) that
+    references its item or verdict (the key left out) the line of ``items.jsonl`` or
+    ``verdicts.jsonl`` of its question id; the files are read only when a row references them
+    (a folder of format 3 holds them in its rows). A reference without its line is one
+    located line."""
     if not isinstance(rows, list):
         return  # the model says what is wrong
     wanted = [
