@@ -23,6 +23,7 @@ import fuzz_bench
 import gate_sim
 import history_bench
 import judge_bench
+import memory_bench
 import ppi_sim
 import prefix_bench
 import retrieval_bench
@@ -80,6 +81,15 @@ def main() -> None:
     )
     results["floor"] = f = floor_bench.run()
     print("\n".join(floor_bench.lines(f)))
+    sizes = tuple(
+        int(n) for n in os.environ.get("BENCH_MEMORY_QUESTIONS", "10000,100000").split(",")
+    )
+    print(
+        "peak memory of a cached re-run and of judge report, and the folder against the inputs "
+        "(targets: <= 1 GB, <= 4x; BENCH_MEMORY_QUESTIONS=10000 runs one size)"
+    )
+    results["memory"] = m = memory_bench.run(sizes=sizes)
+    print("\n".join(memory_bench.lines(m)))
     print("loopback server, 0.2 s per reply, N slots, concurrency N (target: >= 90 % of N / delay)")
     results["concurrency"] = rows = [
         judge_bench.concurrency(slots=n, n_items=20 * n) for n in (1, 4, 8)

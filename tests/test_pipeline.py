@@ -287,7 +287,7 @@ def test_a_folder_of_another_format_is_refused_in_one_line(
         (line,) = capsys.readouterr().err.splitlines()
         assert line == (
             f"error: {result.folder.name}: a report folder of format 99, and this judge reads "
-            "format 3 (and 2); run 'judge run' to make a new one (or open it with the judge version "
+            "format 4 (and 2 and 3); run 'judge run' to make a new one (or open it with the judge version "
             "that wrote it)"
         )
 

@@ -186,4 +186,4 @@ def test_a_manifest_the_reader_would_refuse_is_not_rendered(tiny: Tiny) -> None:
     broken = manifest.model_copy(update={"run": manifest.run.model_copy(update={"meta": meta})})
     with pytest.raises(InputError, match=r"^manifest.json: the report folder manifest is not"):
         broken.to_json()
-    assert json.loads(manifest.to_json())["format_version"] == 3
+    assert json.loads(manifest.to_json())["format_version"] == 4

@@ -234,6 +234,13 @@ def read_json_document(
     value = check_version(path, value, kind)
     if model is None:
         return value
+    return validate_document(path, value, model, kind)
+
+
+def validate_document(path: Path, value: dict[str, Any], model: type[M], kind: StateFile) -> M:
+    """``value`` (a state file's object, its version checked) validated into ``model``;
+    refused in ``read_json_document``'s one line. For a reader that completes the object from
+    further files first (a report folder's ``report.json``, ``judge.record.store``)."""
     try:
         return model.model_validate(value)
     except ValidationError as exc:

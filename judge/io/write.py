@@ -244,3 +244,30 @@ def write_atomic(
         os.replace(tmp, target)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _holds(path: Path, data: bytes) -> bool:
+    """Whether the file ``path`` holds exactly ``data``: its size first, then its bytes a
+    megabyte at a time (a large review page is never read whole)."""
+    try:
+        if os.stat(path).st_size != len(data):
+            return False
+        view, step = memoryview(data), 1 << 20
+        with open(path, "rb") as handle:
+            for start in range(0, len(data), step):
+                if handle.read(step) != view[start : start + step]:
+                    return False
+    except OSError:
+        return False
+    return True
+
+
+def write_changed(path: Path, text: str | bytes) -> bool:
+    """``write_atomic``, unless the file already holds those bytes (then it is left as it
+    is, its time unchanged): True when it was written. Re-rendering an intact folder rewrites
+    nothing."""
+    data = text if isinstance(text, bytes) else text.encode("utf-8")
+    if _holds(path, data):
+        return False
+    write_atomic(path, data)
+    return True

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from itertools import chain
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -42,7 +43,7 @@ from judge.pipeline.session import (
 from judge.record.model import Record
 from judge.record.stages import Earlier, Judged, TaskResults
 from judge.record.store import ReportFolder, ReportsDir, read_gate
-from judge.report.files import render_files
+from judge.report.files import folder_files
 from judge.results.baseline import read_baseline
 from judge.results.compare import QuestionValues
 from judge.results.gate import Gate
@@ -276,7 +277,7 @@ def _evaluate(
             config, measured, judged, inputs.labels.current, started_at, name, earlier, bars=bars
         )
         # The folder keeps the run that was judged beside what was rendered from it.
-        files = {**render_files(report), "run.jsonl": jsonl_text(run_lines(inputs.run))}
+        files = chain(folder_files(report), [("run.jsonl", jsonl_text(run_lines(inputs.run)))])
         folder = reports.publish(name, files, report.entry)
         write_history_page(config, reports)  # the season's picture, with tonight in it
     return Evaluation(folder, report, inputs)

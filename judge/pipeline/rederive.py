@@ -30,7 +30,7 @@ from judge.pipeline.inputs import measure_retrieval
 from judge.record.model import QuestionRow, Record
 from judge.record.stages import Judged, TaskResults
 from judge.record.store import ReportFolder, ReportsDir, read_saved_verdicts
-from judge.report.files import render_files
+from judge.report.files import folder_files
 from judge.results.manifest import Manifest
 
 
@@ -60,7 +60,7 @@ def rebuild(
         finished_at=datetime.fromisoformat(manifest.finished_at),
         bars=_checked_bars(folder),
     )
-    folder.write_files(render_files(report))
+    folder.write_files(folder_files(report))
     write_history_page(config, reports)  # the season, with this folder again
     return folder
 

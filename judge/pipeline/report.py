@@ -21,7 +21,7 @@ from judge.inputs.labels import labels_by_answer, load_labels_if_any
 from judge.pipeline.history import write_history_page
 from judge.record.model import Record
 from judge.record.store import REPORT_FILE, ReportFolder, ReportsDir
-from judge.report.files import render_files
+from judge.report.files import folder_files
 from judge.results.manifest import FORMAT_VERSION, Manifest
 
 
@@ -71,7 +71,7 @@ def rerender(
             else:
                 why = _why_record_does_not_hold(record, config, warn)
                 if why is None:
-                    folder.write_files(render_files(record, with_record=False))
+                    folder.write_files(folder_files(record, with_record=False))
                     write_history_page(config, reports)  # the season, with this folder again
                     return folder
                 warn(f"{folder.name}: {why}; rebuilding its record from its run and the cache")

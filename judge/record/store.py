@@ -16,17 +16,19 @@ writes them without importing the views.
 - ``.lock``          held while a run writes here (``judge.io.lock``).
 
 A folder holds ``manifest.json`` (``judge.results.manifest``), ``report.json`` (the run record,
-``judge.record.model``), ``items.jsonl`` (what the judge saw, ``ItemRecord``), ``verdicts.jsonl``,
-``run.jsonl`` (the judged run) and the other rendered files (``judge.report``). This module is
-the only place that resolves, reads and writes them; ``tests/test_layering.py`` checks that no
-other module names the two JSON files.
+``judge.record.model``, whose rows reference their item and verdict), ``items.jsonl`` (what the
+judge saw, ``ItemRecord``, its chunks by id), ``chunks.jsonl`` (each chunk text once),
+``verdicts.jsonl`` (``judge.record.lines``: each text once), ``run.jsonl`` (the judged run) and
+the other rendered files (``judge.report``). This module is the only place that resolves, reads
+and writes them; ``tests/test_layering.py`` checks that no other module names the two JSON
+files. A file whose bytes would not change is not written again (``write_changed``).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import datetime
 from functools import cached_property
@@ -38,7 +40,7 @@ from pydantic_core import PydanticSerializationError
 
 from judge.errors import ConfigError
 from judge.formatting import terminal_text, timestamp
-from judge.io.jsonl import read_jsonl
+from judge.io.jsonl import jsonl_text
 from judge.io.lock import run_lock
 from judge.io.state import (
     StateFile,
@@ -47,17 +49,26 @@ from judge.io.state import (
     json_document_text,
     read_json_document,
     read_pointer,
+    validate_document,
     write_pointer,
 )
-from judge.io.validation import parse_records
-from judge.io.write import write_atomic
+from judge.io.write import write_changed
 from judge.judging.types import Verdict
+from judge.record.lines import (
+    CHUNKS_FILE,
+    ITEMS_FILE,
+    VERDICTS_FILE,
+    encodable,
+    join_rows,
+    share_fields_sets,
+)
+from judge.record.lines import read_verdicts as _read_verdicts
 from judge.record.model import Record, _from_the_first_gate, _Plain
 from judge.results.compare import SECTIONS, MetricValues, QuestionValues, Section
 from judge.results.gate import Gate
 from judge.results.history import HistoryEntry, append_history, read_history
 from judge.results.item_record import ItemRecord
-from judge.results.manifest import FORMAT_VERSION, MANIFEST_FILE, Manifest, upgrade_format_2
+from judge.results.manifest import FORMAT_VERSION, MANIFEST_FILE, Manifest, upgrade_older_format
 
 #: ``reports/latest``: the name of the newest report folder.
 LATEST_FILE = StateFile(
@@ -74,7 +85,7 @@ REPORT_FILE = StateFile(
     what="report.json",
     remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
     current=FORMAT_VERSION,
-    upgrade=upgrade_format_2,
+    upgrade=upgrade_older_format,
     error=ConfigError,
 )
 
@@ -85,9 +96,13 @@ VALUES_FILE = StateFile(
     what="values.json",
     remedy="write it again with 'judge report FOLDER' (from the folder's run and the cache)",
     current=FORMAT_VERSION,
-    upgrade=upgrade_format_2,
+    upgrade=upgrade_older_format,
     error=ConfigError,
 )
+
+
+#: A folder's files to write: name → text (or UTF-8 bytes), or (name, text) pairs.
+Files = Mapping[str, str | bytes] | Iterable[tuple[str, str | bytes]]
 
 
 class SavedValues(BaseModel):
@@ -162,10 +177,14 @@ class ReportFolder:
     def run_path(self) -> Path:
         return self.path / "run.jsonl"
 
-    def write_files(self, files: Mapping[str, str | bytes]) -> None:
-        """Write (or rewrite) files of this folder, each whole: write, then rename."""
-        for name, text in files.items():
-            write_atomic(self.path / name, text)
+    def write_files(self, files: Files) -> list[str]:
+        """Write (or rewrite) files of this folder, each whole: write, then rename; a file
+        that already holds those bytes is left as it is (``judge report`` of an intact folder
+        writes nothing). ``files``: name → text, or (name, text) pairs, each written before
+        the next is asked for (``judge.report.files.folder_files`` renders them one at a
+        time). The names of the files written."""
+        pairs = files.items() if isinstance(files, Mapping) else files
+        return [name for name, text in pairs if write_changed(self.path / name, text)]
 
 
 class ReportsDir:
@@ -253,9 +272,7 @@ class ReportsDir:
             candidate, suffix = f"{name}-{suffix}", suffix + 1
         return candidate
 
-    def publish(
-        self, name: str, files: Mapping[str, str | bytes], entry: HistoryEntry
-    ) -> ReportFolder:
+    def publish(self, name: str, files: Files, entry: HistoryEntry) -> ReportFolder:
         """Write a new folder atomically, then its history line and the ``latest`` pointer.
 
         Called with the lock held: a partial folder found here belongs to a run that died
@@ -267,7 +284,11 @@ class ReportsDir:
         final = self.path / name
         tmp = self.path / f".{name}.{os.getpid()}.partial"
         tmp.mkdir()
-        ReportFolder(tmp).write_files(files)
+        try:
+            ReportFolder(tmp).write_files(files)  # rendered as they are written
+        except BaseException:  # a file that could not be rendered: no half folder is left
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
         os.replace(tmp, final)
         append_history(self.history_path, entry)
         write_pointer(self.path / "latest", name, LATEST_FILE)
@@ -281,8 +302,27 @@ def read_manifest(folder: Path) -> Manifest:
 
 def read_record(folder: Path) -> Record:
     """A report folder's ``report.json`` as the record it was written from: the one reader of
-    it (limits, format version and fields checked; one located line on any problem)."""
-    return read_json_document(folder / "report.json", Record, REPORT_FILE)
+    it (limits, format version and fields checked; one located line on any problem). Its
+    rows' items and verdicts are the lines of ``items.jsonl`` and ``verdicts.jsonl`` they
+    reference, the chunk texts those of ``chunks.jsonl`` (``judge.record.lines``; a folder of
+    format 3 or 2 holds them in its rows)."""
+    path = folder / "report.json"
+    value = read_json_document(path, None, REPORT_FILE)
+    join_rows(folder, value.get("questions"), path)
+    record = validate_document(path, value, Record, REPORT_FILE)
+    share_fields_sets(_row_models(record))
+    return record
+
+
+def _row_models(record: Record) -> Iterator[BaseModel]:
+    """The models each row of ``record`` holds (the row, its verdict and the verdict's match):
+    what ``share_fields_sets`` makes lighter, per question."""
+    for row in record.questions:
+        yield row
+        if row.verdict is not None:
+            yield row.verdict
+            if row.verdict.match is not None:
+                yield row.verdict.match
 
 
 class _GateOnly(BaseModel):
@@ -323,8 +363,20 @@ def read_saved_verdicts(folder: Path) -> dict[str, Verdict]:
     """A folder's ``verdicts.jsonl`` (the record's verdicts, one a line) by question id: what
     ``judge report`` keeps for a verdict whose reply is no longer in the cache, read even when
     the rendered files (``report.json`` among them) are damaged."""
-    path = folder / "verdicts.jsonl"
-    return {v.question_id: v for _, v in parse_records(path, read_jsonl(path), Verdict)}
+    return _read_verdicts(folder)
+
+
+def record_files(record: Record, *, with_record: bool = True) -> dict[str, bytes]:
+    """The record's own files, UTF-8 as pydantic's serializer makes them: ``report.json``
+    (``record_json``; left out when ``with_record`` is False), ``items.jsonl``,
+    ``chunks.jsonl`` and ``verdicts.jsonl`` (``judge.record.lines``: each text once)."""
+    lines = encodable((row.item, row.verdict) for row in record.questions)
+    if lines is None:  # half a UTF-16 character: the JSONL writer says which, in one line
+        items, verdicts = jsonl_text(record.items), jsonl_text(record.verdicts)
+        files = {ITEMS_FILE: items.encode("utf-8"), VERDICTS_FILE: verdicts.encode("utf-8")}
+    else:
+        files = {ITEMS_FILE: lines.items, CHUNKS_FILE: lines.chunks, VERDICTS_FILE: lines.verdicts}
+    return {REPORT_FILE.what: record_json(record), **files} if with_record else files
 
 
 def _json(model: BaseModel, **options: Any) -> bytes:
@@ -348,9 +400,20 @@ def record_json(record: Record) -> bytes:
     """
     where = record.manifest.folder
     try:
-        data = _json(record, by_alias=True) + b"\n"
+        data = _json(record, by_alias=True, exclude={"questions": _referenced(record)}) + b"\n"
         head = _json(record, by_alias=True, exclude={"questions"}).decode("utf-8")
     except PydanticSerializationError:  # half a UTF-16 character, too deep: the writer says which
         return json_document_text(record, REPORT_FILE, where, by_alias=True).encode("utf-8")
     checked_document_text(head, REPORT_FILE, where)
     return checked_size(data, REPORT_FILE, where)
+
+
+def _referenced(record: Record) -> dict[int, set[str]]:
+    """Per row, the fields ``report.json`` leaves out because ``items.jsonl`` and
+    ``verdicts.jsonl`` hold them (``judge.record.lines.question_lines``): a row's verdict,
+    and its item beside a verdict. A row without a verdict keeps both (null, or the item)."""
+    return {
+        index: {"item", "verdict"} if row.item is not None else {"verdict"}
+        for index, row in enumerate(record.questions)
+        if row.verdict is not None
+    }

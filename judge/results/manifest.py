@@ -20,13 +20,20 @@ from judge.io.state import StateFile, json_document_text
 from judge.io.validation import describe_validation_error
 from judge.results.tokens import TokenTotals
 
+#: 4: each text once: ``items.jsonl`` holds each question's item with its context chunks by
+#: id, their texts once in ``chunks.jsonl``, and ``report.json``'s rows reference their item
+#: and verdict (the lines of ``items.jsonl`` and ``verdicts.jsonl``) instead of holding copies
+#: (``judge.record.lines``).
 #: 3: the record holds the whole run, typed: the configuration (``Manifest.config``), the
-#: audit's figures (``judge.record.model.Record.audit``) and the bar checks in the gate.
+#: audit's figures (``judge.record.model.Record.audit``) and the bar checks in the gate; still
+#: read (``upgrade_older_format``: its rows hold their items and verdicts, texts included).
 #: 2: ``report.json`` is the run record (``judge.record``), one row per question; still read
-#: (``upgrade_format_2``). Folders of format 1 are refused with what to do (run again).
-FORMAT_VERSION = 3
+#: (``upgrade_older_format``). Folders of format 1 are refused with what to do (run again).
+FORMAT_VERSION = 4
 #: The oldest format this judge reads.
 OLDEST_FORMAT = 2
+#: The older formats this judge reads, as messages say them ("2 and 3").
+_OLDER = " and ".join(str(v) for v in range(OLDEST_FORMAT, FORMAT_VERSION))
 
 
 class _Part(BaseModel):
@@ -157,7 +164,7 @@ def _refusal(path: Path, raw: dict[str, Any]) -> str | None:
         written = "no format version" if version is None else f"format {version!r}"
         return (
             f"{path.parent.name}: a report folder of {written}, and this judge reads format "
-            f"{FORMAT_VERSION} (and {OLDEST_FORMAT}); run 'judge run' to make a new one (or open "
+            f"{FORMAT_VERSION} (and {_OLDER}); run 'judge run' to make a new one (or open "
             "it with the judge version that wrote it)"
         )
     return configuration_refusal(path.parent.name, raw.get("config"))
@@ -176,21 +183,29 @@ def configuration_refusal(folder: str, config: object) -> str | None:
     return None
 
 
-def upgrade_format_2(version: int, value: dict[str, Any]) -> dict[str, Any]:
-    """A document of format 2 read as format 3: the same fields, the configuration (a dict
-    then) validated into the typed model by the reader. ``report.json``'s untyped agreement
-    (``agreement``) is not read: the record of format 2 has no audit figures, and ``judge
-    report`` rebuilds it from the run and the cache (``judge.pipeline.report``)."""
-    if version != OLDEST_FORMAT:
-        raise ValueError(f"of the formats before it, this judge reads {OLDEST_FORMAT} only")
-    return {k: v for k, v in value.items() if k != "agreement"}
+def upgrade_older_format(version: int, value: dict[str, Any]) -> dict[str, Any]:
+    """A document of format 2 or 3 read as format 4.
+
+    Format 3 has the same fields; its ``report.json`` rows hold their item and verdict
+    themselves (texts included), which format 4 reads as well (``judge.record.lines``).
+    Format 2 has the same fields too, the configuration (a dict then) validated into the typed
+    model by the reader; its ``report.json``'s untyped agreement (``agreement``) is not read:
+    the record of format 2 has no audit figures, and ``judge report`` rebuilds it from the run
+    and the cache (``judge.pipeline.report``)."""
+    if not OLDEST_FORMAT <= version < FORMAT_VERSION:
+        raise ValueError(
+            f"of the formats before it, this judge reads {OLDEST_FORMAT} to {FORMAT_VERSION - 1}"
+        )
+    if version == OLDEST_FORMAT:
+        return {k: v for k, v in value.items() if k != "agreement"}
+    return value
 
 
 MANIFEST_FILE = StateFile(
     what="report folder manifest",
     remedy="run 'judge run' to make a new folder",
     current=FORMAT_VERSION,
-    upgrade=upgrade_format_2,
+    upgrade=upgrade_older_format,
     version_refusal=_refusal,
     damaged="{path}: cannot be read ({located}); the folder is damaged",
     invalid="{path}: not a valid manifest ({problem}); the folder is damaged",

@@ -32,6 +32,7 @@ def test_run_with_the_lexical_judge_says_which_judge_first_and_saves(
         config.reports.dir / (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
     )
     assert sorted(p.name for p in folder.iterdir()) == [
+        "chunks.jsonl",
         "items.jsonl",
         "manifest.json",
         "marks.json",

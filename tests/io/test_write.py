@@ -239,3 +239,21 @@ def test_stale_staging_folders_of_any_name_are_removed(tmp_path: Path) -> None:
     kept.mkdir()
     assert clear_stale_folders(tmp_path) == [stale]
     assert live.is_dir() and a_file.is_file() and kept.is_dir()
+
+
+def test_a_file_already_holding_the_bytes_is_not_written_again(tmp_path: Path) -> None:
+    """``write_changed``: the same bytes leave the file as it is (its time too); other bytes
+    of the same size, or another size, are written (atomically)."""
+    from judge.io.write import write_changed
+
+    path = tmp_path / "review.html"
+    assert write_changed(path, "年額プラン\n") is True
+    stamp = path.stat().st_mtime_ns
+    os.utime(path, ns=(stamp - 10**9, stamp - 10**9))
+    assert write_changed(path, "年額プラン\n".encode()) is False
+    assert path.stat().st_mtime_ns == stamp - 10**9
+    assert write_changed(path, "月額プラン\n") is True  # same size, other bytes
+    assert path.read_text("utf-8") == "月額プラン\n"
+    assert write_changed(path, b"x" * (3 << 20)) is True  # compared a megabyte at a time
+    assert write_changed(path, b"x" * (3 << 20)) is False
+    assert write_changed(path, b"x" * ((3 << 20) - 1) + b"y") is True

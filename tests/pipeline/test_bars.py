@@ -13,6 +13,7 @@ import pytest
 from judge.cli import main
 from judge.config import load_config
 from judge.errors import ConfigError
+from judge.record.store import read_record
 from tests.conftest import REPO, SAMPLE, sample_toml
 
 # --- the [bars] table ------------------------------------------------------------------------
@@ -155,11 +156,11 @@ def first_full_marks(config_path: Path, qtype: str) -> str:
     """A question of ``qtype`` the latest run gave faithfulness 2."""
     config = load_config(config_path)
     folder = (config.reports.dir / "latest").read_text(encoding="utf-8").strip()
-    record = json.loads((config.reports.dir / folder / "report.json").read_text(encoding="utf-8"))
+    record = read_record(config.reports.dir / folder)
     return next(
-        row["question_id"]
-        for row in record["questions"]
-        if row["type"] == qtype and row["verdict"] and row["verdict"]["faithfulness"] == 2
+        row.question_id
+        for row in record.questions
+        if row.type == qtype and row.verdict and row.verdict.faithfulness == 2
     )
 
 

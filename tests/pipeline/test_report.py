@@ -15,6 +15,7 @@ from judge.cli import main
 from judge.config import Config
 from judge.hashing import text_sha256
 from judge.pipeline.report import rerender
+from judge.record.store import read_record
 from tests.conftest import RUN, run_lexical, write_jsonl
 
 Tiny = Callable[..., Config]
@@ -72,7 +73,8 @@ def test_an_intact_record_is_rendered_as_it_is_and_kept(
     folder = _folder(config)
     before = {p.name: p.read_bytes() for p in folder.iterdir()}
     record_stat = (folder / "report.json").stat()
-    for name in ("report.md", "verdicts.csv", "review.html", "values.json", "verdicts.jsonl"):
+    # The views; items.jsonl, chunks.jsonl and verdicts.jsonl are the record's rows (format 4).
+    for name in ("report.md", "verdicts.csv", "review.html", "values.json", "marks.json"):
         (folder / name).write_text("damaged", encoding="utf-8")
     # No cache: rendering the record needs none (a rebuild would keep the saved verdicts, but
     # it reads the cache).
@@ -107,8 +109,8 @@ def test_labels_changed_since_the_run_rebuild_the_record(
         "record from its run and the cache"
     ]
     assert "## Agreement with human labels" in (folder / "report.md").read_text("utf-8")
-    row = next(r for r in json.loads((folder / "report.json").read_text("utf-8"))["questions"])
-    assert row["item"]["labels"][0]["note"] == "違う"
+    row = read_record(folder).questions[0]
+    assert row.item is not None and row.item.labels[0].note == "違う"
 
     said.clear()
     rerender(config, None, warn=said.append)  # nothing changed since: the record holds
@@ -161,6 +163,26 @@ def test_a_damaged_record_is_rebuilt_with_one_warning(
     assert line.startswith(f"warning: {folder / 'report.json'}:1: not valid JSON (")
     assert line.endswith("; rebuilding it from the folder's run and the cache")
     assert (folder / "report.json").read_text("utf-8") == before
+
+
+@pytest.mark.parametrize("name", ["items.jsonl", "chunks.jsonl"])
+def test_a_damaged_line_file_of_the_record_is_rebuilt_with_one_warning(
+    tiny: Tiny, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """Folder format 4: report.json's rows reference items.jsonl (its chunks' texts in
+    chunks.jsonl), so a damaged one is a damaged record: rebuilt from the run and the cache,
+    every file as it was."""
+    config = tiny()
+    assert run_lexical(config) == 0
+    folder = _folder(config)
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    (folder / name).write_text("{not json\n", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["--config", str(config.source), "report"]) == 0
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith(f"warning: {folder / name}:1: not valid JSON (")
+    assert line.endswith("; rebuilding it from the folder's run and the cache")
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
 
 
 def test_rederive_rebuilds_even_an_intact_record(

@@ -61,7 +61,8 @@ def test_judge_report_renders_every_file_of_a_labelled_run_byte_identical(
     assert data["audit"]["judge"]["n"] == 42
     assert any(row["chunk_grades"] for row in data["questions"])
     assert any(row["correctness"] for row in data["questions"])
-    for name in ("report.md", "verdicts.csv", "review.html", "values.json", "verdicts.jsonl"):
+    # The views; items.jsonl, chunks.jsonl and verdicts.jsonl are the record's rows (format 4).
+    for name in ("report.md", "verdicts.csv", "review.html", "values.json", "marks.json"):
         (folder / name).write_text("damaged", encoding="utf-8")
     assert main(["--config", str(toml), "report"]) == 0
     out, err = capsys.readouterr()

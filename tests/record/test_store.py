@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -104,37 +104,65 @@ def test_nesting_its_reader_would_refuse_is_not_written_either(tiny: Tiny) -> No
 
 def test_report_json_is_the_serializers_dump_of_the_record(tiny: Tiny) -> None:
     """report.json is pydantic's own compact dump of the record, derived keys included (no
-    text assembled by hand), and reads back into the same record."""
+    text assembled by hand), each row without the item and verdict that items.jsonl and
+    verdicts.jsonl hold, and reads back into the same record."""
     result = evaluate(tiny(), backend="lexical")
     text = (result.folder.path / "report.json").read_text(encoding="utf-8")
-    assert text == result.report.model_dump_json(by_alias=True) + "\n"
-    assert text.startswith('{"format_version":3,"manifest":{') and text.count("\n") == 1
+    referenced = {
+        i: {"item", "verdict"} if row.item is not None else {"verdict"}
+        for i, row in enumerate(result.report.questions)
+        if row.verdict is not None
+    }
+    assert referenced
+    dump = result.report.model_dump_json(by_alias=True, exclude={"questions": referenced})
+    assert text == dump + "\n"
+    assert text.startswith('{"format_version":4,"manifest":{') and text.count("\n") == 1
     rows = json.loads(text)["questions"]
     assert [row["question_id"] for row in rows] == [q.question_id for q in result.report.questions]
     assert read_record(result.folder.path) == result.report
 
 
-def test_a_row_holds_its_item_and_verdict_as_the_jsonl_files_do(tiny: Tiny) -> None:
-    """report.json's row holds the item and verdict that items.jsonl and verdicts.jsonl hold
-    (those without the unset optional fields): the row keeps the model's field order, and a
-    question text holding what the row's JSON looks like around its item changes nothing."""
+def _joined(path: Path) -> list[ItemRecord]:
+    """items.jsonl with each chunk named by id given its text from chunks.jsonl."""
+    texts = {
+        c["chunk_id"]: c["text"]
+        for c in map(json.loads, (path / "chunks.jsonl").read_text("utf-8").splitlines())
+    }
+    items = []
+    for line in (path / "items.jsonl").read_text("utf-8").splitlines():
+        item = json.loads(line)
+        for chunk in item["context"]:
+            chunk.setdefault("text", texts[chunk["chunk_id"]])
+        items.append(ItemRecord.model_validate(item))
+    return items
+
+
+def test_a_row_references_its_item_and_verdict_which_the_jsonl_files_hold(tiny: Tiny) -> None:
+    """report.json's row leaves out the item and verdict that items.jsonl and verdicts.jsonl
+    hold (those without the unset optional fields, each chunk by id, its text once in
+    chunks.jsonl): the row keeps the model's field order, and a question text holding what
+    the row's JSON looks like around its item changes nothing."""
     first = {**QUESTIONS[0], "question": QUESTIONS[0]["question"] + ' ,"failure": null, \\'}
     result = evaluate(tiny(questions=[first, *QUESTIONS[1:]]), backend="lexical")
     path = result.folder.path
     data = json.loads((path / "report.json").read_text(encoding="utf-8"))
     rows = data["questions"]
-    assert [list(row) for row in rows] == [list(QuestionRow.model_fields)] * len(rows)
+    fields = [f for f in QuestionRow.model_fields if f not in ("item", "verdict")]
+    assert [list(row) for row in rows] == [fields] * len(rows)
     assert rows[0]["question"] == first["question"]
     items = (path / "items.jsonl").read_text("utf-8").splitlines()
     verdicts = (path / "verdicts.jsonl").read_text(encoding="utf-8").splitlines()
     # The JSONL lines leave out the unset optional fields, which read back as the same values.
-    assert [ItemRecord.model_validate_json(line) for line in items] == [
-        ItemRecord.model_validate(row["item"]) for row in rows if row["item"] and row["verdict"]
-    ]
-    assert [Verdict.model_validate_json(line) for line in verdicts] == [
-        Verdict.model_validate(row["verdict"]) for row in rows if row["verdict"]
-    ]
+    assert _joined(path) == result.report.items
+    assert [Verdict.model_validate_json(line) for line in verdicts] == result.report.verdicts
     assert all('":null' not in line for line in [*items, *verdicts])
+    assert all('"text"' not in line for line in items)  # every chunk by id
+    chunks = (path / "chunks.jsonl").read_text("utf-8").splitlines()
+    shown = {c.chunk_id: c.text for item in result.report.items for c in item.context}
+    assert sorted(chunks) == sorted(
+        json.dumps({"chunk_id": k, "text": v}, ensure_ascii=False, separators=(",", ":"))
+        for k, v in shown.items()
+    )
     assert read_record(path) == result.report
 
 
@@ -263,6 +291,34 @@ def test_publish_replaces_a_stale_partial_folder_of_this_process(tmp_path: Path)
     assert not stale.exists()
     assert sorted(p.name for p in reports.path.iterdir()) == [name, "history.jsonl", "latest"]
     assert (reports.path / "latest").read_text(encoding="utf-8") == name + "\n"
+    assert reports.history() == [entry]
+
+
+def test_publish_writes_files_as_they_are_rendered_and_leaves_nothing_on_a_failure(
+    tmp_path: Path,
+) -> None:
+    """Files given as (name, text) pairs are written one at a time, each before the next is
+    rendered (``judge.report.files.folder_files``); a file that cannot be rendered leaves no
+    partial folder, no history line and no pointer."""
+    reports = ReportsDir(tmp_path / "reports")
+    name = "20261129T130528Z-4f71d269"
+    entry = history_entry(name, started_at="2026-11-29T13:05:28+00:00")
+    written: list[list[str]] = []
+
+    def files(fail: bool) -> Iterator[tuple[str, str]]:
+        yield "report.md", "# 報告\n"
+        partial = tmp_path / "reports" / f".{name}.{os.getpid()}.partial"
+        written.append(sorted(p.name for p in partial.iterdir()))
+        if fail:
+            raise InputError(["review.html: cannot be rendered"])
+        yield "review.html", "<html></html>\n"
+
+    with pytest.raises(InputError):
+        reports.publish(name, files(fail=True), entry)
+    assert written == [["report.md"]]
+    assert sorted(p.name for p in reports.path.iterdir()) == []
+    folder = reports.publish(name, files(fail=False), entry)
+    assert sorted(p.name for p in folder.path.iterdir()) == ["report.md", "review.html"]
     assert reports.history() == [entry]
 
 

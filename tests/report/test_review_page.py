@@ -143,12 +143,20 @@ def test_review_page(browser: Any, report_folder: Path) -> None:
             json.loads, (report_folder / "items.jsonl").read_text(encoding="utf-8").splitlines()
         )
     }
+    # items.jsonl names each chunk by id; chunks.jsonl holds its text once (folder format 4).
+    texts = {
+        c["chunk_id"]: c["text"]
+        for c in map(
+            json.loads, (report_folder / "chunks.jsonl").read_text(encoding="utf-8").splitlines()
+        )
+    }
     checked_one = False
     for qid, verdict in verdicts.items():
         match = verdict["match"]
         if not match or match.get("start") is None:
             continue
         chunk = next(c for c in items[qid]["context"] if c["chunk_id"] == match["chunk_id"])
+        chunk.setdefault("text", texts[chunk["chunk_id"]])
         cited = page.locator(f'section[data-qid="{qid}"] .chunk.cited')
         assert cited.count() == 1
         assert cited.get_attribute("data-chunk") == match["chunk_id"]

@@ -23,7 +23,7 @@ def test_read_manifest_gives_the_manifest_the_run_wrote(tiny: Tiny) -> None:
     manifest = read_manifest(result.folder.path)
     assert isinstance(manifest, Manifest)
     assert manifest == result.report.manifest
-    assert manifest.format_version == FORMAT_VERSION == 3
+    assert manifest.format_version == FORMAT_VERSION == 4
     assert manifest.folder == result.folder.name
     assert manifest.judge.backend == "lexical"
     assert manifest.judge.chosen_because == "backend = lexical"
@@ -46,7 +46,7 @@ def test_read_manifest_gives_the_manifest_the_run_wrote(tiny: Tiny) -> None:
     assert manifest.config.reports.dir == config.reports.dir
 
 
-@pytest.mark.parametrize("version", [1, 4, None])
+@pytest.mark.parametrize("version", [1, 5, None])
 def test_another_format_version_is_refused_with_what_to_do(tiny: Tiny, version: int | None) -> None:
     folder = evaluate(tiny(), backend="lexical").folder.path
     path = folder / "manifest.json"
@@ -61,20 +61,21 @@ def test_another_format_version_is_refused_with_what_to_do(tiny: Tiny, version: 
     message = str(caught.value)
     written = "no format version" if version is None else f"format {version}"
     assert message.startswith(f"{folder.name}: a report folder of {written}, ")
-    assert "this judge reads format 3 (and 2)" in message
+    assert "this judge reads format 4 (and 2 and 3)" in message
     assert "run 'judge run'" in message
 
 
-def test_a_folder_of_format_2_reads_with_its_configuration_typed(tiny: Tiny) -> None:
+@pytest.mark.parametrize("version", [2, 3])
+def test_a_folder_of_format_2_reads_with_its_configuration_typed(tiny: Tiny, version: int) -> None:
     """Format 2 recorded the configuration as its dump: the same JSON, which validates into
-    the typed model."""
+    the typed model. Format 3's manifest is format 4's (only the per-question files differ)."""
     result = evaluate(tiny(), backend="lexical")
     path = result.folder.path / "manifest.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    path.write_text(json.dumps({**data, "format_version": 2}), encoding="utf-8")
+    path.write_text(json.dumps({**data, "format_version": version}), encoding="utf-8")
     manifest = read_manifest(result.folder.path)
     assert manifest.config == result.report.manifest.config
-    assert manifest.model_copy(update={"format_version": 3}) == result.report.manifest
+    assert manifest.model_copy(update={"format_version": 4}) == result.report.manifest
 
 
 def test_a_recorded_configuration_no_longer_valid_is_refused_in_one_line(tiny: Tiny) -> None:
