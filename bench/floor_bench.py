@@ -10,7 +10,8 @@ its rounds with the range and the load average beside it:
    all cached, against its floor: the same input bytes read and parsed with ``json.loads`` line
    by line (questions, corpus, run), the same cache rows selected and their replies parsed, and
    the same output bytes (every file of the folder the run wrote) written atomically.
-2. **judge report** of that folder, against its floor: ``report.json`` read and parsed, and the
+2. **judge report** of that folder, against its floor: the record's files read and parsed
+   (``report.json``; since format 4 also the JSON lines its rows reference), and the
    folder's files written atomically.
 3. **judge overhead**: ``judge_bench.overhead`` (a zero-latency backend judging N items into a
    fresh cache) against a floor of one SQLite transaction per item inserting the same replies.
@@ -144,6 +145,14 @@ def _dataset(tree: Path, folder: Path, n_questions: int) -> Path:
     return Path(out.strip())
 
 
+def _record_files(folder: Path) -> list[str]:
+    """The files a folder's record is read from: ``report.json``, and since format 4 (a folder
+    with ``chunks.jsonl``) the items, chunk texts and verdicts its rows reference."""
+    if (folder / "chunks.jsonl").is_file():
+        return ["report.json", "items.jsonl", "chunks.jsonl", "verdicts.jsonl"]
+    return ["report.json"]
+
+
 def _latest(reports: Path) -> Path:
     return reports / (reports / "latest").read_text(encoding="utf-8").strip()
 
@@ -167,7 +176,7 @@ def run_and_report(tree: Path, n_questions: int, rounds: int) -> dict[str, Any]:
             sys.executable,
             "-c",
             _FLOOR,
-            str(folder / "report.json"),
+            os.pathsep.join(str(folder / name) for name in _record_files(folder)),
             "",
             str(folder),
             out,
