@@ -43,8 +43,6 @@ from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING, Any
 
-import pydantic_core
-
 from judge.audit.types import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
 from judge.hashing import text_sha256
 from judge.io.text import text_problem
@@ -56,6 +54,7 @@ from judge.report.evidence_text import (
     evidence_origin,
 )
 from judge.report.markdown import prompt_label, prompt_path
+from judge.report.review_parts import data_blocks, json_for_script, page_parts
 from judge.results.diagnosis import DIAGNOSES
 from judge.results.item_record import ItemRecord
 from judge.results.review import TRIAGE_FLAGS
@@ -445,25 +444,9 @@ def _csp_hash(text: str) -> str:
     return f"'sha256-{base64.b64encode(digest).decode()}'"
 
 
-def _json_for_script(value: Any) -> bytes:
-    """JSON (UTF-8) that cannot end the <script> element it sits in, whatever the strings
-    contain.
-
-    Encoded by pydantic-core (about twice as fast as ``json.dumps`` on a 10,000-question page,
-    and a NaN becomes null, which the page's JSON.parse would otherwise refuse), and kept as the
-    bytes it makes: the page's 16 MB of data are neither decoded nor encoded again."""
-    return (
-        pydantic_core.to_json(value)
-        .replace(b"&", b"\\u0026")
-        .replace(b"<", b"\\u003c")
-        .replace(b">", b"\\u003e")
-        .replace("\u2028".encode(), b"\\u2028")
-        .replace("\u2029".encode(), b"\\u2029")
-    )
-
-
 def render_review_page(report: Record) -> bytes:
-    """review.html, as UTF-8."""
+    """review.html, as UTF-8: the list's data, the script, then the items' details and texts,
+    so that the list is drawn while the browser still reads the rest."""
     judge = report.manifest.judge
     style = _inline(STYLE_ASSET)
     script = _inline(SCRIPT_ASSET)
@@ -473,7 +456,7 @@ def render_review_page(report: Record) -> bytes:
     body = review_asset(BODY_ASSET).format(
         folder=html.escape(report.manifest.folder), judge=html.escape(meta)
     )
-    data = page_data(report)
+    listed, details, texts = page_parts(page_data(report))
     lang = page_language(
         [*(item.question for item in report.items), *(f.question for f in report.adapter_failed)]
     )
@@ -486,5 +469,12 @@ def render_review_page(report: Record) -> bytes:
         f"<style>{style}</style>\n</head>\n<body>\n{body}"
         '<script type="application/json" id="report-data">'
     )
-    tail = f"</script>\n<script>{script}</script>\n</body>\n</html>\n"
-    return b"".join([head.encode("utf-8"), _json_for_script(data), tail.encode("utf-8")])
+    return b"".join(
+        [
+            head.encode("utf-8"),
+            json_for_script(listed),
+            f"</script>\n<script>{script}</script>\n".encode(),
+            data_blocks(details, texts),
+            b"</body>\n</html>\n",
+        ]
+    )

@@ -1,9 +1,29 @@
 'use strict';
+// The list's data comes first, before this script: each item's id, type, question, scores, flags,
+// diagnosis and answer sha256, all the list, its filters, counts and marks need. The rest of an
+// item (answer, chunks, verdict in full) is in blocks after this script, which the browser reads
+// while the list is already drawn: a block is parsed when one of its items is opened.
 const data = JSON.parse(document.getElementById('report-data').textContent);
+const blocks = new Map();  // a data block's id → its parsed contents
+function dataBlock(id) {
+  if (!blocks.has(id)) blocks.set(id, JSON.parse(document.getElementById(id).textContent));
+  return blocks.get(id);
+}
 // Each chunk text is in the data once; a context names it by its index.
-for (const item of data.items) {
-  for (const chunk of item.context) chunk.text = data.chunk_texts[chunk.text];
-  for (const chunk of item.beyond_context || []) chunk.text = data.chunk_texts[chunk.text];
+const chunkText = (index) => dataBlock('report-texts-' + Math.floor(index / data.text_block))[index % data.text_block];
+function loadItem(entry) {
+  // An item's details join its list fields the first time it is opened or searched.
+  if (entry.loaded) return;
+  const details = dataBlock('report-items-' + Math.floor(entry.position / data.item_block));
+  const item = Object.assign(entry.item, details[entry.position % data.item_block]);
+  for (const chunk of item.context) chunk.text = chunkText(chunk.text);
+  for (const chunk of item.beyond_context) chunk.text = chunkText(chunk.text);
+  entry.loaded = true;
+}
+// The blocks are there once the page is parsed (at once, but for a page of many thousand items).
+function whenParsed(then) {
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', then, {once: true});
+  else then();
 }
 const $ = (id) => document.getElementById(id);
 function el(tag, cls, text) {
@@ -72,12 +92,27 @@ function currentMark(item) {
   const mark = store.marks[itemKey(item)];
   return validMark(mark) ? mark : null;
 }
+// The store's marks by question id, made again when the store is read or saved (a new object).
+let marksIndexed = null;
+let marksByQuestion = new Map();
+function marksOf(qid) {
+  if (marksIndexed !== store) {
+    marksByQuestion = new Map();
+    for (const [k, mark] of Object.entries(store.marks)) {
+      if (!validMark(mark)) continue;
+      if (!marksByQuestion.has(mark.question_id)) marksByQuestion.set(mark.question_id, []);
+      marksByQuestion.get(mark.question_id).push([k, mark]);
+    }
+    marksIndexed = store;
+  }
+  return marksByQuestion.get(qid) || [];
+}
 function staleMark(item) {
   // The newest mark of this question made on another answer or by another judge.
   let newest = null;
   const key = itemKey(item);
-  for (const [k, mark] of Object.entries(store.marks)) {
-    if (k === key || !validMark(mark) || mark.question_id !== item.question_id) continue;
+  for (const [k, mark] of marksOf(item.question_id)) {
+    if (k === key) continue;
     if (!newest || String(mark.marked_at) > String(newest.marked_at)) newest = mark;
   }
   if (!newest) return null;
@@ -109,7 +144,8 @@ function scoreBadges(v) {
   box.appendChild(el('span', 'score s' + v.relevance, 'R' + v.relevance));
   return box;
 }
-const unsupportedCount = (v) => (v && v.sentences ? v.sentences.filter((s) => s.verdict === 'unsupported').length : 0);
+// The list's verdict carries the count; an opened item's, its sentences.
+const unsupportedCount = (v) => (!v ? 0 : v.sentences ? v.sentences.filter((s) => s.verdict === 'unsupported').length : v.unsupported || 0);
 function highlighted(text, start, end) {
   // Spans are in Unicode code points (Python); JavaScript strings count UTF-16 units.
   const chars = Array.from(text);
@@ -185,7 +221,9 @@ function citedText(pieces, citeMarks) {
   }
   return box;
 }
-const entries = new Map();  // question id → {item, section, row, detail, position}
+// Every item's entry, by question id: {item, position}, and {section, row, detail} once the list
+// has shown it (build), {loaded} once its details are read (loadItem).
+const entries = new Map(data.items.map((item, position) => [item.question_id, {item, position, section: null}]));
 function fillRow(entry) {
   const item = entry.item;
   const v = item.verdict;
@@ -446,18 +484,25 @@ function rawReply(v) {
   return box;
 }
 function setOpen(entry, open) {
-  if (open && !entry.detail.childElementCount) fillDetail(entry);
+  if (open && document.readyState === 'loading') { whenParsed(() => setOpen(entry, open)); return; }
+  if (open && !entry.detail.childElementCount) {
+    loadItem(entry);
+    fillDetail(entry);
+  }
   entry.detail.hidden = !open;
   entry.row.setAttribute('aria-expanded', String(open));
 }
 let current = null;  // the question id keyboard navigation moves from
 function setCurrent(entry) {
-  if (current && entries.has(current)) entries.get(current).section.classList.remove('current');
+  const before = current && entries.get(current);
+  if (before && before.section) before.section.classList.remove('current');
   current = entry.item.question_id;
   entry.section.classList.add('current');
   try { history.replaceState(null, '', '#' + encodeURIComponent(current)); } catch (e) { /* file:// quirks */ }
 }
-function build(item, position) {
+function build(entry) {
+  // An item's line, made when the list first shows it.
+  const item = entry.item;
   const section = el('section', 'item' + (item.flags.length ? ' flagged' : ''));
   section.dataset.qid = item.question_id;
   const row = el('button', 'row');
@@ -467,15 +512,13 @@ function build(item, position) {
   detail.hidden = true;
   section.appendChild(row);
   section.appendChild(detail);
-  const entry = {item, section, row, detail, position};
+  Object.assign(entry, {section, row, detail});
   row.addEventListener('click', () => {
     const open = detail.hidden;
     setOpen(entry, open);
     if (open) setCurrent(entry);
   });
-  entries.set(item.question_id, entry);
   fillRow(entry);
-  return section;
 }
 function changed(entry) {
   fillRow(entry);
@@ -483,6 +526,7 @@ function changed(entry) {
 }
 function redrawAll() {
   for (const entry of entries.values()) {
+    if (!entry.section) continue;
     fillRow(entry);
     // Redraw rendered items, except one being typed in (its unsaved comment would be lost).
     if (entry.detail.childElementCount && !entry.detail.contains(document.activeElement)) {
@@ -496,55 +540,97 @@ function redrawAll() {
 // --- triage: filters, sort, progress ---------------------------------------------------------
 const filterIds = ['f-type', 'f-status', 'f-match', 'f-faith', 'f-rel', 'f-triage', 'f-mark', 'f-diag', 'f-chunks', 'search'];
 // The search: every word typed must occur in the question, the answer or a chunk (case, width
-// and compatibility forms folded, so "ｉｐａｄ" finds "iPad").
+// and compatibility forms folded, so "ｉｐａｄ" finds "iPad"). An item's text is folded the first
+// time a search reads it (which reads its details).
 const fold = (text) => String(text).normalize('NFKC').toLowerCase();
-const haystacks = new Map(data.items.map((item) => [item.question_id,
-  fold([item.question || '', item.answer || '', ...item.context.map((chunk) => chunk.text)].join('\n'))]));
-function searched(item) {
-  const words = fold($('search').value).split(/\s+/).filter(Boolean);
-  const hay = haystacks.get(item.question_id);
-  return words.every((word) => hay.includes(word));
+const haystacks = new Map();
+function haystack(item) {
+  let hay = haystacks.get(item.question_id);
+  if (hay === undefined) {
+    loadItem(entries.get(item.question_id));
+    hay = fold([item.question || '', item.answer || '', ...item.context.map((chunk) => chunk.text)].join('\n'));
+    haystacks.set(item.question_id, hay);
+  }
+  return hay;
 }
-function visibleNow(item) {
+function filterState() {
+  // The filters' values, read once for a pass over every item.
+  const f = Object.fromEntries(filterIds.map((id) => [id, $(id).value]));
+  f.words = fold(f['search']).split(/\s+/).filter(Boolean);
+  return f;
+}
+function visibleNow(item, f) {
   const v = item.verdict;
   const status = v ? v.status : 'adapter_failed';
   const kind = v && v.match ? v.match.kind : 'none';
-  const f = Object.fromEntries(filterIds.map((id) => [id, $(id).value]));
-  const mark = currentMark(item);
   const triage = f['f-triage'];
   const markFilter = f['f-mark'];
   const diag = f['f-diag'];
   return (!f['f-type'] || item.type === f['f-type']) && (!f['f-status'] || status === f['f-status'])
     && (!diag || (diag === '!ok' ? item.diagnosis !== 'ok' : item.diagnosis === diag))
-    && (!f['search'] || searched(item))
     && (!f['f-match'] || kind === f['f-match'])
     && (!f['f-faith'] || (v && String(v.faithfulness) === f['f-faith']))
     && (!f['f-rel'] || (v && String(v.relevance) === f['f-rel']))
     && (!f['f-chunks'] || (f['f-chunks'] === 'missing' ? item.missing_labels.length > 0
-      : f['f-chunks'] === 'none-relevant' ? chunkGradesKnown(item) && !Object.values(item.chunk_grades).some((g) => g.grade !== null && g.grade >= data.relevant_grade)
+      : f['f-chunks'] === 'none-relevant' ? item.none_relevant
       : item.correctness && item.correctness.status === 'ok' && String(item.correctness.score) === f['f-chunks'].slice(1)))
     && (!triage || (triage === 'any' ? item.flags.length > 0
       : triage === 'needs_review' ? item.needs_review : item.flags.includes(triage)))
     && (!markFilter
-        || (markFilter === 'unmarked' && item.answer_sha256 && !mark)
-        || (markFilter === 'marked' && mark)
-        || (markFilter === 'stale' && !mark && staleMark(item)));
+        || (markFilter === 'unmarked' && item.answer_sha256 && !currentMark(item))
+        || (markFilter === 'marked' && currentMark(item))
+        || (markFilter === 'stale' && !currentMark(item) && staleMark(item)))
+    && (!f.words.length || f.words.every((word) => haystack(item).includes(word)));
 }
-function chunkGradesKnown(item) { return Object.keys(item.chunk_grades).length > 0; }
 function markable() { return data.items.filter((i) => i.answer_sha256); }
+// The list shows the first `limit` of the items the filters let through, in the sort's order;
+// scrolling to its end (or the button there) shows a page more. A page of 100,000 items draws
+// 200 lines, not 100,000.
+const PAGE = 200;
+let limit = PAGE;
+let sorted = [];  // every entry, in the sort's order
+let shown = [];  // the entries the filters let through, in that order
+let shownSet = new Set();
 function apply() {
-  let shown = 0;
-  for (const entry of entries.values()) {
-    const visible = Boolean(visibleNow(entry.item));
-    entry.section.hidden = !visible;
-    if (visible) shown += 1;
-  }
+  if ($('search').value.trim() && document.readyState === 'loading') { whenParsed(apply); return; }
+  const f = filterState();
+  shown = sorted.filter((entry) => visibleNow(entry.item, f));
+  shownSet = new Set(shown);
+  draw();
   const items = markable();
   const marked = items.filter((i) => currentMark(i)).length;
-  $('shown').textContent = shown + ' of ' + data.items.length + ' shown';
+  $('shown').textContent = shown.length + ' of ' + data.items.length + ' shown';
   $('progress').textContent = 'marked ' + marked + ' of ' + items.length;
   const active = filterIds.filter((id) => id !== 'search' && $(id).value).length;
   $('toggle-controls').textContent = 'filters' + (active ? ' (' + active + ' on)' : '');
+}
+function draw() {
+  // The first `limit` shown entries in the list (made when new), in the sort's order; entries
+  // made before and not shown now stay in place, hidden. Only what is out of order moves.
+  const wanted = new Set(shown.slice(0, limit));
+  for (const entry of wanted) if (!entry.section) build(entry);
+  let at = list.firstChild;
+  for (const entry of sorted) {
+    if (!entry.section) continue;
+    entry.section.hidden = !wanted.has(entry);
+    if (entry.section === at) at = at.nextSibling;
+    else list.insertBefore(entry.section, at);
+  }
+  const more = shown.length - wanted.size;
+  $('more').hidden = more <= 0;
+  $('show-more').textContent = 'showing ' + wanted.size + ' of ' + shown.length + ': show ' + Math.min(more, PAGE) + ' more';
+}
+function showMore() {
+  if (limit >= shown.length) return;
+  limit += PAGE;
+  draw();
+}
+function drawUpTo(entry) {
+  // An item opened by a link or a key is drawn, with every shown item before it.
+  const rank = shown.indexOf(entry);
+  if (rank < limit) return;
+  limit = (Math.floor(rank / PAGE) + 1) * PAGE;
+  draw();
 }
 // Worst first: what needs review, then a diagnosis other than ok, then the lowest scores (no
 // scores at all first), then the diagnoses in their order.
@@ -561,8 +647,11 @@ const sorts = {
   // Least confident first; items without a confidence (none reported, or no verdict) last.
   confidence: (a, b) => (a.item.confidence ?? 2) - (b.item.confidence ?? 2) || a.position - b.position,
 };
-function ordered() { return Array.from(entries.values()).sort(sorts[$('sort').value] || sorts.order); }
-function sortItems() { for (const entry of ordered()) list.appendChild(entry.section); }
+function sortItems() {
+  sorted = Array.from(entries.values()).sort(sorts[$('sort').value] || sorts.order);
+  limit = PAGE;
+  apply();
+}
 
 // --- navigation: #qid links, j/k ---------------------------------------------------------------
 function scrollToEntry(entry) {
@@ -572,11 +661,12 @@ function scrollToEntry(entry) {
   entry.row.focus({preventScroll: true});
 }
 function reveal(entry) {
-  if (entry.section.hidden) {
+  if (!shownSet.has(entry)) {
     // A link must open its item whatever the filters say.
     for (const id of filterIds) $(id).value = '';
     apply();
   }
+  drawUpTo(entry);
   setOpen(entry, true);
   setCurrent(entry);
   scrollToEntry(entry);
@@ -588,14 +678,15 @@ function openFromHash() {
   if (entry) reveal(entry); else say('no item "' + qid + '" on this page', true);
 }
 function step(delta) {
-  const order = ordered();
-  const from = current === null ? -1 : order.findIndex((e) => e.item.question_id === current);
-  let index = from < 0 ? (delta > 0 ? -1 : order.length) : from;
-  do { index += delta; } while (index >= 0 && index < order.length && order[index].section.hidden);
-  if (index < 0 || index >= order.length) return;
+  // From the current item (shown or not) to the next shown one in the sort's order.
+  const from = current === null ? -1 : sorted.findIndex((e) => e.item.question_id === current);
+  let index = from < 0 ? (delta > 0 ? -1 : sorted.length) : from;
+  do { index += delta; } while (index >= 0 && index < sorted.length && !shownSet.has(sorted[index]));
+  if (index < 0 || index >= sorted.length) return;
   // One item open at a time while stepping: the one being read.
-  if (from >= 0) setOpen(order[from], false);
-  const entry = order[index];
+  if (from >= 0 && sorted[from].section) setOpen(sorted[from], false);
+  const entry = sorted[index];
+  drawUpTo(entry);
   setOpen(entry, true);
   setCurrent(entry);
   scrollToEntry(entry);
@@ -655,7 +746,7 @@ function showFilter(values) {
   // A count was clicked: show exactly what it counts.
   for (const id of filterIds) $(id).value = '';
   for (const [id, value] of Object.entries(values)) $(id).value = value;
-  apply();
+  filtered();
 }
 function countCell(row, count, values, what) {
   const td = row.appendChild(el('td'));
@@ -676,17 +767,27 @@ function showCounts() {
   head.appendChild(el('th', null, 'needs review'));
   for (const diagnosis of data.diagnoses) head.appendChild(el('th', null, diagnosis));
   const body = table.appendChild(el('tbody'));
+  // One pass over the items: per type (and for all), n, needs review and each diagnosis.
+  const counts = new Map([...types, null].map((type) => [type, {n: 0, review: 0, diagnoses: new Map()}]));
+  for (const item of data.items) {
+    for (const type of [item.type, null]) {
+      const count = counts.get(type);
+      count.n += 1;
+      count.review += Number(Boolean(item.needs_review));
+      count.diagnoses.set(item.diagnosis, (count.diagnoses.get(item.diagnosis) || 0) + 1);
+    }
+  }
   for (const type of [...types, null]) {
-    const items = data.items.filter((i) => type === null || i.type === type);
+    const count = counts.get(type);
     const row = body.appendChild(el('tr'));
     row.dataset.type = type === null ? '' : type;
     row.appendChild(el('th', 't', type === null ? 'all' : type));
     const where = type === null ? {} : {'f-type': type};
     const name = type === null ? 'all' : type;
-    countCell(row, items.length, where, name);
-    countCell(row, items.filter((i) => i.needs_review).length, {...where, 'f-triage': 'needs_review'}, name + ', needs review');
+    countCell(row, count.n, where, name);
+    countCell(row, count.review, {...where, 'f-triage': 'needs_review'}, name + ', needs review');
     for (const diagnosis of data.diagnoses) {
-      countCell(row, items.filter((i) => i.diagnosis === diagnosis).length, {...where, 'f-diag': diagnosis}, name + ', ' + diagnosis);
+      countCell(row, count.diagnoses.get(diagnosis) || 0, {...where, 'f-diag': diagnosis}, name + ', ' + diagnosis);
     }
   }
 }
@@ -731,7 +832,7 @@ fillSelect($('f-triage'), [['needs_review', 'needs review (' + data.items.filter
 const chunkChoices = [];
 if (data.chunks_graded) {
   chunkChoices.push(['missing', 'possible missing label (' + data.items.filter((i) => i.missing_labels.length).length + ')']);
-  chunkChoices.push(['none-relevant', 'no chunk graded relevant (' + data.items.filter((i) => chunkGradesKnown(i) && !Object.values(i.chunk_grades).some((g) => g.grade !== null && g.grade >= data.relevant_grade)).length + ')']);
+  chunkChoices.push(['none-relevant', 'no chunk graded relevant (' + data.items.filter((i) => i.none_relevant).length + ')']);
 }
 if (data.correctness_judged) {
   for (const score of [0, 1, 2]) {
@@ -741,9 +842,17 @@ if (data.correctness_judged) {
 fillSelect($('f-chunks'), chunkChoices);
 $('f-chunks').closest('label').hidden = chunkChoices.length === 0;
 const list = $('items');
-data.items.forEach((item, position) => list.appendChild(build(item, position)));
-for (const id of filterIds) $(id).addEventListener('change', apply);
-$('search').addEventListener('input', apply);
+// A filter changed: the list starts again from its first page.
+function filtered() {
+  limit = PAGE;
+  apply();
+}
+for (const id of filterIds) $(id).addEventListener('change', filtered);
+$('search').addEventListener('input', filtered);
+$('show-more').addEventListener('click', showMore);
+// Scrolling near the end of the list shows the next page.
+new IntersectionObserver((seen) => { if (seen.some((one) => one.isIntersecting)) showMore(); },
+  {rootMargin: '0px 0px 600px 0px'}).observe($('more'));
 $('sort').addEventListener('change', sortItems);
 $('reviewer').value = store.reviewer;
 $('reviewer').addEventListener('input', () => {
@@ -751,9 +860,9 @@ $('reviewer').addEventListener('input', () => {
   saveStore((s) => { s.reviewer = name; });
 });
 $('export').addEventListener('click', exportMarks);
-$('open-all').addEventListener('click', () => { for (const e of entries.values()) if (!e.section.hidden) setOpen(e, true); });
-$('close-all').addEventListener('click', () => { for (const e of entries.values()) setOpen(e, false); });
-window.addEventListener('hashchange', openFromHash);
+$('open-all').addEventListener('click', () => { for (const e of entries.values()) if (e.section && !e.section.hidden) setOpen(e, true); });
+$('close-all').addEventListener('click', () => { for (const e of entries.values()) if (e.section) setOpen(e, false); });
+window.addEventListener('hashchange', () => whenParsed(openFromHash));
 window.addEventListener('storage', (event) => {
   // Marks saved in another tab: show them here too.
   if (event.key !== data.store_key) return;
@@ -765,5 +874,4 @@ showRun();
 showCounts();
 showPrompt();
 sortItems();
-apply();
-openFromHash();
+whenParsed(openFromHash);
