@@ -91,6 +91,7 @@ def report_folder(root: Path, n: int, tree: Path) -> Path:
         subprocess.run(
             [sys.executable, "-c", _MAKE, str(base), str(n), str(REPO / "bench")],
             env=_env(tree),
+            cwd=tree,
             check=True,
             stdout=subprocess.DEVNULL,
         )
@@ -99,7 +100,10 @@ def report_folder(root: Path, n: int, tree: Path) -> Path:
 
 def render(folder: Path, tree: Path) -> int:
     """review.html of ``folder`` rendered by ``tree``; its size in bytes."""
-    subprocess.run([sys.executable, "-c", _RENDER, str(folder)], env=_env(tree), check=True)
+    # In the tree's folder: ``python -c`` puts the working directory first on the path.
+    subprocess.run(
+        [sys.executable, "-c", _RENDER, str(folder)], env=_env(tree), cwd=tree, check=True
+    )
     return (folder / "review.html").stat().st_size
 
 
@@ -108,12 +112,16 @@ def first_item(browser: Any, page_path: Path) -> dict[str, float]:
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     try:
         page = context.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
         page.add_init_script(_WATCH)
         page.goto(page_path.as_uri(), wait_until="commit", timeout=0)
         # Polled from here (the page's CSP refuses Playwright's string predicates): the times
         # are the page's own, so the polling's delay is not in them.
         times = [None, None]
         while times[1] is None:
+            if errors:
+                raise RuntimeError(f"{page_path}: {errors[0]}")
             time.sleep(0.05)
             times = page.evaluate("[window.__firstItem ?? null, window.__firstPaint ?? null]")
         page.wait_for_load_state("load", timeout=0)

@@ -445,8 +445,9 @@ def _csp_hash(text: str) -> str:
 
 
 def render_review_page(report: Record) -> bytes:
-    """review.html, as UTF-8: the list's data, the script, then the items' details and texts,
-    so that the list is drawn while the browser still reads the rest."""
+    """review.html, as UTF-8: the first screen's data, the script, then the list, the items'
+    details and the chunk texts (``page_parts``), so that the first screen is drawn while the
+    browser still reads the rest."""
     judge = report.manifest.judge
     style = _inline(STYLE_ASSET)
     script = _inline(SCRIPT_ASSET)
@@ -456,7 +457,7 @@ def render_review_page(report: Record) -> bytes:
     body = review_asset(BODY_ASSET).format(
         folder=html.escape(report.manifest.folder), judge=html.escape(meta)
     )
-    listed, details, texts = page_parts(page_data(report))
+    first, listed, details, texts = page_parts(page_data(report))
     lang = page_language(
         [*(item.question for item in report.items), *(f.question for f in report.adapter_failed)]
     )
@@ -467,14 +468,14 @@ def render_review_page(report: Record) -> bytes:
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
         f"<title>Evidence review · {html.escape(report.manifest.folder)}</title>\n"
         f"<style>{style}</style>\n</head>\n<body>\n{body}"
-        '<script type="application/json" id="report-data">'
+        '<script type="application/json" id="report-first">'
     )
     return b"".join(
         [
             head.encode("utf-8"),
-            json_for_script(listed),
+            json_for_script(first),
             f"</script>\n<script>{script}</script>\n".encode(),
-            data_blocks(details, texts),
+            data_blocks(listed, details, texts),
             b"</body>\n</html>\n",
         ]
     )

@@ -12,6 +12,7 @@ it is opened or searched. Every block is JSON inside ``<script type="application
 
 from __future__ import annotations
 
+import heapq
 from typing import Any
 
 import pydantic_core
@@ -35,6 +36,10 @@ LIST_FIELDS = (
 #: item parses (about a megabyte at most), not the page's whole data.
 ITEM_BLOCK = 500
 TEXT_BLOCK = 1000
+#: The lines the list draws at a time (the page's script reads it from the data): the first
+#: screen's items travel before the script, worst first, so that they are drawn before the
+#: browser has read the rest of the page.
+PAGE = 200
 
 
 def _list_row(item: dict[str, Any], relevant_grade: int | None) -> dict[str, Any]:
@@ -68,15 +73,51 @@ def _list_row(item: dict[str, Any], relevant_grade: int | None) -> dict[str, Any
     }
 
 
-def page_parts(data: dict[str, Any]) -> tuple[dict[str, Any], list[Any], list[Any]]:
-    """``page_data`` as the page carries it: the list (every field but the items' details and
-    the chunk texts, each item cut to its ``_list_row``), the items' details in blocks of
-    ``ITEM_BLOCK`` (by position, each one what ``LIST_FIELDS`` leaves out) and the chunk texts
-    in blocks of ``TEXT_BLOCK`` (by index, as the details name them)."""
+def worst_first(rows: list[dict[str, Any]], diagnoses: list[str]) -> list[int]:
+    """The positions of the first ``PAGE`` list rows in the order the page opens in, worst
+    first (the script's ``sorts.worst``): those that need review, then a diagnosis other than
+    ok, then the lowest sum of scores (none at all first), the diagnoses' order, the position."""
+    rank = {diagnosis: index for index, diagnosis in enumerate(diagnoses)}
+
+    def key(position: int) -> tuple[bool, bool, int, int, int]:
+        row = rows[position]
+        verdict = row["verdict"]
+        ok = verdict is not None and verdict["status"] == "ok"
+        score = verdict["faithfulness"] + verdict["relevance"] if ok else -1
+        diagnosis = row["diagnosis"]
+        return (
+            not row["needs_review"],
+            diagnosis == "ok",
+            score,
+            rank.get(diagnosis, -1),
+            position,
+        )
+
+    return heapq.nsmallest(PAGE, range(len(rows)), key=key)
+
+
+def page_parts(
+    data: dict[str, Any],
+) -> tuple[dict[str, Any], dict[str, Any], list[Any], list[Any]]:
+    """``page_data`` as the page carries it, in the order the page holds it:
+
+    - the first screen: every field but the items and the chunk texts, and the first ``PAGE``
+      items worst first (``first``, each its ``_list_row`` with its ``position``);
+    - the list: ``items``, every item cut to its ``_list_row``, in golden-set order;
+    - the items' details in blocks of ``ITEM_BLOCK`` (by position, each one what
+      ``LIST_FIELDS`` leaves out);
+    - the chunk texts in blocks of ``TEXT_BLOCK`` (by index, as the details name them)."""
     items, texts = data["items"], data["chunk_texts"]
-    listed = {key: value for key, value in data.items() if key not in ("items", "chunk_texts")}
-    listed["items"] = [_list_row(item, data["relevant_grade"]) for item in items]
-    listed["item_block"], listed["text_block"] = ITEM_BLOCK, TEXT_BLOCK
+    rows = [_list_row(item, data["relevant_grade"]) for item in items]
+    first = {key: value for key, value in data.items() if key not in ("items", "chunk_texts")}
+    first |= {
+        "n_items": len(items),
+        "page": PAGE,
+        "item_block": ITEM_BLOCK,
+        "text_block": TEXT_BLOCK,
+        "first": [rows[p] | {"position": p} for p in worst_first(rows, data["diagnoses"])],
+    }
+    listed = {"items": rows}
     details = [
         [
             {key: value for key, value in item.items() if key not in LIST_FIELDS}
@@ -85,13 +126,16 @@ def page_parts(data: dict[str, Any]) -> tuple[dict[str, Any], list[Any], list[An
         for start in range(0, len(items), ITEM_BLOCK)
     ]
     text_blocks = [texts[start : start + TEXT_BLOCK] for start in range(0, len(texts), TEXT_BLOCK)]
-    return listed, details, text_blocks
+    return first, listed, details, text_blocks
 
 
-def data_blocks(details: list[Any], texts: list[Any]) -> bytes:
-    """The details and texts as ``<script type="application/json">`` blocks, after the page's
-    script: the browser draws the list before it has even read them."""
+def data_blocks(listed: dict[str, Any], details: list[Any], texts: list[Any]) -> bytes:
+    """The list, the details and the texts as ``<script type="application/json">`` blocks,
+    after the page's script: the browser draws the first screen before it has read them."""
     parts = [
+        b'<script type="application/json" id="report-data">%s</script>\n' % json_for_script(listed)
+    ]
+    parts += [
         b'<script type="application/json" id="report-items-%d">%s</script>\n'
         % (index, json_for_script(block))
         for index, block in enumerate(details)

@@ -18,7 +18,7 @@ from judge.config import Config
 from judge.record.model import Record
 from judge.report import review_parts
 from judge.report.review_page import page_data
-from judge.report.review_parts import LIST_FIELDS, json_for_script, page_parts
+from judge.report.review_parts import LIST_FIELDS, json_for_script, page_parts, worst_first
 from tests.conftest import CORPUS, RUN
 from tests.record.test_build import sentence_mode_report
 from tests.report.test_review_page import _open, _open_ids, _run, _visible
@@ -27,16 +27,20 @@ Tiny = Callable[..., Config]
 
 
 def _put_back(
-    listed: dict[str, Any], details: list[Any], texts: list[Any], block: int
+    first: dict[str, Any], listed: dict[str, Any], details: list[Any], texts: list[Any]
 ) -> dict[str, Any]:
-    """``page_data`` again, from its parts: each item's list row and its details (the full
-    verdict and correctness over the list's short ones), and the texts' blocks end to end."""
+    """``page_data`` again, from its parts: the first screen's settings, each item's list row
+    and its details (the full verdict and correctness over the list's short ones), and the
+    texts' blocks end to end."""
+    block = first["item_block"]
     items = []
     for position, row in enumerate(listed["items"]):
         item = row | details[position // block][position % block]
         del item["none_relevant"]
         items.append(item)
-    rest = {k: v for k, v in listed.items() if k not in ("items", "item_block", "text_block")}
+    assert set(listed) == {"items"}
+    added = ("first", "n_items", "page", "item_block", "text_block")
+    rest = {k: v for k, v in first.items() if k not in added}
     return rest | {"items": items, "chunk_texts": [text for part in texts for text in part]}
 
 
@@ -48,9 +52,15 @@ def test_the_parts_put_back_are_the_page_data(
     monkeypatch.setattr(review_parts, "TEXT_BLOCK", sizes[1])
     record: Record = sentence_mode_report(tiny).report
     data = page_data(record)
-    listed, details, texts = page_parts(data)
-    assert (listed["item_block"], listed["text_block"]) == sizes
-    assert _put_back(listed, details, texts, sizes[0]) == data
+    first, listed, details, texts = page_parts(data)
+    assert (first["item_block"], first["text_block"]) == sizes
+    assert first["n_items"] == len(data["items"]) == len(listed["items"])
+    assert _put_back(first, listed, details, texts) == data
+    # The first screen: the first page of the list rows, worst first, each with its position.
+    assert [row.pop("position") for row in first["first"]] == worst_first(
+        listed["items"], data["diagnoses"]
+    )
+    assert all(row in listed["items"] for row in first["first"])
     assert all(len(part) <= sizes[0] for part in details)
     assert all(len(part) <= sizes[1] for part in texts)
     assert sum(map(len, details)) == len(data["items"]) and data["chunk_texts"]
@@ -71,6 +81,32 @@ def test_the_parts_put_back_are_the_page_data(
     unsupported = sum(s["verdict"] == "unsupported" for s in sentences)
     assert listed["items"][0]["verdict"]["unsupported"] == unsupported >= 1
     assert listed["items"][0]["flags"] == ["unsupported_sentences"]
+
+
+def _row(position: int, needs_review: bool, diagnosis: str, scores: tuple[int, int] | None) -> Any:
+    verdict = None
+    if scores is not None:
+        verdict = {"status": "ok", "faithfulness": scores[0], "relevance": scores[1]}
+    return {"needs_review": needs_review, "diagnosis": diagnosis, "verdict": verdict, "p": position}
+
+
+def test_worst_first_is_the_pages_order(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Needs review first, then a diagnosis other than ok, then the lowest score sum (none at
+    all first), then the diagnoses' order, then the position; only the first page of them."""
+    diagnoses = ["ok", "retrieval miss", "generation", "not judged"]
+    rows = [
+        _row(0, False, "ok", (2, 2)),
+        _row(1, False, "generation", (1, 1)),
+        _row(2, True, "ok", (2, 2)),
+        _row(3, False, "retrieval miss", (1, 1)),
+        _row(4, False, "not judged", None),
+        _row(5, False, "ok", (0, 1)),
+        _row(6, True, "generation", (2, 2)),
+        _row(7, False, "ok", (0, 1)),
+    ]
+    assert worst_first(rows, diagnoses) == [6, 2, 4, 3, 1, 5, 7, 0]
+    monkeypatch.setattr(review_parts, "PAGE", 3)
+    assert worst_first(rows, diagnoses) == [6, 2, 4]
 
 
 def test_none_relevant_is_the_filters_rule() -> None:
@@ -146,6 +182,12 @@ def test_a_long_list_draws_a_page_at_a_time(browser: Any, many: Path) -> None:
     page, problems = _open(context, many)
     assert page.inner_text("#shown").startswith("450 of 450 shown")
     assert _drawn(page) == 200
+    # The first screen came sorted worst first from Python; the script's own sort of the
+    # whole list keeps it (its lines did not move).
+    html = (many / "review.html").read_text(encoding="utf-8")
+    block = html.split('id="report-first">', 1)[1].split("</script>", 1)[0]
+    first = [row["question_id"] for row in json.loads(block)["first"]]
+    assert _visible(page) == first and len(set(first)) == 200
     assert page.inner_text("#show-more") == "showing 200 of 450: show 200 more"
     # The button (for a keyboard), pressed where it is: scrolling to it would draw more too.
     page.evaluate("document.getElementById('show-more').click()")

@@ -1,29 +1,55 @@
 'use strict';
-// The list's data comes first, before this script: each item's id, type, question, scores, flags,
-// diagnosis and answer sha256, all the list, its filters, counts and marks need. The rest of an
-// item (answer, chunks, verdict in full) is in blocks after this script, which the browser reads
-// while the list is already drawn: a block is parsed when one of its items is opened.
-const data = JSON.parse(document.getElementById('report-data').textContent);
+// The page's data in parts (judge/report/review_parts.py). Before this script: the first screen,
+// that is the page's settings and its first page of items worst first, drawn at once. After it,
+// read while that page is already shown: the whole list (each item's id, type, question, scores,
+// flags, diagnosis and answer sha256: what the filters, sorts, counts and marks need), then the
+// items' details (answer, chunks, verdict in full) and the chunk texts in blocks, each parsed
+// when one of its items is first opened or searched.
+const data = JSON.parse(document.getElementById('report-first').textContent);
+data.items = [];  // every item's list fields, once the list is read (listArrived)
+// A block can be read once the browser has parsed past it: an element follows it, or the page
+// is parsed. Until then, what needs it waits (a page of many thousand items takes seconds).
+function parsed(id) {
+  const node = document.getElementById(id);
+  return Boolean(node) && (Boolean(node.nextElementSibling) || document.readyState !== 'loading');
+}
+function whenParsed(id, then) {
+  let done = false;
+  const check = () => {
+    if (done || !parsed(id)) return;
+    done = true;
+    then();
+  };
+  // At the latest when the page is parsed (before its load event), else as soon as it is seen.
+  document.addEventListener('DOMContentLoaded', check, {once: true});
+  const poll = () => { check(); if (!done) setTimeout(poll, 50); };
+  poll();
+}
+function whenLoaded(then) {
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', then, {once: true});
+  else then();
+}
 const blocks = new Map();  // a data block's id → its parsed contents
 function dataBlock(id) {
   if (!blocks.has(id)) blocks.set(id, JSON.parse(document.getElementById(id).textContent));
   return blocks.get(id);
 }
 // Each chunk text is in the data once; a context names it by its index.
-const chunkText = (index) => dataBlock('report-texts-' + Math.floor(index / data.text_block))[index % data.text_block];
-function loadItem(entry) {
-  // An item's details join its list fields the first time it is opened or searched.
-  if (entry.loaded) return;
-  const details = dataBlock('report-items-' + Math.floor(entry.position / data.item_block));
-  const item = Object.assign(entry.item, details[entry.position % data.item_block]);
-  for (const chunk of item.context) chunk.text = chunkText(chunk.text);
-  for (const chunk of item.beyond_context) chunk.text = chunkText(chunk.text);
+const textBlock = (index) => 'report-texts-' + Math.floor(index / data.text_block);
+const itemBlock = (entry) => 'report-items-' + Math.floor(entry.position / data.item_block);
+function withDetails(entry, then) {
+  // An item's details join its list fields the first time it is opened or searched, once the
+  // blocks that hold them are parsed.
+  if (entry.loaded) { then(); return; }
+  if (!parsed(itemBlock(entry))) { whenParsed(itemBlock(entry), () => withDetails(entry, then)); return; }
+  const details = dataBlock(itemBlock(entry))[entry.position % data.item_block];
+  const chunks = [...details.context, ...details.beyond_context];
+  const waiting = chunks.map((chunk) => textBlock(chunk.text)).find((id) => !parsed(id));
+  if (waiting) { whenParsed(waiting, () => withDetails(entry, then)); return; }
+  Object.assign(entry.item, details);
+  for (const chunk of chunks) chunk.text = dataBlock(textBlock(chunk.text))[chunk.text % data.text_block];
   entry.loaded = true;
-}
-// The blocks are there once the page is parsed (at once, but for a page of many thousand items).
-function whenParsed(then) {
-  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', then, {once: true});
-  else then();
+  then();
 }
 const $ = (id) => document.getElementById(id);
 function el(tag, cls, text) {
@@ -222,8 +248,9 @@ function citedText(pieces, citeMarks) {
   return box;
 }
 // Every item's entry, by question id: {item, position}, and {section, row, detail} once the list
-// has shown it (build), {loaded} once its details are read (loadItem).
-const entries = new Map(data.items.map((item, position) => [item.question_id, {item, position, section: null}]));
+// has shown it (build), {loaded} once its details are read (withDetails). The first page's
+// until the whole list is read.
+const entries = new Map(data.first.map((item) => [item.question_id, {item, position: item.position, section: null}]));
 function fillRow(entry) {
   const item = entry.item;
   const v = item.verdict;
@@ -484,11 +511,8 @@ function rawReply(v) {
   return box;
 }
 function setOpen(entry, open) {
-  if (open && document.readyState === 'loading') { whenParsed(() => setOpen(entry, open)); return; }
-  if (open && !entry.detail.childElementCount) {
-    loadItem(entry);
-    fillDetail(entry);
-  }
+  if (open && !entry.loaded) { withDetails(entry, () => setOpen(entry, open)); return; }
+  if (open && !entry.detail.childElementCount) fillDetail(entry);
   entry.detail.hidden = !open;
   entry.row.setAttribute('aria-expanded', String(open));
 }
@@ -547,7 +571,7 @@ const haystacks = new Map();
 function haystack(item) {
   let hay = haystacks.get(item.question_id);
   if (hay === undefined) {
-    loadItem(entries.get(item.question_id));
+    withDetails(entries.get(item.question_id), () => {});  // the page is parsed: at once
     hay = fold([item.question || '', item.answer || '', ...item.context.map((chunk) => chunk.text)].join('\n'));
     haystacks.set(item.question_id, hay);
   }
@@ -586,13 +610,15 @@ function markable() { return data.items.filter((i) => i.answer_sha256); }
 // The list shows the first `limit` of the items the filters let through, in the sort's order;
 // scrolling to its end (or the button there) shows a page more. A page of 100,000 items draws
 // 200 lines, not 100,000.
-const PAGE = 200;
+const PAGE = data.page;
 let limit = PAGE;
 let sorted = [];  // every entry, in the sort's order
 let shown = [];  // the entries the filters let through, in that order
 let shownSet = new Set();
+let listReady = false;  // the whole list is read: the filters, sorts and counts work on it
 function apply() {
-  if ($('search').value.trim() && document.readyState === 'loading') { whenParsed(apply); return; }
+  if (!listReady) return;
+  if ($('search').value.trim() && document.readyState === 'loading') { whenLoaded(apply); return; }
   const f = filterState();
   shown = sorted.filter((entry) => visibleNow(entry.item, f));
   shownSet = new Set(shown);
@@ -667,9 +693,16 @@ function reveal(entry) {
     apply();
   }
   drawUpTo(entry);
-  setOpen(entry, true);
-  setCurrent(entry);
-  scrollToEntry(entry);
+  openAndShow(entry);
+}
+function openAndShow(entry) {
+  // Opened, current and scrolled to once its details are in: the page below it is as long
+  // as it will be, so the scroll puts it under the header.
+  withDetails(entry, () => {
+    setOpen(entry, true);
+    setCurrent(entry);
+    scrollToEntry(entry);
+  });
 }
 function openFromHash() {
   const qid = decodeURIComponent(location.hash.slice(1));
@@ -687,9 +720,7 @@ function step(delta) {
   if (from >= 0 && sorted[from].section) setOpen(sorted[from], false);
   const entry = sorted[index];
   drawUpTo(entry);
-  setOpen(entry, true);
-  setCurrent(entry);
-  scrollToEntry(entry);
+  openAndShow(entry);
 }
 document.addEventListener('keydown', (event) => {
   if (event.altKey || event.ctrlKey || event.metaKey) return;
@@ -815,32 +846,35 @@ $('toggle-controls').addEventListener('click', () => {
   const open = document.querySelector('header').classList.toggle('controls-open');
   $('toggle-controls').setAttribute('aria-expanded', String(open));
 });
-fillSelect($('f-type'), data.types.map((t) => [t, t]));
-fillSelect($('f-status'), data.statuses.map((s) => [s, s]));
-fillSelect($('f-match'), data.match_kinds.map((k) => [k, k]));
-const diagnosisCount = (d) => data.items.filter((i) => i.diagnosis === d).length;
-fillSelect($('f-diag'), [['!ok', 'anything but ok (' + data.items.filter((i) => i.diagnosis !== 'ok').length + ')'],
-  ...data.diagnoses.map((d) => [d, d + ' (' + diagnosisCount(d) + ')'])]);
-const flagCount = (flag) => data.items.filter((i) => i.flags.includes(flag)).length;
-// "needs review" counts what the console and report.md count (the run record's questions
-// that need a look); "any flag" adds the adapter's failures and the judge's findings.
-fillSelect($('f-triage'), [['needs_review', 'needs review (' + data.items.filter((i) => i.needs_review).length + ')'],
-  ['any', 'any flag (' + data.items.filter((i) => i.flags.length).length + ')'],
-  ...Object.entries(data.triage).map(([flag, text]) => [flag, text + ' (' + flagCount(flag) + ')'])]);
-// The further judgements' filter: possible missing labels and chunk grades, and correctness,
-// offered only when the run has them.
-const chunkChoices = [];
-if (data.chunks_graded) {
-  chunkChoices.push(['missing', 'possible missing label (' + data.items.filter((i) => i.missing_labels.length).length + ')']);
-  chunkChoices.push(['none-relevant', 'no chunk graded relevant (' + data.items.filter((i) => i.none_relevant).length + ')']);
-}
-if (data.correctness_judged) {
-  for (const score of [0, 1, 2]) {
-    chunkChoices.push(['c' + score, 'correctness ' + score + ' (' + data.items.filter((i) => i.correctness && i.correctness.status === 'ok' && i.correctness.score === score).length + ')']);
+function fillFilters() {
+  // Each choice with its count over the whole list.
+  fillSelect($('f-type'), data.types.map((t) => [t, t]));
+  fillSelect($('f-status'), data.statuses.map((s) => [s, s]));
+  fillSelect($('f-match'), data.match_kinds.map((k) => [k, k]));
+  const diagnosisCount = (d) => data.items.filter((i) => i.diagnosis === d).length;
+  fillSelect($('f-diag'), [['!ok', 'anything but ok (' + data.items.filter((i) => i.diagnosis !== 'ok').length + ')'],
+    ...data.diagnoses.map((d) => [d, d + ' (' + diagnosisCount(d) + ')'])]);
+  const flagCount = (flag) => data.items.filter((i) => i.flags.includes(flag)).length;
+  // "needs review" counts what the console and report.md count (the run record's questions
+  // that need a look); "any flag" adds the adapter's failures and the judge's findings.
+  fillSelect($('f-triage'), [['needs_review', 'needs review (' + data.items.filter((i) => i.needs_review).length + ')'],
+    ['any', 'any flag (' + data.items.filter((i) => i.flags.length).length + ')'],
+    ...Object.entries(data.triage).map(([flag, text]) => [flag, text + ' (' + flagCount(flag) + ')'])]);
+  // The further judgements' filter: possible missing labels and chunk grades, and correctness,
+  // offered only when the run has them.
+  const chunkChoices = [];
+  if (data.chunks_graded) {
+    chunkChoices.push(['missing', 'possible missing label (' + data.items.filter((i) => i.missing_labels.length).length + ')']);
+    chunkChoices.push(['none-relevant', 'no chunk graded relevant (' + data.items.filter((i) => i.none_relevant).length + ')']);
   }
+  if (data.correctness_judged) {
+    for (const score of [0, 1, 2]) {
+      chunkChoices.push(['c' + score, 'correctness ' + score + ' (' + data.items.filter((i) => i.correctness && i.correctness.status === 'ok' && i.correctness.score === score).length + ')']);
+    }
+  }
+  fillSelect($('f-chunks'), chunkChoices);
+  $('f-chunks').closest('label').hidden = chunkChoices.length === 0;
 }
-fillSelect($('f-chunks'), chunkChoices);
-$('f-chunks').closest('label').hidden = chunkChoices.length === 0;
 const list = $('items');
 // A filter changed: the list starts again from its first page.
 function filtered() {
@@ -862,7 +896,7 @@ $('reviewer').addEventListener('input', () => {
 $('export').addEventListener('click', exportMarks);
 $('open-all').addEventListener('click', () => { for (const e of entries.values()) if (e.section && !e.section.hidden) setOpen(e, true); });
 $('close-all').addEventListener('click', () => { for (const e of entries.values()) if (e.section) setOpen(e, false); });
-window.addEventListener('hashchange', () => whenParsed(openFromHash));
+window.addEventListener('hashchange', () => { if (listReady) openFromHash(); });
 window.addEventListener('storage', (event) => {
   // Marks saved in another tab: show them here too.
   if (event.key !== data.store_key) return;
@@ -870,8 +904,33 @@ window.addEventListener('storage', (event) => {
   $('reviewer').value = store.reviewer;
   redrawAll();
 });
-showRun();
-showCounts();
+// The controls that read the whole list wait for it.
+const listControls = [...filterIds, 'sort', 'export'].map($);
+for (const control of listControls) control.disabled = true;
+function listArrived() {
+  // The whole list is read: every item gets its entry (the first page's keep theirs, details
+  // and all), then the counts, the filters and the sort work on all of them.
+  data.items = dataBlock('report-data').items.map((row, position) => {
+    const known = entries.get(row.question_id);
+    if (known) return known.item;
+    entries.set(row.question_id, {item: row, position, section: null});
+    return row;
+  });
+  listReady = true;
+  for (const control of listControls) control.disabled = false;
+  showRun();
+  showCounts();
+  fillFilters();
+  sortItems();
+  openFromHash();
+}
+// The first page, drawn before the rest of the page is even read: in the order it came (worst
+// first, as the page opens), its count said until the whole list is read.
+sorted = data.first.map((item) => entries.get(item.question_id));
+shown = sorted;
+shownSet = new Set(shown);
+draw();
+$('shown').textContent = data.n_items + ' items (reading the list…)';
+$('more').hidden = true;
 showPrompt();
-sortItems();
-whenParsed(openFromHash);
+whenParsed('report-data', listArrived);
