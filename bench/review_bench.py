@@ -39,12 +39,28 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 #: moment the first item is in the document, and the frame that paints it.
 _WATCH = """
 new MutationObserver((changes, observer) => {
-  if (!document.querySelector('section.item')) return;
-  observer.disconnect();
-  window.__firstItem = performance.now();
-  requestAnimationFrame(() => { window.__firstPaint = performance.now(); });
-}).observe(document, {childList: true, subtree: true});
+  if (!window.__firstItem && document.querySelector('section.item')) {
+    window.__firstItem = performance.now();
+    requestAnimationFrame(() => { window.__firstPaint = performance.now(); });
+  }
+  // The whole list read: the header counts what is shown of every item.
+  const shown = document.getElementById('shown');
+  if (shown && / of \\d+ shown/.test(shown.textContent)) {
+    observer.disconnect();
+    window.__listReady = performance.now();
+  }
+}).observe(document, {childList: true, subtree: true, characterData: true});
 """
+
+#: After the load: the time to open the first item of the list (its details parsed and drawn).
+_OPEN = """() => {
+  const row = document.querySelector('section.item .row');
+  const start = performance.now();
+  row.click();
+  const open = !row.parentElement.querySelector('.detail').hidden;
+  return {open_ms: performance.now() - start, opened: open,
+          load_ms: performance.getEntriesByType('navigation')[0].loadEventStart};
+}"""
 
 #: The floor, in the loaded page: every data block parsed, as a page that reads it all must.
 _FLOOR = """() => {
@@ -125,10 +141,17 @@ def first_item(browser: Any, page_path: Path) -> dict[str, float]:
             time.sleep(0.05)
             times = page.evaluate("[window.__firstItem ?? null, window.__firstPaint ?? null]")
         page.wait_for_load_state("load", timeout=0)
+        ready = page.evaluate("window.__listReady ?? null")
+        opened = page.evaluate(_OPEN)
         floor = page.evaluate(_FLOOR)
-        return {"item_ms": times[0], "paint_ms": times[1], **floor}
+        return {"item_ms": times[0], "paint_ms": times[1], "list_ms": ready, **opened, **floor}
     finally:
         context.close()
+
+
+def _median_s(loads: list[dict[str, Any]], key: str) -> float | None:
+    values = [load[key] for load in loads if load.get(key) is not None]
+    return round(statistics.median(values) / 1000, 3) if values else None
 
 
 def run(
@@ -159,6 +182,9 @@ def run(
                 round(min(x["paint_ms"] for x in loads) / 1000, 3),
                 round(max(x["paint_ms"] for x in loads) / 1000, 3),
             ],
+            "list_ready_s": _median_s(loads, "list_ms"),
+            "loaded_s": _median_s(loads, "load_ms"),
+            "open_item_s": _median_s(loads, "open_ms"),
             "json_parse_s": round(floor, 3),
             "ratio": round(paint / floor, 2) if floor else None,
             "rounds": rounds,

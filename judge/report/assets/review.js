@@ -114,7 +114,8 @@ function validMark(mark) {
 const keyOf = (qid, sha, fingerprint) => JSON.stringify([qid, sha, fingerprint]);
 const itemKey = (item) => keyOf(item.question_id, item.answer_sha256, data.judge_fingerprint);
 function currentMark(item) {
-  if (!item.answer_sha256) return null;
+  // Looked up by question first: a page of many thousand items has marks on few of them.
+  if (!item.answer_sha256 || !marksOf(item.question_id).length) return null;
   const mark = store.marks[itemKey(item)];
   return validMark(mark) ? mark : null;
 }
@@ -851,25 +852,39 @@ function fillFilters() {
   fillSelect($('f-type'), data.types.map((t) => [t, t]));
   fillSelect($('f-status'), data.statuses.map((s) => [s, s]));
   fillSelect($('f-match'), data.match_kinds.map((k) => [k, k]));
-  const diagnosisCount = (d) => data.items.filter((i) => i.diagnosis === d).length;
-  fillSelect($('f-diag'), [['!ok', 'anything but ok (' + data.items.filter((i) => i.diagnosis !== 'ok').length + ')'],
+  // One pass over the items counts every choice.
+  const counted = new Map();
+  const count = (key) => counted.set(key, (counted.get(key) || 0) + 1);
+  for (const i of data.items) {
+    count('d:' + i.diagnosis);
+    if (i.diagnosis !== 'ok') count('!ok');
+    for (const flag of new Set(i.flags)) count('f:' + flag);
+    if (i.flags.length) count('any');
+    if (i.needs_review) count('needs_review');
+    if (i.missing_labels.length) count('missing');
+    if (i.none_relevant) count('none-relevant');
+    if (i.correctness && i.correctness.status === 'ok') count('c' + i.correctness.score);
+  }
+  const countOf = (key) => counted.get(key) || 0;
+  const diagnosisCount = (d) => countOf('d:' + d);
+  fillSelect($('f-diag'), [['!ok', 'anything but ok (' + countOf('!ok') + ')'],
     ...data.diagnoses.map((d) => [d, d + ' (' + diagnosisCount(d) + ')'])]);
-  const flagCount = (flag) => data.items.filter((i) => i.flags.includes(flag)).length;
+  const flagCount = (flag) => countOf('f:' + flag);
   // "needs review" counts what the console and report.md count (the run record's questions
   // that need a look); "any flag" adds the adapter's failures and the judge's findings.
-  fillSelect($('f-triage'), [['needs_review', 'needs review (' + data.items.filter((i) => i.needs_review).length + ')'],
-    ['any', 'any flag (' + data.items.filter((i) => i.flags.length).length + ')'],
+  fillSelect($('f-triage'), [['needs_review', 'needs review (' + countOf('needs_review') + ')'],
+    ['any', 'any flag (' + countOf('any') + ')'],
     ...Object.entries(data.triage).map(([flag, text]) => [flag, text + ' (' + flagCount(flag) + ')'])]);
   // The further judgements' filter: possible missing labels and chunk grades, and correctness,
   // offered only when the run has them.
   const chunkChoices = [];
   if (data.chunks_graded) {
-    chunkChoices.push(['missing', 'possible missing label (' + data.items.filter((i) => i.missing_labels.length).length + ')']);
-    chunkChoices.push(['none-relevant', 'no chunk graded relevant (' + data.items.filter((i) => i.none_relevant).length + ')']);
+    chunkChoices.push(['missing', 'possible missing label (' + countOf('missing') + ')']);
+    chunkChoices.push(['none-relevant', 'no chunk graded relevant (' + countOf('none-relevant') + ')']);
   }
   if (data.correctness_judged) {
     for (const score of [0, 1, 2]) {
-      chunkChoices.push(['c' + score, 'correctness ' + score + ' (' + data.items.filter((i) => i.correctness && i.correctness.status === 'ok' && i.correctness.score === score).length + ')']);
+      chunkChoices.push(['c' + score, 'correctness ' + score + ' (' + countOf('c' + score) + ')']);
     }
   }
   fillSelect($('f-chunks'), chunkChoices);
