@@ -15,7 +15,9 @@ loaded: a page cannot show its data faster than it can read it whole, but a page
 list first may well beat that floor. Wall seconds on a shared machine: the load average is
 printed beside them, and the median of ``--rounds`` loads.
 
-``python bench/review_bench.py [--sizes 1000,10000,100000] [--rounds 3] [--tree PATH]``
+``python bench/review_bench.py [--sizes 1000,10000,100000] [--rounds 3] [--tree PATH]``;
+``--against PATH`` loads the page another checkout renders and this one's in turns (old, new,
+new, old, ...), for a before/after figure.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ from pathlib import Path
 from judge.record.store import read_record
 from judge.report.review_page import render_review_page
 folder = Path(sys.argv[1])
-(folder / "review.html").write_bytes(render_review_page(read_record(folder)))
+(folder / sys.argv[2]).write_bytes(render_review_page(read_record(folder)))
 """
 
 _MAKE = """
@@ -114,13 +116,14 @@ def report_folder(root: Path, n: int, tree: Path) -> Path:
     return reports / latest.read_text(encoding="utf-8").strip()
 
 
-def render(folder: Path, tree: Path) -> int:
-    """review.html of ``folder`` rendered by ``tree``; its size in bytes."""
+def render(folder: Path, tree: Path, name: str = "review.html") -> int:
+    """review.html of ``folder`` rendered by ``tree`` (written as ``name`` beside it); its size
+    in bytes."""
     # In the tree's folder: ``python -c`` puts the working directory first on the path.
     subprocess.run(
-        [sys.executable, "-c", _RENDER, str(folder)], env=_env(tree), cwd=tree, check=True
+        [sys.executable, "-c", _RENDER, str(folder), name], env=_env(tree), cwd=tree, check=True
     )
-    return (folder / "review.html").stat().st_size
+    return (folder / name).stat().st_size
 
 
 def first_item(browser: Any, page_path: Path) -> dict[str, float]:
@@ -193,15 +196,74 @@ def run(
     return results
 
 
+def compare(
+    sizes: tuple[int, ...], rounds: int, old: Path, tree: Path = REPO, root: Path = DEFAULT_DIR
+) -> dict[str, Any]:
+    """The page rendered by ``old`` (another checkout) against this tree's, loaded in turns
+    (old, new, new, old, ...) in one browser: each one's median time to the first item."""
+    from playwright import sync_api
+
+    from tests.report.review_screens import chromium
+
+    results: dict[str, Any] = {}
+    for n in sizes:
+        folder = report_folder(root, n, tree)
+        pages = {"old": folder / "review-old.html", "new": folder / "review.html"}
+        render(folder, old, pages["old"].name)
+        render(folder, tree, pages["new"].name)
+        times: dict[str, list[float]] = {"old": [], "new": []}
+        with chromium(sync_api) as browser:
+            for turn in range(rounds):
+                for side in ("old", "new") if turn % 2 == 0 else ("new", "old"):
+                    times[side].append(first_item(browser, pages[side])["paint_ms"] / 1000)
+        results[str(n)] = {
+            side: {
+                "first_item_s": round(statistics.median(t), 3),
+                "range": [round(min(t), 3), round(max(t), 3)],
+            }
+            for side, t in times.items()
+        } | {
+            "speed_up": round(statistics.median(times["old"]) / statistics.median(times["new"]), 1),
+            "load_average": round(os.getloadavg()[0], 1),
+        }
+    return results
+
+
+def lines(results: dict[str, Any]) -> list[str]:
+    """The figures as ``make bench`` prints them, one line a size."""
+    if "skipped" in results:
+        return [f"  skipped: {results['skipped']}"]
+    return [
+        f"  {int(n):>7,} questions ({r['page_mb']} MB): first item {r['first_item_s']} s "
+        f"(range {r['first_item_range'][0]}-{r['first_item_range'][1]} over {r['rounds']}), "
+        f"{r['ratio']}x the JSON.parse of the page's data ({r['json_parse_s']} s); whole list "
+        f"read {r['list_ready_s']} s, page loaded {r['loaded_s']} s, an item opens in "
+        f"{r['open_item_s']} s; load {r['load_average']}"
+        for n, r in results.items()
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tree", type=Path, default=REPO)
     parser.add_argument("--dir", type=Path, default=DEFAULT_DIR)
+    parser.add_argument(
+        "--against", type=Path, help="another checkout: its page and this one's, in turns"
+    )
     args = parser.parse_args()
     sizes = tuple(int(n) for n in args.sizes.split(","))
-    print(json.dumps(run(sizes, args.rounds, args.tree.resolve(), args.dir), indent=1))
+    if args.against is not None:
+        print(
+            json.dumps(
+                compare(sizes, args.rounds, args.against.resolve(), args.tree.resolve(), args.dir)
+            )
+        )
+        return
+    results = run(sizes, args.rounds, args.tree.resolve(), args.dir)
+    print("\n".join(lines(results)))
+    print(json.dumps(results))
 
 
 if __name__ == "__main__":

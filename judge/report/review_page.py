@@ -1,9 +1,11 @@
 """``review.html``: one self-contained page where reviewers triage verdicts and record judgements.
 
 No network, no external scripts or fonts, no server. Corpus text, questions and answers are
-untrusted: they travel as JSON inside a ``<script type="application/json">`` block (with ``<``,
-``>`` and ``&`` escaped, so no text can close the block) and reach the page only through
-``textContent``, never as HTML. A Content-Security-Policy allows exactly the page's own script
+untrusted: they travel as JSON inside ``<script type="application/json">`` blocks (with ``<``,
+``>`` and ``&`` escaped, so no text can close a block) and reach the page only through
+``textContent``, never as HTML. The data is in parts (``judge.report.review_parts``): the first
+screen before the script, the list and the items' details after it, so that a page of 100,000
+questions shows its first items before the browser has read the rest. A Content-Security-Policy allows exactly the page's own script
 (by hash) and no other source, so even an injected handler could not run.
 
 Triage is decided in Python, once per question, by the run record (``judge.results.review``):
