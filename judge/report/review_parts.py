@@ -32,6 +32,18 @@ LIST_FIELDS = (
     "confidence",
     "missing_labels",
 )
+#: What a list row leaves out when it has this value (most rows do: no flag, no gap to a
+#: label...), and the page's script (``listRow``) puts back: a tenth of the list's bytes.
+LIST_DEFAULTS: dict[str, Any] = {
+    "flags": [],
+    "gap": 0,
+    "confidence": None,
+    "missing_labels": [],
+    "correctness": None,
+    "none_relevant": False,
+}
+#: The same for the list's short verdict.
+VERDICT_DEFAULTS: dict[str, Any] = {"match": None, "unsupported": 0}
 #: Items per block of details, and chunk texts per block of texts: one block is what opening one
 #: item parses (about a megabyte at most), not the page's whole data.
 ITEM_BLOCK = 500
@@ -45,7 +57,8 @@ PAGE = 200
 def _list_row(item: dict[str, Any], relevant_grade: int | None) -> dict[str, Any]:
     """An item as the list needs it (``LIST_FIELDS``), its verdict cut to the scores, status,
     quote kind and unsupported sentences the line and the filters show, and whether no chunk
-    the judge graded is relevant (the "no chunk graded relevant" filter)."""
+    the judge graded is relevant (the "no chunk graded relevant" filter). A field whose value
+    is its default (``LIST_DEFAULTS``, ``VERDICT_DEFAULTS``) is left out."""
     row = {key: item[key] for key in LIST_FIELDS}
     verdict = item["verdict"]
     if verdict is not None:
@@ -58,9 +71,10 @@ def _list_row(item: dict[str, Any], relevant_grade: int | None) -> dict[str, Any
             "match": None if match is None else {"kind": match["kind"]},
             "unsupported": sum(1 for s in sentences if s["verdict"] == "unsupported"),
         }
+        verdict = _without_defaults(verdict, VERDICT_DEFAULTS)
     correctness = item["correctness"]
     grades = item["chunk_grades"].values()
-    return row | {
+    row |= {
         "verdict": verdict,
         "correctness": None
         if correctness is None
@@ -70,6 +84,13 @@ def _list_row(item: dict[str, Any], relevant_grade: int | None) -> dict[str, Any
             g["grade"] is not None and relevant_grade is not None and g["grade"] >= relevant_grade
             for g in grades
         ),
+    }
+    return _without_defaults(row, LIST_DEFAULTS)
+
+
+def _without_defaults(row: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    return {
+        key: value for key, value in row.items() if key not in defaults or value != defaults[key]
     }
 
 

@@ -17,8 +17,15 @@ import pytest
 from judge.config import Config
 from judge.record.model import Record
 from judge.report import review_parts
-from judge.report.review_page import page_data
-from judge.report.review_parts import LIST_FIELDS, json_for_script, page_parts, worst_first
+from judge.report.review_page import page_data, review_asset
+from judge.report.review_parts import (
+    LIST_DEFAULTS,
+    LIST_FIELDS,
+    VERDICT_DEFAULTS,
+    json_for_script,
+    page_parts,
+    worst_first,
+)
 from tests.conftest import CORPUS, RUN
 from tests.record.test_build import sentence_mode_report
 from tests.report.test_review_page import _open, _open_ids, _run, _visible
@@ -35,7 +42,7 @@ def _put_back(
     block = first["item_block"]
     items = []
     for position, row in enumerate(listed["items"]):
-        item = row | details[position // block][position % block]
+        item = LIST_DEFAULTS | row | details[position // block][position % block]
         del item["none_relevant"]
         items.append(item)
     assert set(listed) == {"items"}
@@ -66,17 +73,27 @@ def test_the_parts_put_back_are_the_page_data(
     assert sum(map(len, details)) == len(data["items"]) and data["chunk_texts"]
     # The list holds no item's answer, chunk or reply: only what a line and a filter show.
     for row, item in zip(listed["items"], data["items"], strict=True):
-        assert set(row) == {*LIST_FIELDS, "verdict", "correctness", "none_relevant"}
-        assert row["verdict"] is None or set(row["verdict"]) == {
+        # Every field there, but those at their default, left out.
+        assert {*LIST_FIELDS, "verdict", "correctness", "none_relevant"} - set(row) <= set(
+            LIST_DEFAULTS
+        )
+        assert {"question_id", "type", "question", "diagnosis", "needs_review"} <= set(row)
+        short = row["verdict"]
+        assert short is None or {"status", "faithfulness", "relevance"} <= set(short) <= {
             "status",
             "faithfulness",
             "relevance",
             "match",
             "unsupported",
         }
+        assert all(row[key] != value for key, value in LIST_DEFAULTS.items() if key in row)
+        assert short is None or all(
+            short[k] != v for k, v in VERDICT_DEFAULTS.items() if k in short
+        )
         assert item["answer"] is None or item["answer"] not in json.dumps(row, ensure_ascii=False)
     # q1's answer has sentences unsupported: the list counts them as the page did from the
     # sentences themselves, without carrying them.
+    assert any("flags" not in row for row in listed["items"])  # some rows are shorter
     sentences = data["items"][0]["verdict"]["sentences"]
     unsupported = sum(s["verdict"] == "unsupported" for s in sentences)
     assert listed["items"][0]["verdict"]["unsupported"] == unsupported >= 1
@@ -110,13 +127,27 @@ def test_worst_first_is_the_pages_order(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_none_relevant_is_the_filters_rule() -> None:
-    """ "No chunk graded relevant": grades known, and none at or above the relevant grade."""
+    """ "No chunk graded relevant": grades known, and none at or above the relevant grade (a
+    row without the field has none_relevant false, its default)."""
     item = {key: None for key in LIST_FIELDS} | {"verdict": None, "correctness": None}
-    grades = {"a": {"grade": 1}, "b": {"grade": None}}
-    assert review_parts._list_row(item | {"chunk_grades": grades}, 2)["none_relevant"]
+
+    def none_relevant(grades: dict[str, Any]) -> bool:
+        row = review_parts._list_row(item | {"chunk_grades": grades}, 2)
+        return bool(row.get("none_relevant", LIST_DEFAULTS["none_relevant"]))
+
+    grades: dict[str, Any] = {"a": {"grade": 1}, "b": {"grade": None}}
+    assert none_relevant(grades)
     grades["c"] = {"grade": 2}
-    assert not review_parts._list_row(item | {"chunk_grades": grades}, 2)["none_relevant"]
-    assert not review_parts._list_row(item | {"chunk_grades": {}}, 2)["none_relevant"]
+    assert not none_relevant(grades)
+    assert not none_relevant({})
+
+
+def test_the_script_puts_back_every_field_a_row_leaves_out() -> None:
+    script = review_asset("review.js")
+    for key, value in LIST_DEFAULTS.items():
+        assert f"  row.{key} ??= {json.dumps(value)};" in script, key
+    for key, value in VERDICT_DEFAULTS.items():
+        assert f"    row.verdict.{key} ??= {json.dumps(value)};" in script, key
 
 
 def test_no_text_can_end_its_block() -> None:

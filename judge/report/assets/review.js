@@ -29,6 +29,21 @@ function whenLoaded(then) {
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', then, {once: true});
   else then();
 }
+// A list row leaves out the fields whose value is empty (review_parts.py's LIST_DEFAULTS and
+// VERDICT_DEFAULTS): put back as it is read.
+function listRow(row) {
+  row.flags ??= [];
+  row.gap ??= 0;
+  row.confidence ??= null;
+  row.missing_labels ??= [];
+  row.correctness ??= null;
+  row.none_relevant ??= false;
+  if (row.verdict) {
+    row.verdict.match ??= null;
+    row.verdict.unsupported ??= 0;
+  }
+  return row;
+}
 const blocks = new Map();  // a data block's id → its parsed contents
 function dataBlock(id) {
   if (!blocks.has(id)) blocks.set(id, JSON.parse(document.getElementById(id).textContent));
@@ -251,7 +266,7 @@ function citedText(pieces, citeMarks) {
 // Every item's entry, by question id: {item, position}, and {section, row, detail} once the list
 // has shown it (build), {loaded} once its details are read (withDetails). The first page's
 // until the whole list is read.
-const entries = new Map(data.first.map((item) => [item.question_id, {item, position: item.position, section: null}]));
+const entries = new Map(data.first.map((item) => [item.question_id, {item: listRow(item), position: item.position, section: null}]));
 function fillRow(entry) {
   const item = entry.item;
   const v = item.verdict;
@@ -928,7 +943,7 @@ function listArrived() {
   data.items = dataBlock('report-data').items.map((row, position) => {
     const known = entries.get(row.question_id);
     if (known) return known.item;
-    entries.set(row.question_id, {item: row, position, section: null});
+    entries.set(row.question_id, {item: listRow(row), position, section: null});
     return row;
   });
   listReady = true;
