@@ -12,7 +12,9 @@ began): a mutation observer, added before the page's script runs, notes when the
 ``section.item`` is in the document and then the next animation frame, the one that paints it.
 The floor is ``JSON.parse`` of every data block of the page, timed in the same page after it
 loaded: a page cannot show its data faster than it can read it whole, but a page that draws its
-list first may well beat that floor. Wall seconds on a shared machine: the load average is
+list first may well beat that floor. Beside them: when the whole list is read (the header
+counts what is shown of every item: the filters work), when the page has loaded, and how long
+the first line takes to open once it has. Wall seconds on a shared machine: the load average is
 printed beside them, and the median of ``--rounds`` loads.
 
 ``python bench/review_bench.py [--sizes 1000,10000,100000] [--rounds 3] [--tree PATH]``;
