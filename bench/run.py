@@ -27,6 +27,7 @@ import memory_bench
 import ppi_sim
 import prefix_bench
 import retrieval_bench
+import review_bench
 import startup_bench
 import sweep_sim
 
@@ -127,6 +128,9 @@ def main() -> None:
     )
     results["history"] = h = history_bench.run(nights, questions, rounds=1)
     print("\n".join(history_bench.lines(h)))
+    print("review.html: time to the first item in headless Chromium (target: < 2 s at any size)")
+    results["review"] = v = review_bench.run()
+    print("\n".join(review_bench.lines(v)))
     print("error boundary: mutated imports and state files (target: exit 0 or a located exit 2)")
     results["fuzz"] = z = fuzz_bench.run()
     print("\n".join(fuzz_bench.describe(z)))

@@ -22,7 +22,8 @@ from __future__ import annotations
 import html
 from typing import TYPE_CHECKING, Any
 
-from judge.report.review_page import _csp_hash, _json_for_script, review_asset
+from judge.report.review_page import _csp_hash, review_asset
+from judge.report.review_parts import json_for_script
 from judge.results.night_summary import summarise_night
 from judge.results.season_view import (
     CHANGE_MARK,
@@ -128,7 +129,7 @@ def render_history_page(
         '<script type="application/json" id="season-data">'
     )
     tail = f"</script>\n<script>{script}</script>\n</body>\n</html>\n"
-    data = _json_for_script(season_page_data(view, baseline_name))
+    data = json_for_script(season_page_data(view, baseline_name))
     return b"".join([head.encode("utf-8"), data, tail.encode("utf-8")])
 
 

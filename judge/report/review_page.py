@@ -1,9 +1,11 @@
 """``review.html``: one self-contained page where reviewers triage verdicts and record judgements.
 
 No network, no external scripts or fonts, no server. Corpus text, questions and answers are
-untrusted: they travel as JSON inside a ``<script type="application/json">`` block (with ``<``,
-``>`` and ``&`` escaped, so no text can close the block) and reach the page only through
-``textContent``, never as HTML. A Content-Security-Policy allows exactly the page's own script
+untrusted: they travel as JSON inside ``<script type="application/json">`` blocks (with ``<``,
+``>`` and ``&`` escaped, so no text can close a block) and reach the page only through
+``textContent``, never as HTML. The data is in parts (``judge.report.review_parts``): the first
+screen before the script, the list and the items' details after it, so that a page of 100,000
+questions shows its first items before the browser has read the rest. A Content-Security-Policy allows exactly the page's own script
 (by hash) and no other source, so even an injected handler could not run.
 
 Triage is decided in Python, once per question, by the run record (``judge.results.review``):
@@ -43,8 +45,6 @@ from pathlib import Path
 from string import Template
 from typing import TYPE_CHECKING, Any
 
-import pydantic_core
-
 from judge.audit.types import COMMENT_MAX_CHARS, MARKS_FORMAT, MARKS_VERSION
 from judge.hashing import text_sha256
 from judge.io.text import text_problem
@@ -56,6 +56,7 @@ from judge.report.evidence_text import (
     evidence_origin,
 )
 from judge.report.markdown import prompt_label, prompt_path
+from judge.report.review_parts import data_blocks, json_for_script, page_parts
 from judge.results.diagnosis import DIAGNOSES
 from judge.results.item_record import ItemRecord
 from judge.results.review import TRIAGE_FLAGS
@@ -445,25 +446,10 @@ def _csp_hash(text: str) -> str:
     return f"'sha256-{base64.b64encode(digest).decode()}'"
 
 
-def _json_for_script(value: Any) -> bytes:
-    """JSON (UTF-8) that cannot end the <script> element it sits in, whatever the strings
-    contain.
-
-    Encoded by pydantic-core (about twice as fast as ``json.dumps`` on a 10,000-question page,
-    and a NaN becomes null, which the page's JSON.parse would otherwise refuse), and kept as the
-    bytes it makes: the page's 16 MB of data are neither decoded nor encoded again."""
-    return (
-        pydantic_core.to_json(value)
-        .replace(b"&", b"\\u0026")
-        .replace(b"<", b"\\u003c")
-        .replace(b">", b"\\u003e")
-        .replace("\u2028".encode(), b"\\u2028")
-        .replace("\u2029".encode(), b"\\u2029")
-    )
-
-
 def render_review_page(report: Record) -> bytes:
-    """review.html, as UTF-8."""
+    """review.html, as UTF-8: the first screen's data, the script, then the list, the items'
+    details and the chunk texts (``page_parts``), so that the first screen is drawn while the
+    browser still reads the rest."""
     judge = report.manifest.judge
     style = _inline(STYLE_ASSET)
     script = _inline(SCRIPT_ASSET)
@@ -473,7 +459,7 @@ def render_review_page(report: Record) -> bytes:
     body = review_asset(BODY_ASSET).format(
         folder=html.escape(report.manifest.folder), judge=html.escape(meta)
     )
-    data = page_data(report)
+    first, listed, details, texts = page_parts(page_data(report))
     lang = page_language(
         [*(item.question for item in report.items), *(f.question for f in report.adapter_failed)]
     )
@@ -484,7 +470,14 @@ def render_review_page(report: Record) -> bytes:
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">\n'
         f"<title>Evidence review · {html.escape(report.manifest.folder)}</title>\n"
         f"<style>{style}</style>\n</head>\n<body>\n{body}"
-        '<script type="application/json" id="report-data">'
+        '<script type="application/json" id="report-first">'
     )
-    tail = f"</script>\n<script>{script}</script>\n</body>\n</html>\n"
-    return b"".join([head.encode("utf-8"), _json_for_script(data), tail.encode("utf-8")])
+    return b"".join(
+        [
+            head.encode("utf-8"),
+            json_for_script(first),
+            f"</script>\n<script>{script}</script>\n".encode(),
+            data_blocks(listed, details, texts),
+            b"</body>\n</html>\n",
+        ]
+    )

@@ -1,9 +1,70 @@
 'use strict';
-const data = JSON.parse(document.getElementById('report-data').textContent);
+// The page's data in parts (judge/report/review_parts.py). Before this script: the first screen,
+// that is the page's settings and its first page of items worst first, drawn at once. After it,
+// read while that page is already shown: the whole list (each item's id, type, question, scores,
+// flags, diagnosis and answer sha256: what the filters, sorts, counts and marks need), then the
+// items' details (answer, chunks, verdict in full) and the chunk texts in blocks, each parsed
+// when one of its items is first opened or searched.
+const data = JSON.parse(document.getElementById('report-first').textContent);
+data.items = [];  // every item's list fields, once the list is read (listArrived)
+// A block can be read once the browser has parsed past it: an element follows it, or the page
+// is parsed. Until then, what needs it waits (a page of many thousand items takes seconds).
+function parsed(id) {
+  const node = document.getElementById(id);
+  return Boolean(node) && (Boolean(node.nextElementSibling) || document.readyState !== 'loading');
+}
+function whenParsed(id, then) {
+  let done = false;
+  const check = () => {
+    if (done || !parsed(id)) return;
+    done = true;
+    then();
+  };
+  // At the latest when the page is parsed (before its load event), else as soon as it is seen.
+  document.addEventListener('DOMContentLoaded', check, {once: true});
+  const poll = () => { check(); if (!done) setTimeout(poll, 50); };
+  poll();
+}
+function whenLoaded(then) {
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', then, {once: true});
+  else then();
+}
+// A list row leaves out the fields whose value is empty (review_parts.py's LIST_DEFAULTS and
+// VERDICT_DEFAULTS): put back as it is read.
+function listRow(row) {
+  row.flags ??= [];
+  row.gap ??= 0;
+  row.confidence ??= null;
+  row.missing_labels ??= [];
+  row.correctness ??= null;
+  row.none_relevant ??= false;
+  if (row.verdict) {
+    row.verdict.match ??= null;
+    row.verdict.unsupported ??= 0;
+  }
+  return row;
+}
+const blocks = new Map();  // a data block's id → its parsed contents
+function dataBlock(id) {
+  if (!blocks.has(id)) blocks.set(id, JSON.parse(document.getElementById(id).textContent));
+  return blocks.get(id);
+}
 // Each chunk text is in the data once; a context names it by its index.
-for (const item of data.items) {
-  for (const chunk of item.context) chunk.text = data.chunk_texts[chunk.text];
-  for (const chunk of item.beyond_context || []) chunk.text = data.chunk_texts[chunk.text];
+const textBlock = (index) => 'report-texts-' + Math.floor(index / data.text_block);
+const itemBlock = (entry) => 'report-items-' + Math.floor(entry.position / data.item_block);
+function withDetails(entry, then) {
+  // An item's details join its list fields the first time it is opened or searched, once the
+  // blocks that hold them are parsed.
+  if (entry.loaded) { then(); return; }
+  if (!parsed(itemBlock(entry))) { whenParsed(itemBlock(entry), () => withDetails(entry, then)); return; }
+  const details = dataBlock(itemBlock(entry))[entry.position % data.item_block];
+  const chunks = [...details.context, ...details.beyond_context];
+  const waiting = chunks.map((chunk) => textBlock(chunk.text)).find((id) => !parsed(id));
+  if (waiting) { whenParsed(waiting, () => withDetails(entry, then)); return; }
+  Object.assign(entry.item, details);
+  for (const chunk of chunks) chunk.text = dataBlock(textBlock(chunk.text))[chunk.text % data.text_block];
+  entry.loaded = true;
+  then();
 }
 const $ = (id) => document.getElementById(id);
 function el(tag, cls, text) {
@@ -68,16 +129,32 @@ function validMark(mark) {
 const keyOf = (qid, sha, fingerprint) => JSON.stringify([qid, sha, fingerprint]);
 const itemKey = (item) => keyOf(item.question_id, item.answer_sha256, data.judge_fingerprint);
 function currentMark(item) {
-  if (!item.answer_sha256) return null;
+  // Looked up by question first: a page of many thousand items has marks on few of them.
+  if (!item.answer_sha256 || !marksOf(item.question_id).length) return null;
   const mark = store.marks[itemKey(item)];
   return validMark(mark) ? mark : null;
+}
+// The store's marks by question id, made again when the store is read or saved (a new object).
+let marksIndexed = null;
+let marksByQuestion = new Map();
+function marksOf(qid) {
+  if (marksIndexed !== store) {
+    marksByQuestion = new Map();
+    for (const [k, mark] of Object.entries(store.marks)) {
+      if (!validMark(mark)) continue;
+      if (!marksByQuestion.has(mark.question_id)) marksByQuestion.set(mark.question_id, []);
+      marksByQuestion.get(mark.question_id).push([k, mark]);
+    }
+    marksIndexed = store;
+  }
+  return marksByQuestion.get(qid) || [];
 }
 function staleMark(item) {
   // The newest mark of this question made on another answer or by another judge.
   let newest = null;
   const key = itemKey(item);
-  for (const [k, mark] of Object.entries(store.marks)) {
-    if (k === key || !validMark(mark) || mark.question_id !== item.question_id) continue;
+  for (const [k, mark] of marksOf(item.question_id)) {
+    if (k === key) continue;
     if (!newest || String(mark.marked_at) > String(newest.marked_at)) newest = mark;
   }
   if (!newest) return null;
@@ -109,7 +186,8 @@ function scoreBadges(v) {
   box.appendChild(el('span', 'score s' + v.relevance, 'R' + v.relevance));
   return box;
 }
-const unsupportedCount = (v) => (v && v.sentences ? v.sentences.filter((s) => s.verdict === 'unsupported').length : 0);
+// The list's verdict carries the count; an opened item's, its sentences.
+const unsupportedCount = (v) => (!v ? 0 : v.sentences ? v.sentences.filter((s) => s.verdict === 'unsupported').length : v.unsupported || 0);
 function highlighted(text, start, end) {
   // Spans are in Unicode code points (Python); JavaScript strings count UTF-16 units.
   const chars = Array.from(text);
@@ -185,7 +263,10 @@ function citedText(pieces, citeMarks) {
   }
   return box;
 }
-const entries = new Map();  // question id → {item, section, row, detail, position}
+// Every item's entry, by question id: {item, position}, and {section, row, detail} once the list
+// has shown it (build), {loaded} once its details are read (withDetails). The first page's
+// until the whole list is read.
+const entries = new Map(data.first.map((item) => [item.question_id, {item: listRow(item), position: item.position, section: null}]));
 function fillRow(entry) {
   const item = entry.item;
   const v = item.verdict;
@@ -446,18 +527,22 @@ function rawReply(v) {
   return box;
 }
 function setOpen(entry, open) {
+  if (open && !entry.loaded) { withDetails(entry, () => setOpen(entry, open)); return; }
   if (open && !entry.detail.childElementCount) fillDetail(entry);
   entry.detail.hidden = !open;
   entry.row.setAttribute('aria-expanded', String(open));
 }
 let current = null;  // the question id keyboard navigation moves from
 function setCurrent(entry) {
-  if (current && entries.has(current)) entries.get(current).section.classList.remove('current');
+  const before = current && entries.get(current);
+  if (before && before.section) before.section.classList.remove('current');
   current = entry.item.question_id;
   entry.section.classList.add('current');
   try { history.replaceState(null, '', '#' + encodeURIComponent(current)); } catch (e) { /* file:// quirks */ }
 }
-function build(item, position) {
+function build(entry) {
+  // An item's line, made when the list first shows it.
+  const item = entry.item;
   const section = el('section', 'item' + (item.flags.length ? ' flagged' : ''));
   section.dataset.qid = item.question_id;
   const row = el('button', 'row');
@@ -467,15 +552,13 @@ function build(item, position) {
   detail.hidden = true;
   section.appendChild(row);
   section.appendChild(detail);
-  const entry = {item, section, row, detail, position};
+  Object.assign(entry, {section, row, detail});
   row.addEventListener('click', () => {
     const open = detail.hidden;
     setOpen(entry, open);
     if (open) setCurrent(entry);
   });
-  entries.set(item.question_id, entry);
   fillRow(entry);
-  return section;
 }
 function changed(entry) {
   fillRow(entry);
@@ -483,6 +566,7 @@ function changed(entry) {
 }
 function redrawAll() {
   for (const entry of entries.values()) {
+    if (!entry.section) continue;
     fillRow(entry);
     // Redraw rendered items, except one being typed in (its unsaved comment would be lost).
     if (entry.detail.childElementCount && !entry.detail.contains(document.activeElement)) {
@@ -496,55 +580,99 @@ function redrawAll() {
 // --- triage: filters, sort, progress ---------------------------------------------------------
 const filterIds = ['f-type', 'f-status', 'f-match', 'f-faith', 'f-rel', 'f-triage', 'f-mark', 'f-diag', 'f-chunks', 'search'];
 // The search: every word typed must occur in the question, the answer or a chunk (case, width
-// and compatibility forms folded, so "ｉｐａｄ" finds "iPad").
+// and compatibility forms folded, so "ｉｐａｄ" finds "iPad"). An item's text is folded the first
+// time a search reads it (which reads its details).
 const fold = (text) => String(text).normalize('NFKC').toLowerCase();
-const haystacks = new Map(data.items.map((item) => [item.question_id,
-  fold([item.question || '', item.answer || '', ...item.context.map((chunk) => chunk.text)].join('\n'))]));
-function searched(item) {
-  const words = fold($('search').value).split(/\s+/).filter(Boolean);
-  const hay = haystacks.get(item.question_id);
-  return words.every((word) => hay.includes(word));
+const haystacks = new Map();
+function haystack(item) {
+  let hay = haystacks.get(item.question_id);
+  if (hay === undefined) {
+    withDetails(entries.get(item.question_id), () => {});  // the page is parsed: at once
+    hay = fold([item.question || '', item.answer || '', ...item.context.map((chunk) => chunk.text)].join('\n'));
+    haystacks.set(item.question_id, hay);
+  }
+  return hay;
 }
-function visibleNow(item) {
+function filterState() {
+  // The filters' values, read once for a pass over every item.
+  const f = Object.fromEntries(filterIds.map((id) => [id, $(id).value]));
+  f.words = fold(f['search']).split(/\s+/).filter(Boolean);
+  return f;
+}
+function visibleNow(item, f) {
   const v = item.verdict;
   const status = v ? v.status : 'adapter_failed';
   const kind = v && v.match ? v.match.kind : 'none';
-  const f = Object.fromEntries(filterIds.map((id) => [id, $(id).value]));
-  const mark = currentMark(item);
   const triage = f['f-triage'];
   const markFilter = f['f-mark'];
   const diag = f['f-diag'];
   return (!f['f-type'] || item.type === f['f-type']) && (!f['f-status'] || status === f['f-status'])
     && (!diag || (diag === '!ok' ? item.diagnosis !== 'ok' : item.diagnosis === diag))
-    && (!f['search'] || searched(item))
     && (!f['f-match'] || kind === f['f-match'])
     && (!f['f-faith'] || (v && String(v.faithfulness) === f['f-faith']))
     && (!f['f-rel'] || (v && String(v.relevance) === f['f-rel']))
     && (!f['f-chunks'] || (f['f-chunks'] === 'missing' ? item.missing_labels.length > 0
-      : f['f-chunks'] === 'none-relevant' ? chunkGradesKnown(item) && !Object.values(item.chunk_grades).some((g) => g.grade !== null && g.grade >= data.relevant_grade)
+      : f['f-chunks'] === 'none-relevant' ? item.none_relevant
       : item.correctness && item.correctness.status === 'ok' && String(item.correctness.score) === f['f-chunks'].slice(1)))
     && (!triage || (triage === 'any' ? item.flags.length > 0
       : triage === 'needs_review' ? item.needs_review : item.flags.includes(triage)))
     && (!markFilter
-        || (markFilter === 'unmarked' && item.answer_sha256 && !mark)
-        || (markFilter === 'marked' && mark)
-        || (markFilter === 'stale' && !mark && staleMark(item)));
+        || (markFilter === 'unmarked' && item.answer_sha256 && !currentMark(item))
+        || (markFilter === 'marked' && currentMark(item))
+        || (markFilter === 'stale' && !currentMark(item) && staleMark(item)))
+    && (!f.words.length || f.words.every((word) => haystack(item).includes(word)));
 }
-function chunkGradesKnown(item) { return Object.keys(item.chunk_grades).length > 0; }
 function markable() { return data.items.filter((i) => i.answer_sha256); }
+// The list shows the first `limit` of the items the filters let through, in the sort's order;
+// scrolling to its end (or the button there) shows a page more. A page of 100,000 items draws
+// 200 lines, not 100,000.
+const PAGE = data.page;
+let limit = PAGE;
+let sorted = [];  // every entry, in the sort's order
+let shown = [];  // the entries the filters let through, in that order
+let shownSet = new Set();
+let listReady = false;  // the whole list is read: the filters, sorts and counts work on it
 function apply() {
-  let shown = 0;
-  for (const entry of entries.values()) {
-    const visible = Boolean(visibleNow(entry.item));
-    entry.section.hidden = !visible;
-    if (visible) shown += 1;
-  }
+  if (!listReady) return;
+  if ($('search').value.trim() && document.readyState === 'loading') { whenLoaded(apply); return; }
+  const f = filterState();
+  shown = sorted.filter((entry) => visibleNow(entry.item, f));
+  shownSet = new Set(shown);
+  draw();
   const items = markable();
   const marked = items.filter((i) => currentMark(i)).length;
-  $('shown').textContent = shown + ' of ' + data.items.length + ' shown';
+  $('shown').textContent = shown.length + ' of ' + data.items.length + ' shown';
   $('progress').textContent = 'marked ' + marked + ' of ' + items.length;
   const active = filterIds.filter((id) => id !== 'search' && $(id).value).length;
   $('toggle-controls').textContent = 'filters' + (active ? ' (' + active + ' on)' : '');
+}
+function draw() {
+  // The first `limit` shown entries in the list (made when new), in the sort's order; entries
+  // made before and not shown now stay in place, hidden. Only what is out of order moves.
+  const wanted = new Set(shown.slice(0, limit));
+  for (const entry of wanted) if (!entry.section) build(entry);
+  let at = list.firstChild;
+  for (const entry of sorted) {
+    if (!entry.section) continue;
+    entry.section.hidden = !wanted.has(entry);
+    if (entry.section === at) at = at.nextSibling;
+    else list.insertBefore(entry.section, at);
+  }
+  const more = shown.length - wanted.size;
+  $('more').hidden = more <= 0;
+  $('show-more').textContent = 'showing ' + wanted.size + ' of ' + shown.length + ': show ' + Math.min(more, PAGE) + ' more';
+}
+function showMore() {
+  if (limit >= shown.length) return;
+  limit += PAGE;
+  draw();
+}
+function drawUpTo(entry) {
+  // An item opened by a link or a key is drawn, with every shown item before it.
+  const rank = shown.indexOf(entry);
+  if (rank < limit) return;
+  limit = (Math.floor(rank / PAGE) + 1) * PAGE;
+  draw();
 }
 // Worst first: what needs review, then a diagnosis other than ok, then the lowest scores (no
 // scores at all first), then the diagnoses in their order.
@@ -561,8 +689,11 @@ const sorts = {
   // Least confident first; items without a confidence (none reported, or no verdict) last.
   confidence: (a, b) => (a.item.confidence ?? 2) - (b.item.confidence ?? 2) || a.position - b.position,
 };
-function ordered() { return Array.from(entries.values()).sort(sorts[$('sort').value] || sorts.order); }
-function sortItems() { for (const entry of ordered()) list.appendChild(entry.section); }
+function sortItems() {
+  sorted = Array.from(entries.values()).sort(sorts[$('sort').value] || sorts.order);
+  limit = PAGE;
+  apply();
+}
 
 // --- navigation: #qid links, j/k ---------------------------------------------------------------
 function scrollToEntry(entry) {
@@ -572,14 +703,22 @@ function scrollToEntry(entry) {
   entry.row.focus({preventScroll: true});
 }
 function reveal(entry) {
-  if (entry.section.hidden) {
+  if (!shownSet.has(entry)) {
     // A link must open its item whatever the filters say.
     for (const id of filterIds) $(id).value = '';
     apply();
   }
-  setOpen(entry, true);
-  setCurrent(entry);
-  scrollToEntry(entry);
+  drawUpTo(entry);
+  openAndShow(entry);
+}
+function openAndShow(entry) {
+  // Opened, current and scrolled to once its details are in: the page below it is as long
+  // as it will be, so the scroll puts it under the header.
+  withDetails(entry, () => {
+    setOpen(entry, true);
+    setCurrent(entry);
+    scrollToEntry(entry);
+  });
 }
 function openFromHash() {
   const qid = decodeURIComponent(location.hash.slice(1));
@@ -588,17 +727,16 @@ function openFromHash() {
   if (entry) reveal(entry); else say('no item "' + qid + '" on this page', true);
 }
 function step(delta) {
-  const order = ordered();
-  const from = current === null ? -1 : order.findIndex((e) => e.item.question_id === current);
-  let index = from < 0 ? (delta > 0 ? -1 : order.length) : from;
-  do { index += delta; } while (index >= 0 && index < order.length && order[index].section.hidden);
-  if (index < 0 || index >= order.length) return;
+  // From the current item (shown or not) to the next shown one in the sort's order.
+  const from = current === null ? -1 : sorted.findIndex((e) => e.item.question_id === current);
+  let index = from < 0 ? (delta > 0 ? -1 : sorted.length) : from;
+  do { index += delta; } while (index >= 0 && index < sorted.length && !shownSet.has(sorted[index]));
+  if (index < 0 || index >= sorted.length) return;
   // One item open at a time while stepping: the one being read.
-  if (from >= 0) setOpen(order[from], false);
-  const entry = order[index];
-  setOpen(entry, true);
-  setCurrent(entry);
-  scrollToEntry(entry);
+  if (from >= 0 && sorted[from].section) setOpen(sorted[from], false);
+  const entry = sorted[index];
+  drawUpTo(entry);
+  openAndShow(entry);
 }
 document.addEventListener('keydown', (event) => {
   if (event.altKey || event.ctrlKey || event.metaKey) return;
@@ -655,7 +793,7 @@ function showFilter(values) {
   // A count was clicked: show exactly what it counts.
   for (const id of filterIds) $(id).value = '';
   for (const [id, value] of Object.entries(values)) $(id).value = value;
-  apply();
+  filtered();
 }
 function countCell(row, count, values, what) {
   const td = row.appendChild(el('td'));
@@ -676,17 +814,27 @@ function showCounts() {
   head.appendChild(el('th', null, 'needs review'));
   for (const diagnosis of data.diagnoses) head.appendChild(el('th', null, diagnosis));
   const body = table.appendChild(el('tbody'));
+  // One pass over the items: per type (and for all), n, needs review and each diagnosis.
+  const counts = new Map([...types, null].map((type) => [type, {n: 0, review: 0, diagnoses: new Map()}]));
+  for (const item of data.items) {
+    for (const type of [item.type, null]) {
+      const count = counts.get(type);
+      count.n += 1;
+      count.review += Number(Boolean(item.needs_review));
+      count.diagnoses.set(item.diagnosis, (count.diagnoses.get(item.diagnosis) || 0) + 1);
+    }
+  }
   for (const type of [...types, null]) {
-    const items = data.items.filter((i) => type === null || i.type === type);
+    const count = counts.get(type);
     const row = body.appendChild(el('tr'));
     row.dataset.type = type === null ? '' : type;
     row.appendChild(el('th', 't', type === null ? 'all' : type));
     const where = type === null ? {} : {'f-type': type};
     const name = type === null ? 'all' : type;
-    countCell(row, items.length, where, name);
-    countCell(row, items.filter((i) => i.needs_review).length, {...where, 'f-triage': 'needs_review'}, name + ', needs review');
+    countCell(row, count.n, where, name);
+    countCell(row, count.review, {...where, 'f-triage': 'needs_review'}, name + ', needs review');
     for (const diagnosis of data.diagnoses) {
-      countCell(row, items.filter((i) => i.diagnosis === diagnosis).length, {...where, 'f-diag': diagnosis}, name + ', ' + diagnosis);
+      countCell(row, count.diagnoses.get(diagnosis) || 0, {...where, 'f-diag': diagnosis}, name + ', ' + diagnosis);
     }
   }
 }
@@ -714,36 +862,61 @@ $('toggle-controls').addEventListener('click', () => {
   const open = document.querySelector('header').classList.toggle('controls-open');
   $('toggle-controls').setAttribute('aria-expanded', String(open));
 });
-fillSelect($('f-type'), data.types.map((t) => [t, t]));
-fillSelect($('f-status'), data.statuses.map((s) => [s, s]));
-fillSelect($('f-match'), data.match_kinds.map((k) => [k, k]));
-const diagnosisCount = (d) => data.items.filter((i) => i.diagnosis === d).length;
-fillSelect($('f-diag'), [['!ok', 'anything but ok (' + data.items.filter((i) => i.diagnosis !== 'ok').length + ')'],
-  ...data.diagnoses.map((d) => [d, d + ' (' + diagnosisCount(d) + ')'])]);
-const flagCount = (flag) => data.items.filter((i) => i.flags.includes(flag)).length;
-// "needs review" counts what the console and report.md count (the run record's questions
-// that need a look); "any flag" adds the adapter's failures and the judge's findings.
-fillSelect($('f-triage'), [['needs_review', 'needs review (' + data.items.filter((i) => i.needs_review).length + ')'],
-  ['any', 'any flag (' + data.items.filter((i) => i.flags.length).length + ')'],
-  ...Object.entries(data.triage).map(([flag, text]) => [flag, text + ' (' + flagCount(flag) + ')'])]);
-// The further judgements' filter: possible missing labels and chunk grades, and correctness,
-// offered only when the run has them.
-const chunkChoices = [];
-if (data.chunks_graded) {
-  chunkChoices.push(['missing', 'possible missing label (' + data.items.filter((i) => i.missing_labels.length).length + ')']);
-  chunkChoices.push(['none-relevant', 'no chunk graded relevant (' + data.items.filter((i) => chunkGradesKnown(i) && !Object.values(i.chunk_grades).some((g) => g.grade !== null && g.grade >= data.relevant_grade)).length + ')']);
-}
-if (data.correctness_judged) {
-  for (const score of [0, 1, 2]) {
-    chunkChoices.push(['c' + score, 'correctness ' + score + ' (' + data.items.filter((i) => i.correctness && i.correctness.status === 'ok' && i.correctness.score === score).length + ')']);
+function fillFilters() {
+  // Each choice with its count over the whole list.
+  fillSelect($('f-type'), data.types.map((t) => [t, t]));
+  fillSelect($('f-status'), data.statuses.map((s) => [s, s]));
+  fillSelect($('f-match'), data.match_kinds.map((k) => [k, k]));
+  // One pass over the items counts every choice.
+  const counted = new Map();
+  const count = (key) => counted.set(key, (counted.get(key) || 0) + 1);
+  for (const i of data.items) {
+    count('d:' + i.diagnosis);
+    if (i.diagnosis !== 'ok') count('!ok');
+    for (const flag of new Set(i.flags)) count('f:' + flag);
+    if (i.flags.length) count('any');
+    if (i.needs_review) count('needs_review');
+    if (i.missing_labels.length) count('missing');
+    if (i.none_relevant) count('none-relevant');
+    if (i.correctness && i.correctness.status === 'ok') count('c' + i.correctness.score);
   }
+  const countOf = (key) => counted.get(key) || 0;
+  const diagnosisCount = (d) => countOf('d:' + d);
+  fillSelect($('f-diag'), [['!ok', 'anything but ok (' + countOf('!ok') + ')'],
+    ...data.diagnoses.map((d) => [d, d + ' (' + diagnosisCount(d) + ')'])]);
+  const flagCount = (flag) => countOf('f:' + flag);
+  // "needs review" counts what the console and report.md count (the run record's questions
+  // that need a look); "any flag" adds the adapter's failures and the judge's findings.
+  fillSelect($('f-triage'), [['needs_review', 'needs review (' + countOf('needs_review') + ')'],
+    ['any', 'any flag (' + countOf('any') + ')'],
+    ...Object.entries(data.triage).map(([flag, text]) => [flag, text + ' (' + flagCount(flag) + ')'])]);
+  // The further judgements' filter: possible missing labels and chunk grades, and correctness,
+  // offered only when the run has them.
+  const chunkChoices = [];
+  if (data.chunks_graded) {
+    chunkChoices.push(['missing', 'possible missing label (' + countOf('missing') + ')']);
+    chunkChoices.push(['none-relevant', 'no chunk graded relevant (' + countOf('none-relevant') + ')']);
+  }
+  if (data.correctness_judged) {
+    for (const score of [0, 1, 2]) {
+      chunkChoices.push(['c' + score, 'correctness ' + score + ' (' + countOf('c' + score) + ')']);
+    }
+  }
+  fillSelect($('f-chunks'), chunkChoices);
+  $('f-chunks').closest('label').hidden = chunkChoices.length === 0;
 }
-fillSelect($('f-chunks'), chunkChoices);
-$('f-chunks').closest('label').hidden = chunkChoices.length === 0;
 const list = $('items');
-data.items.forEach((item, position) => list.appendChild(build(item, position)));
-for (const id of filterIds) $(id).addEventListener('change', apply);
-$('search').addEventListener('input', apply);
+// A filter changed: the list starts again from its first page.
+function filtered() {
+  limit = PAGE;
+  apply();
+}
+for (const id of filterIds) $(id).addEventListener('change', filtered);
+$('search').addEventListener('input', filtered);
+$('show-more').addEventListener('click', showMore);
+// Scrolling near the end of the list shows the next page.
+new IntersectionObserver((seen) => { if (seen.some((one) => one.isIntersecting)) showMore(); },
+  {rootMargin: '0px 0px 600px 0px'}).observe($('more'));
 $('sort').addEventListener('change', sortItems);
 $('reviewer').value = store.reviewer;
 $('reviewer').addEventListener('input', () => {
@@ -751,9 +924,9 @@ $('reviewer').addEventListener('input', () => {
   saveStore((s) => { s.reviewer = name; });
 });
 $('export').addEventListener('click', exportMarks);
-$('open-all').addEventListener('click', () => { for (const e of entries.values()) if (!e.section.hidden) setOpen(e, true); });
-$('close-all').addEventListener('click', () => { for (const e of entries.values()) setOpen(e, false); });
-window.addEventListener('hashchange', openFromHash);
+$('open-all').addEventListener('click', () => { for (const e of entries.values()) if (e.section && !e.section.hidden) setOpen(e, true); });
+$('close-all').addEventListener('click', () => { for (const e of entries.values()) if (e.section) setOpen(e, false); });
+window.addEventListener('hashchange', () => { if (listReady) openFromHash(); });
 window.addEventListener('storage', (event) => {
   // Marks saved in another tab: show them here too.
   if (event.key !== data.store_key) return;
@@ -761,9 +934,33 @@ window.addEventListener('storage', (event) => {
   $('reviewer').value = store.reviewer;
   redrawAll();
 });
-showRun();
-showCounts();
+// The controls that read the whole list wait for it.
+const listControls = [...filterIds, 'sort', 'export'].map($);
+for (const control of listControls) control.disabled = true;
+function listArrived() {
+  // The whole list is read: every item gets its entry (the first page's keep theirs, details
+  // and all), then the counts, the filters and the sort work on all of them.
+  data.items = dataBlock('report-data').items.map((row, position) => {
+    const known = entries.get(row.question_id);
+    if (known) return known.item;
+    entries.set(row.question_id, {item: listRow(row), position, section: null});
+    return row;
+  });
+  listReady = true;
+  for (const control of listControls) control.disabled = false;
+  showRun();
+  showCounts();
+  fillFilters();
+  sortItems();
+  openFromHash();
+}
+// The first page, drawn before the rest of the page is even read: in the order it came (worst
+// first, as the page opens), its count said until the whole list is read.
+sorted = data.first.map((item) => entries.get(item.question_id));
+shown = sorted;
+shownSet = new Set(shown);
+draw();
+$('shown').textContent = data.n_items + ' items (reading the list…)';
+$('more').hidden = true;
 showPrompt();
-sortItems();
-apply();
-openFromHash();
+whenParsed('report-data', listArrived);
