@@ -193,7 +193,7 @@ def test_each_line_is_byte_for_byte_the_json_of_its_request(tiny: Tiny) -> None:
 
 def test_an_interrupted_export_leaves_no_files(tiny: Tiny, monkeypatch: pytest.MonkeyPatch) -> None:
     config = openai_config(tiny)
-    render = Prompt.render
+    render = Prompt.render_json  # what the export renders each request's prompt with
     rendered: list[str] = []
 
     def interrupted_at_the_third(self: Prompt, *args: Any) -> str:
@@ -202,12 +202,12 @@ def test_an_interrupted_export_leaves_no_files(tiny: Tiny, monkeypatch: pytest.M
             raise KeyboardInterrupt
         return render(self, *args)
 
-    monkeypatch.setattr(Prompt, "render", interrupted_at_the_third)
+    monkeypatch.setattr(Prompt, "render_json", interrupted_at_the_third)
     out = config.reports.dir / "out"
     with pytest.raises(KeyboardInterrupt):
         export_batch(config, out, max_requests_per_file=1)
     assert list(out.iterdir()) == []
-    monkeypatch.setattr(Prompt, "render", render)
+    monkeypatch.setattr(Prompt, "render_json", render)
     assert export_batch(config, out).pending == 4  # the same folder, again
 
 

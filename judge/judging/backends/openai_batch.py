@@ -158,7 +158,8 @@ def answer_lines(
     The line is the same for every item but for the key and the prompt: it is encoded once with
     placeholders, and each item's two strings are encoded into it (JSON encodes a value the
     same wherever it stands). Encoding the whole body, schema included, for every line took
-    about as long as rendering the prompt. In ``sentences`` mode the schema depends on the
+    about as long as rendering the prompt; the prompt comes JSON-encoded from
+    ``Prompt.render_json``, its template and chunks encoded once, not per line. In ``sentences`` mode the schema depends on the
     answer (its sentence count), so each line is encoded whole.
     """
     if prompt.mode == "sentences":
@@ -171,9 +172,8 @@ def answer_lines(
     head, rest = template.split(json.dumps(key_mark))
     middle, tail = rest.split(json.dumps(text_mark))
     for item in items:
-        text = prompt.render_item(item)
-        line = head + json.dumps(item.key) + middle + json.dumps(text, ensure_ascii=False) + tail
-        yield item, line.encode()
+        text = prompt.render_item_json(item)
+        yield item, (head + json.dumps(item.key) + middle + text + tail).encode()
 
 
 class RequestFiles:
