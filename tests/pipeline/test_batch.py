@@ -4,6 +4,7 @@ tests/judging/backends/test_batch_roundtrip.py."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import sqlite3
@@ -507,3 +508,39 @@ def test_export_in_the_other_modes_sends_what_the_live_backend_sends(
     assert [r["body"] for r in requests] == chats
     schemas = [r["body"]["response_format"]["json_schema"]["schema"] for r in requests]
     assert all("evidence" not in s["properties"] for s in schemas)
+
+
+def test_an_export_pauses_the_garbage_collector_and_turns_it_on_again(
+    tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The collector is off while an export from a run file builds its requests (every object
+    lives to the end: a collection only walks them again), and on again after it, even when it
+    fails; it stays off after an export that started with it off."""
+    config = openai_config(tiny)
+    render = Prompt.render_json
+    enabled: list[bool] = []
+
+    def watched(self: Prompt, *args: Any) -> str:
+        enabled.append(gc.isenabled())
+        return render(self, *args)
+
+    monkeypatch.setattr(Prompt, "render_json", watched)
+    assert gc.isenabled()
+    export_batch(config, config.reports.dir / "one")
+    assert enabled and not any(enabled)
+    assert gc.isenabled()
+
+    def failing(self: Prompt, *args: Any) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Prompt, "render_json", failing)
+    with pytest.raises(KeyboardInterrupt):
+        export_batch(config, config.reports.dir / "two")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        monkeypatch.setattr(Prompt, "render_json", render)
+        export_batch(config, config.reports.dir / "three")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

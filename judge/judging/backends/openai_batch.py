@@ -171,9 +171,10 @@ def answer_lines(
     template = request_line(config, key_mark, text_mark, verdict_schema(prompt.mode)).decode()
     head, rest = template.split(json.dumps(key_mark))
     middle, tail = rest.split(json.dumps(text_mark))
+    key_json = json.encoder.encode_basestring_ascii  # json.dumps of a str, without its overhead
     for item in items:
-        text = prompt.render_item_json(item)
-        yield item, (head + json.dumps(item.key) + middle + text + tail).encode()
+        parts = (head, key_json(item.key), middle, prompt.render_item_json(item), tail)
+        yield item, "".join(parts).encode()
 
 
 class RequestFiles:
