@@ -280,8 +280,10 @@ class Prompt(NamedTuple):
             "answer_sentences": lambda: _inner(render_answer_sentences(answer)),
         }
         inner = "".join(
-            part if isinstance(part, str) else values[part[0]]()
-            for part in _template_parts_inner(self.text)
+            [
+                part if isinstance(part, str) else values[part[0]]()
+                for part in _template_parts_inner(self.text)
+            ]
         )
         return f'"{inner}"'
 
