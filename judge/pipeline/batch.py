@@ -39,13 +39,9 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from judge.config import Config
-from judge.errors import (
-    ConfigError,
-    InputError,
-)
+from judge.errors import ConfigError, InputError
 from judge.formatting import timestamp
 from judge.io.state import write_json_document
-from judge.io.text import check_readable
 from judge.io.write import claim_unique
 from judge.judging.backends.openai import openai_identity
 from judge.judging.backends.openai_batch import (
@@ -58,13 +54,14 @@ from judge.judging.backends.openai_batch import (
     BatchTask,
     RequestFiles,
     answer_lines,
+    changed_parts,
     custom_id,
     find_manifest,
     read_manifest,
     request_line,
     task_of,
 )
-from judge.judging.backends.openai_batch_output import OutputReader
+from judge.judging.backends.openai_batch_output import OutputReader, unreadable_outputs
 from judge.judging.cache import VerdictCache
 from judge.judging.grading import Fingerprint, judge_fingerprint, task_label
 from judge.judging.items import JudgeItem, build_items
@@ -103,20 +100,6 @@ def task_fingerprints(
         prompt = load_task_prompt(task.settings(config).prompt, task)
         out[name] = (task.fingerprint(identity, prompt), prompt)
     return out
-
-
-def changed_parts(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
-    """Names of the fingerprint parts that differ (``options.max_tokens``, ``prompt_sha256``)."""
-    changed = []
-    for key in sorted(old.keys() | new.keys()):
-        a, b = old.get(key), new.get(key)
-        if a == b:
-            continue
-        if isinstance(a, dict) and isinstance(b, dict):
-            changed += changed_parts(a, b, f"{prefix}{key}.")
-        else:
-            changed.append(f"{prefix}{key}")
-    return changed
 
 
 # --- export --------------------------------------------------------------------------------
@@ -402,23 +385,6 @@ class BatchImport(NamedTuple):
     """Items of the export without a reply in the cache after this import."""
 
 
-def _unreadable(files: Sequence[Path], max_file_mb: float) -> list[str]:
-    """Every output file that cannot be read, located (an empty, 0-byte file included)."""
-    unreadable = []
-    for path in files:
-        try:
-            check_readable(path, max_file_mb)
-        except InputError as exc:
-            unreadable += exc.problems
-            continue
-        if path.stat().st_size == 0:  # never "0 lines": an output that is not there
-            unreadable.append(
-                f"{path}: the file is empty (0 bytes), not a batch engine's output; import the "
-                "files the engine wrote (a download or a copy cut short leaves an empty file)"
-            )
-    return unreadable
-
-
 def _refusals(
     manifest_path: Path,
     loaded: BatchManifest,
@@ -505,7 +471,7 @@ def import_batch(
     manifest_path = manifest or find_manifest(files)
     loaded = read_manifest(manifest_path)
     unique = list(dict.fromkeys(Path(os.path.abspath(f)) for f in files))
-    unreadable = _unreadable(unique, config.data.max_file_mb)
+    unreadable = unreadable_outputs(unique, config.data.max_file_mb)
     if unreadable:
         raise InputError(unreadable)
     fingerprint, prompt = current_fingerprint(config)

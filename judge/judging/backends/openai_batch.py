@@ -122,6 +122,20 @@ def find_manifest(files: Sequence[Path]) -> Path:
     return candidate
 
 
+def changed_parts(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    """Names of the fingerprint parts that differ (``options.max_tokens``, ``prompt_sha256``)."""
+    changed = []
+    for key in sorted(old.keys() | new.keys()):
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, dict) and isinstance(b, dict):
+            changed += changed_parts(a, b, f"{prefix}{key}.")
+        else:
+            changed.append(f"{prefix}{key}")
+    return changed
+
+
 # --- the requests --------------------------------------------------------------------------
 
 
