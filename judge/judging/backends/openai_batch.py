@@ -191,6 +191,10 @@ def answer_lines(
         yield item, "".join(parts).encode()
 
 
+#: Bytes buffered before a request file is written to: a request line is a few kB.
+WRITE_BUFFER = 1 << 20
+
+
 class RequestFiles:
     """Request files ``requests-0001.jsonl``, ... each written whole or not at all."""
 
@@ -218,7 +222,9 @@ class RequestFiles:
             self.close()
         if self._handle is None:
             self._name = f"requests-{len(self.done) + 1:04d}.jsonl"
-            self._handle = self._tmp().open("wb")
+            # A 1 MB buffer: 8 KB (the default) made a system call every two lines, half
+            # the cost of writing 100,000 requests (docs/benchmarks.md).
+            self._handle = self._tmp().open("wb", buffering=WRITE_BUFFER)
             self._lines = self._bytes = 0
             self._hash = hashlib.sha256()
         self._handle.write(line)
