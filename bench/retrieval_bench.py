@@ -4,11 +4,12 @@
 three quarters of questions have one in their ranking). Both sides compute recall, hit/success
 and nDCG at k = 1, 5, 10 and the reciprocal rank.
 
-Timed in alternating pairs (A B B A ...) by the CPU seconds of this process (``time.process_time``:
-both sides run in it, single-threaded; wall-clock seconds on a shared machine measure the other
-jobs too); the ratio of each pair, its median and range, and the load average are reported. What is timed: for judge, ``score_rankings`` from ranked lists and relevant sets; for
-pytrec_eval, building its evaluator from the qrels and ``evaluate`` on the run dict (the form
-its API takes). Building the input structures is not timed on either side.
+Timed in alternating pairs (A B B A ...) by the CPU seconds of this process
+(``time.process_time``: both sides run in it, single-threaded; wall-clock seconds on a shared
+machine measure the other jobs too); the ratio of each pair, its median and range, and the
+load average are reported. What is timed: for judge, ``score_rankings`` from ranked lists and
+relevant sets; for pytrec_eval, building its evaluator from the qrels and ``evaluate`` on the
+run dict (the form its API takes). Building the input structures is not timed on either side.
 """
 
 from __future__ import annotations

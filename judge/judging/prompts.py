@@ -131,9 +131,8 @@ def _chunks(context: Sequence[ContextChunk]) -> str:
 def _chunk_entry(chunk_id: str, text: str) -> str:
     """One chunk of ``_chunks``, marker-safe on its own: no control marker can span two entries
     (a marker holds no quote, space or line break), so the list is as safe as its entries."""
-    return _safe(
-        f' {{\n  "chunk_id": {encode_basestring(chunk_id)},\n  "text": {encode_basestring(text)}\n }}'
-    )
+    encoded_id, encoded_text = encode_basestring(chunk_id), encode_basestring(text)
+    return _safe(f' {{\n  "chunk_id": {encoded_id},\n  "text": {encoded_text}\n }}')
 
 
 def _inner(text: str) -> str:

@@ -173,8 +173,9 @@ def answer_lines(
     placeholders, and each item's two strings are encoded into it (JSON encodes a value the
     same wherever it stands). Encoding the whole body, schema included, for every line took
     about as long as rendering the prompt; the prompt comes JSON-encoded from
-    ``Prompt.render_json``, its template and chunks encoded once, not per line. In ``sentences`` mode the schema depends on the
-    answer (its sentence count), so each line is encoded whole.
+    ``Prompt.render_json``, its template and chunks encoded once, not per line. In
+    ``sentences`` mode the schema depends on the answer (its sentence count), so each line is
+    encoded whole.
     """
     if prompt.mode == "sentences":
         for item in items:
