@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from itertools import repeat
 from typing import Literal, NamedTuple
 
 from judge.inputs.golden import GoldenSet
@@ -43,6 +44,38 @@ def _ideal_dcg_table(size: int) -> list[float]:
     return table
 
 
+def _relevant_ranks(
+    rankings: Sequence[Sequence[str]],
+    relevant: Sequence[frozenset[str] | set[str]],
+    max_k: int,
+) -> tuple[list[int], list[int], list[int]]:
+    """What the metrics need of each ranking: (the owner of each relevant rank within the top
+    ``max_k``, those ranks ascending per owner, the rank of each ranking's first relevant chunk
+    or 0 when it has none).
+
+    Only the top ``max_k`` and the first hit are looked for: a C-level set intersection with
+    the top ``max_k``, then, when nothing relevant is there, a C-level ``filter`` that stops at
+    the first relevant chunk and ``list.index`` for its rank. The rest of a ranking is never
+    located chunk by chunk.
+    """
+    owner: list[int] = []
+    top_ranks: list[int] = []
+    first = [0] * len(rankings)
+    for i, (ranking, rel) in enumerate(zip(rankings, relevant, strict=True)):
+        top = ranking[:max_k]
+        found = rel.intersection(top)
+        if found:
+            ranks = sorted(map(top.index, found))  # 0-based
+            first[i] = ranks[0] + 1
+            owner.extend(repeat(i, len(ranks)))
+            top_ranks.extend(ranks)
+        elif len(ranking) > max_k:
+            hit = next(filter(rel.__contains__, ranking), None)
+            if hit is not None:
+                first[i] = ranking.index(hit) + 1
+    return owner, top_ranks, first
+
+
 def score_rankings(
     rankings: Sequence[Sequence[str]],
     relevant: Sequence[frozenset[str] | set[str]],
@@ -52,40 +85,30 @@ def score_rankings(
 
     Every ``relevant[i]`` must be non-empty and ``rankings[i]`` free of duplicates (the run
     loader guarantees both). Built for speed (docs/retrieval.md, ``bench/retrieval_bench.py``):
-    the one Python loop finds each question's relevant ranks (a C-level set intersection, then
-    ``list.index`` for the chunks found only), and the per-k sums are numpy ``bincount`` passes
-    over those ranks. Ranks are kept in ascending order per question, so each DCG is summed in
-    the same order as trec_eval's and the values are equal to the last bit.
+    the one Python loop (``_relevant_ranks``) finds the relevant ranks within the largest k
+    and the first relevant rank, and the per-k sums are numpy ``bincount`` passes over those
+    ranks. Ranks are kept in ascending order per question, so each DCG is summed in the same
+    order as trec_eval's and the values are equal to the last bit.
     """
     import numpy as np  # here, not at the top: `judge check` scores retrieval without numpy
 
     n = len(rankings)
     max_k = max(ks)
-    owner: list[int] = []
-    top_ranks: list[int] = []
-    mrr = [0.0] * n
-    for i, (ranking, rel) in enumerate(zip(rankings, relevant, strict=True)):
-        found = rel.intersection(ranking)
-        if not found:
-            continue
-        index = ranking.index
-        ranks = sorted([index(chunk_id) + 1 for chunk_id in found])
-        mrr[i] = 1.0 / ranks[0]
-        for rank in ranks:
-            if rank > max_k:
-                break
-            owner.append(i)
-            top_ranks.append(rank)
+    owner, top_ranks, first = _relevant_ranks(rankings, relevant, max_k)
     sizes = np.fromiter(map(len, relevant), dtype=np.int64, count=n)
     ideal = np.array(_ideal_dcg_table(max(max_k, int(sizes.max()) if n else 0)))
-    discount = np.array([0.0] + [1.0 / math.log2(i + 1) for i in range(1, max_k + 1)])
+    # discount[r] for a 0-based rank r: 1/log2(rank + 1) of the 1-based rank.
+    discount = np.array([1.0 / math.log2(i + 1) for i in range(1, max_k + 1)])
     who = np.array(owner, dtype=np.int64)
     rank_of = np.array(top_ranks, dtype=np.int64)
-    columns: dict[str, list[float]] = {"mrr": mrr}
+    first_rank = np.array(first, dtype=np.float64)
+    mrr = np.divide(1.0, first_rank, out=np.zeros(n), where=first_rank > 0)
+    columns: dict[str, list[float]] = {"mrr": mrr.tolist()}
     for k in ks:
-        within = rank_of <= k
-        found_k = np.bincount(who[within], minlength=n).astype(np.float64)
-        dcg = np.bincount(who[within], weights=discount[rank_of[within]], minlength=n)
+        within = rank_of < k
+        owners = who[within]
+        found_k = np.bincount(owners, minlength=n).astype(np.float64)
+        dcg = np.bincount(owners, weights=discount[rank_of[within]], minlength=n)
         columns[f"recall@{k}"] = (found_k / np.maximum(sizes, 1)).tolist()
         columns[f"hit@{k}"] = (found_k > 0).astype(np.float64).tolist()
         columns[f"ndcg@{k}"] = (dcg / ideal[np.maximum(np.minimum(k, sizes), 1)]).tolist()

@@ -45,6 +45,24 @@ def test_relevant_chunk_at_rank_six() -> None:
     assert v["recall@10"] == [1.0]
 
 
+def test_the_first_relevant_chunk_below_every_k_still_sets_the_reciprocal_rank() -> None:
+    """The scorer looks for relevant chunks only within the largest k, and for the first one
+    below it: a chunk at rank 25 of 30 (ks 5 and 10) gives mrr 1/25 and nothing else; with
+    another at rank 3, mrr is 1/3 and the one at 25 counts for no k; a ranking exactly as
+    long as the largest k and one shorter score as the top k alone."""
+    ranking = [f"d{i}" for i in range(1, 31)]
+    deep = score_rankings([ranking, ranking], [{"d25"}, {"d3", "d25"}], [5, 10])
+    assert deep["mrr"] == [pytest.approx(1 / 25), pytest.approx(1 / 3)]
+    assert deep["recall@10"] == [0.0, 0.5]
+    assert deep["hit@5"] == [0.0, 1.0]
+    assert deep["ndcg@10"][0] == 0.0
+    assert deep["ndcg@10"][1] == pytest.approx((1 / math.log2(4)) / (1 + 1 / math.log2(3)))
+    short = score_rankings([ranking[:10], ranking[:4]], [{"d10", "x"}, {"d5"}], [5, 10])
+    assert short["mrr"] == [pytest.approx(1 / 10), 0.0]
+    assert short["recall@10"] == [0.5, 0.0]
+    assert short["recall@5"] == [0.0, 0.0]
+
+
 def test_empty_ranking_scores_zero() -> None:
     v = score_rankings([[]], [{"d1", "d2"}], [1, 5])
     assert all(column == [0.0] for column in v.values())

@@ -120,14 +120,40 @@ def _string(text: str) -> str:
 def _chunks(context: Sequence[ContextChunk]) -> str:
     """``json.dumps([{"chunk_id", "text"}, ...], ensure_ascii=False, indent=1)``, byte for byte,
     but built from the C string encoder: with ``indent`` json.dumps runs its pure-Python encoder,
-    which was a quarter of exporting 100,000 items (docs/benchmarks.md)."""
+    which was a quarter of exporting 100,000 items (docs/benchmarks.md). Each chunk's entry is
+    built once (``_chunk_entry``): items share their chunks."""
     if not context:
         return "[]"
-    entries = ",\n".join(
-        f' {{\n  "chunk_id": {encode_basestring(c.chunk_id)},\n  "text": {encode_basestring(c.text)}\n }}'
-        for c in context
-    )
-    return _safe(f"[\n{entries}\n]")
+    return "[\n" + ",\n".join([_chunk_entry(c.chunk_id, c.text) for c in context]) + "\n]"
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _chunk_entry(chunk_id: str, text: str) -> str:
+    """One chunk of ``_chunks``, marker-safe on its own: no control marker can span two entries
+    (a marker holds no quote, space or line break), so the list is as safe as its entries."""
+    encoded_id, encoded_text = encode_basestring(chunk_id), encode_basestring(text)
+    return _safe(f' {{\n  "chunk_id": {encoded_id},\n  "text": {encoded_text}\n }}')
+
+
+def _inner(text: str) -> str:
+    """``text`` as it stands inside a JSON string: ``json.dumps(text, ensure_ascii=False)``
+    without its quotes. JSON escapes each character on its own, so the encoding of a text is
+    the encodings of its parts, joined."""
+    return encode_basestring(text)[1:-1]
+
+
+@functools.lru_cache(maxsize=1 << 14)
+def _chunk_entry_inner(chunk_id: str, text: str) -> str:
+    """``_inner`` of one chunk's entry, built once per chunk."""
+    return _inner(_chunk_entry(chunk_id, text))
+
+
+def _chunks_inner(context: Sequence[ContextChunk]) -> str:
+    """``_inner(_chunks(context))`` from each chunk's encoded entry."""
+    if not context:
+        return "[]"
+    entries = [_chunk_entry_inner(c.chunk_id, c.text) for c in context]
+    return "[\\n" + ",\\n".join(entries) + "\\n]"
 
 
 def _sentence_lines(sentences: Sequence[Sentence], empty: str) -> str:
@@ -171,6 +197,12 @@ def _template_parts(text: str) -> tuple[str | tuple[str], ...]:
         position = match.end()
     parts.append(text[position:])
     return tuple(parts)
+
+
+@functools.lru_cache(maxsize=16)
+def _template_parts_inner(text: str) -> tuple[str | tuple[str], ...]:
+    """``_template_parts`` with the literal text JSON-encoded (``_inner``)."""
+    return tuple(_inner(part) if isinstance(part, str) else part for part in _template_parts(text))
 
 
 class Prompt(NamedTuple):
@@ -227,9 +259,45 @@ class Prompt(NamedTuple):
             for part in _template_parts(self.text)
         )
 
+    def render_json(
+        self,
+        question: str,
+        context: Sequence[ContextChunk],
+        answer: str,
+        reference: str | None = None,
+    ) -> str:
+        """``json.dumps(self.render(...), ensure_ascii=False)``, byte for byte, built from the
+        parts' encodings: the template's text and each chunk are encoded once, not once per
+        item (a batch export writes every prompt as a JSON string; tests/judging/test_prompts.py
+        checks)."""
+        values = {
+            "question": lambda: _inner(_string(question)),
+            "context": lambda: _chunks_inner(context),
+            "answer": lambda: _inner(_string(answer)),
+            "reference": lambda: _inner(_string(reference or "")),
+            "context_sentences": lambda: _inner(render_context_sentences(context)),
+            "answer_sentences": lambda: _inner(render_answer_sentences(answer)),
+        }
+        inner = "".join(
+            [
+                part if isinstance(part, str) else values[part[0]]()
+                for part in _template_parts_inner(self.text)
+            ]
+        )
+        return f'"{inner}"'
+
     def render_item(self, item: JudgeItem) -> str:
         """The prompt for one item: every caller renders the same fields, the reference too."""
         return self.render(
+            item.question.question,
+            item.context,
+            item.record.answer,
+            item.question.reference_answer,
+        )
+
+    def render_item_json(self, item: JudgeItem) -> str:
+        """``render_item``'s prompt as a JSON string (``render_json``), the same fields."""
+        return self.render_json(
             item.question.question,
             item.context,
             item.record.answer,

@@ -256,6 +256,9 @@ def test_rendering_is_byte_for_byte_the_json_dumps_rendering(tmp_path: Path) -> 
         reference = rng.choice([None, word()])
         rendered = prompt.render(question, context, answer, reference)
         assert rendered == _reference(text, question, context, answer, reference)
+        # A batch export's prompt, JSON-encoded from its parts: json.dumps of the rendering.
+        encoded = prompt.render_json(question, context, answer, reference)
+        assert encoded == json.dumps(rendered, ensure_ascii=False)
     # The shipped prompt too, on the sample's real inputs and references.
     shipped = load_prompt(SHIPPED)
     config = load_config(REPO / "judge.toml")
@@ -266,4 +269,7 @@ def test_rendering_is_byte_for_byte_the_json_dumps_rendering(tmp_path: Path) -> 
         reference = item.question.reference_answer
         assert shipped.render_item(item) == _reference(
             shipped.text, item.question.question, item.context, item.record.answer, reference
+        )
+        assert shipped.render_item_json(item) == json.dumps(
+            shipped.render_item(item), ensure_ascii=False
         )

@@ -4,6 +4,7 @@ tests/judging/backends/test_batch_roundtrip.py."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import sqlite3
@@ -193,7 +194,7 @@ def test_each_line_is_byte_for_byte_the_json_of_its_request(tiny: Tiny) -> None:
 
 def test_an_interrupted_export_leaves_no_files(tiny: Tiny, monkeypatch: pytest.MonkeyPatch) -> None:
     config = openai_config(tiny)
-    render = Prompt.render
+    render = Prompt.render_json  # what the export renders each request's prompt with
     rendered: list[str] = []
 
     def interrupted_at_the_third(self: Prompt, *args: Any) -> str:
@@ -202,12 +203,12 @@ def test_an_interrupted_export_leaves_no_files(tiny: Tiny, monkeypatch: pytest.M
             raise KeyboardInterrupt
         return render(self, *args)
 
-    monkeypatch.setattr(Prompt, "render", interrupted_at_the_third)
+    monkeypatch.setattr(Prompt, "render_json", interrupted_at_the_third)
     out = config.reports.dir / "out"
     with pytest.raises(KeyboardInterrupt):
         export_batch(config, out, max_requests_per_file=1)
     assert list(out.iterdir()) == []
-    monkeypatch.setattr(Prompt, "render", render)
+    monkeypatch.setattr(Prompt, "render_json", render)
     assert export_batch(config, out).pending == 4  # the same folder, again
 
 
@@ -507,3 +508,39 @@ def test_export_in_the_other_modes_sends_what_the_live_backend_sends(
     assert [r["body"] for r in requests] == chats
     schemas = [r["body"]["response_format"]["json_schema"]["schema"] for r in requests]
     assert all("evidence" not in s["properties"] for s in schemas)
+
+
+def test_an_export_pauses_the_garbage_collector_and_turns_it_on_again(
+    tiny: Tiny, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The collector is off while an export from a run file builds its requests (every object
+    lives to the end: a collection only walks them again), and on again after it, even when it
+    fails; it stays off after an export that started with it off."""
+    config = openai_config(tiny)
+    render = Prompt.render_json
+    enabled: list[bool] = []
+
+    def watched(self: Prompt, *args: Any) -> str:
+        enabled.append(gc.isenabled())
+        return render(self, *args)
+
+    monkeypatch.setattr(Prompt, "render_json", watched)
+    assert gc.isenabled()
+    export_batch(config, config.reports.dir / "one")
+    assert enabled and not any(enabled)
+    assert gc.isenabled()
+
+    def failing(self: Prompt, *args: Any) -> str:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(Prompt, "render_json", failing)
+    with pytest.raises(KeyboardInterrupt):
+        export_batch(config, config.reports.dir / "two")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        monkeypatch.setattr(Prompt, "render_json", render)
+        export_batch(config, config.reports.dir / "three")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

@@ -15,7 +15,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from judge.errors import BackendError, BackendRequestError, PromptTooLong
+from judge.errors import BackendError, BackendRequestError, InputError, PromptTooLong
+from judge.io.text import check_readable
 from judge.judging.backends.openai import completion_reply, error_message, refusal
 from judge.judging.backends.openai_batch import BatchManifest
 from judge.judging.verdict import Reply
@@ -180,3 +181,20 @@ class OutputReader:
                 "the first is kept"
             )
         return ""
+
+
+def unreadable_outputs(files: Sequence[Path], max_file_mb: float) -> list[str]:
+    """Every output file that cannot be read, located (an empty, 0-byte file included)."""
+    unreadable = []
+    for path in files:
+        try:
+            check_readable(path, max_file_mb)
+        except InputError as exc:
+            unreadable += exc.problems
+            continue
+        if path.stat().st_size == 0:  # never "0 lines": an output that is not there
+            unreadable.append(
+                f"{path}: the file is empty (0 bytes), not a batch engine's output; import the "
+                "files the engine wrote (a download or a copy cut short leaves an empty file)"
+            )
+    return unreadable
