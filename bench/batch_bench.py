@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import shutil
-import statistics
 import sys
 import tempfile
 import time
@@ -36,7 +35,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from floor_bench import _FLOOR, _cpu, _dataset
+from floor_bench import _FLOOR, _cpu, _dataset, summary
 from judge_bench import write_dataset
 
 from judge.config import load_config
@@ -149,15 +148,7 @@ def against_floor(n_items: int = 100_000, rounds: int = 3, tree: Path = REPO) ->
             exports += [first, second]
             floors += [low_a, low_b]
             ratios.append((first + second) / (low_a + low_b))
-    return {
-        "items": n_items,
-        "ratio": round(statistics.median(ratios), 2),
-        "ratio_range": [round(min(ratios), 2), round(max(ratios), 2)],
-        "export_cpu_s": round(statistics.median(exports), 2),
-        "floor_cpu_s": round(statistics.median(floors), 2),
-        "rounds": rounds,
-        "load": round(os.getloadavg()[0], 1),
-    }
+    return {"items": n_items, **summary(ratios, {"export_cpu_s": exports, "floor_cpu_s": floors})}
 
 
 def floor_line(floor: dict[str, Any]) -> str:

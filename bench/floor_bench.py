@@ -113,6 +113,18 @@ def _cpu(command: list[str], tree: Path) -> tuple[float, str]:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), done.stdout
 
 
+def summary(ratios: list[float], sides: dict[str, list[float]], digits: int = 2) -> dict[str, Any]:
+    """An alternating measurement as the benches report it: the median ratio with its range,
+    each side's median CPU seconds (``sides``: name → its times), the rounds and the load."""
+    return {
+        "ratio": round(statistics.median(ratios), digits),
+        "ratio_range": [round(min(ratios), digits), round(max(ratios), digits)],
+        **{name: round(statistics.median(times), 3) for name, times in sides.items()},
+        "rounds": len(ratios),
+        "load": round(os.getloadavg()[0], 1),
+    }
+
+
 def _alternating(command: list[str], floor: list[str], tree: Path, rounds: int) -> dict[str, Any]:
     """``rounds`` rounds of command, floor, floor, command: the median ratio of each round's
     command to its floor, with the range, the medians of both and the load average."""
@@ -125,14 +137,7 @@ def _alternating(command: list[str], floor: list[str], tree: Path, rounds: int) 
         commands += [first, second]
         floors += [low_a, low_b]
         ratios.append((first + second) / (low_a + low_b))
-    return {
-        "ratio": round(statistics.median(ratios), 2),
-        "ratio_range": [round(min(ratios), 2), round(max(ratios), 2)],
-        "command_cpu_s": round(statistics.median(commands), 3),
-        "floor_cpu_s": round(statistics.median(floors), 3),
-        "rounds": rounds,
-        "load": round(os.getloadavg()[0], 1),
-    }
+    return summary(ratios, {"command_cpu_s": commands, "floor_cpu_s": floors})
 
 
 def _dataset(tree: Path, folder: Path, n_questions: int) -> Path:
@@ -211,13 +216,8 @@ def overhead(tree: Path, n_items: int, rounds: int) -> dict[str, Any]:
             ratios.append((judged[-2] + judged[-1]) / (floors[-2] + floors[-1]))
     return {
         "items": n_items,
-        "ratio": round(statistics.median(ratios), 2),
-        "ratio_range": [round(min(ratios), 2), round(max(ratios), 2)],
-        "judge_cpu_s": round(statistics.median(judged), 3),
-        "floor_cpu_s": round(statistics.median(floors), 3),
+        **summary(ratios, {"judge_cpu_s": judged, "floor_cpu_s": floors}),
         "items_per_cpu_s": round(n_items / statistics.median(judged)),
-        "rounds": rounds,
-        "load": round(os.getloadavg()[0], 1),
     }
 
 
@@ -235,14 +235,7 @@ def _paired(
         old += [a, d]
         new += [b, c]
         ratios.append((b + c) / (a + d))
-    return {
-        "ratio": round(statistics.median(ratios), 3),
-        "ratio_range": [round(min(ratios), 3), round(max(ratios), 3)],
-        "before_cpu_s": round(statistics.median(old), 3),
-        "after_cpu_s": round(statistics.median(new), 3),
-        "rounds": rounds,
-        "load": round(os.getloadavg()[0], 1),
-    }
+    return summary(ratios, {"before_cpu_s": old, "after_cpu_s": new}, digits=3)
 
 
 def before_after(base: Path, tree: Path, n_questions: int, rounds: int) -> dict[str, Any]:
