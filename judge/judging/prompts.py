@@ -205,6 +205,12 @@ def _template_parts_inner(text: str) -> tuple[str | tuple[str], ...]:
     return tuple(_inner(part) if isinstance(part, str) else part for part in _template_parts(text))
 
 
+def _fields(item: JudgeItem) -> tuple[str, Sequence[ContextChunk], str, str | None]:
+    """What a prompt is rendered from, for one item: question, context, answer, reference."""
+    q = item.question
+    return q.question, item.context, item.record.answer, q.reference_answer
+
+
 class Prompt(NamedTuple):
     """A loaded, checked prompt file."""
 
@@ -288,21 +294,11 @@ class Prompt(NamedTuple):
 
     def render_item(self, item: JudgeItem) -> str:
         """The prompt for one item: every caller renders the same fields, the reference too."""
-        return self.render(
-            item.question.question,
-            item.context,
-            item.record.answer,
-            item.question.reference_answer,
-        )
+        return self.render(*_fields(item))
 
     def render_item_json(self, item: JudgeItem) -> str:
         """``render_item``'s prompt as a JSON string (``render_json``), the same fields."""
-        return self.render_json(
-            item.question.question,
-            item.context,
-            item.record.answer,
-            item.question.reference_answer,
-        )
+        return self.render_json(*_fields(item))
 
     def fill(self, **texts: str) -> str:
         """The prompt of a further judgement (``chunk``, ...) with each text
