@@ -366,9 +366,9 @@ def read_saved_verdicts(folder: Path) -> dict[str, Verdict]:
     return _read_verdicts(folder)
 
 
-def record_files(record: Record, *, with_record: bool = True) -> dict[str, bytes]:
+def record_files(record: Record) -> dict[str, bytes]:
     """The record's own files, UTF-8 as pydantic's serializer makes them: ``report.json``
-    (``record_json``; left out when ``with_record`` is False), ``items.jsonl``,
+    (``record_json``), ``items.jsonl``,
     ``chunks.jsonl`` and ``verdicts.jsonl`` (``judge.record.lines``: each text once)."""
     lines = encodable((row.item, row.verdict) for row in record.questions)
     if lines is None:  # half a UTF-16 character: the JSONL writer says which, in one line
@@ -376,7 +376,7 @@ def record_files(record: Record, *, with_record: bool = True) -> dict[str, bytes
         files = {ITEMS_FILE: items.encode("utf-8"), VERDICTS_FILE: verdicts.encode("utf-8")}
     else:
         files = {ITEMS_FILE: lines.items, CHUNKS_FILE: lines.chunks, VERDICTS_FILE: lines.verdicts}
-    return {REPORT_FILE.what: record_json(record), **files} if with_record else files
+    return {REPORT_FILE.what: record_json(record), **files}
 
 
 def _json(model: BaseModel, **options: Any) -> bytes:

@@ -42,8 +42,8 @@ def render_files(report: Record, *, with_record: bool = True) -> dict[str, str |
 
 def folder_files(report: Record, *, with_record: bool = True) -> Iterator[tuple[str, str | bytes]]:
     """Every file of the folder as (name, text), each rendered when it is asked for
-    (``with_record`` False: all but ``report.json``, for a folder whose record is the source
-    they are rendered from). A writer that writes each before asking for the next
+    (``with_record`` False: all but the record's own files, for a folder whose record is the
+    source they are rendered from: they were just read, so they hold these bytes already). A writer that writes each before asking for the next
     (``ReportFolder.write_files``, ``ReportsDir.publish``) holds one file at a time, not the
     whole folder: at 100,000 questions the folder is hundreds of MB. The record's own files
     (``report.json``, ``items.jsonl``, ``chunks.jsonl``, ``verdicts.jsonl``:
@@ -51,7 +51,8 @@ def folder_files(report: Record, *, with_record: bool = True) -> Iterator[tuple[
     text."""
     yield "manifest.json", report.manifest.to_json()
     yield "report.md", render_report_md(report)
-    yield from record_files(report, with_record=with_record).items()
+    if with_record:
+        yield from record_files(report).items()
     yield "values.json", values_json(report)
     yield "verdicts.csv", verdicts_csv(report)
     yield "review.html", render_review_page(report)

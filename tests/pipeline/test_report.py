@@ -91,6 +91,25 @@ def test_an_intact_record_is_rendered_as_it_is_and_kept(
     assert not config.judge.cache_path.exists()
 
 
+def test_an_intact_record_is_not_encoded_again(tiny: Tiny, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The record's own files were just read: rendering the views from it neither encodes nor
+    compares them again (their encoding was a tenth of ``judge report`` at 10,000 questions)."""
+    config = tiny()
+    assert run_lexical(config) == 0
+    folder = _folder(config)
+    stats = {n: (folder / n).stat().st_mtime_ns for n in ("items.jsonl", "verdicts.jsonl")}
+    files_module = importlib.import_module("judge.report.files")
+
+    def refused(*_: object, **__: object) -> object:
+        raise AssertionError("the record's files were encoded again")
+
+    monkeypatch.setattr(files_module, "record_files", refused)
+    (folder / "report.md").write_text("damaged", encoding="utf-8")
+    assert main(["--config", str(config.source), "report"]) == 0
+    assert (folder / "report.md").read_text(encoding="utf-8") != "damaged"
+    assert {n: (folder / n).stat().st_mtime_ns for n in stats} == stats
+
+
 def test_labels_changed_since_the_run_rebuild_the_record(
     tiny: Tiny, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
