@@ -58,7 +58,7 @@ class QuestionLines(NamedTuple):
     verdicts: bytes
 
 
-def _json(model: BaseModel, **options: Any) -> bytes:
+def model_json_bytes(model: BaseModel, **options: Any) -> bytes:
     """``model_dump_json`` as the UTF-8 bytes pydantic makes (not decoded to a string)."""
     return model.__pydantic_serializer__.to_json(model, **options)
 
@@ -72,14 +72,16 @@ def _item_line(item: ItemRecord, texts: dict[str, str], chunks: list[bytes]) -> 
         known = texts.get(chunk.chunk_id)
         if known is None:
             texts[chunk.chunk_id] = chunk.text
-            chunks.append(_json(ChunkText(chunk_id=chunk.chunk_id, text=chunk.text)) + b"\n")
+            chunks.append(
+                model_json_bytes(ChunkText(chunk_id=chunk.chunk_id, text=chunk.text)) + b"\n"
+            )
         elif known is not chunk.text and known != chunk.text:
             own.append(index)
     if not own:
         context: dict[Any, Any] = {"__all__": {"text"}}
     else:
         context = {i: {"text"} for i in range(len(item.context)) if i not in own}
-    return _json(item, exclude_none=True, exclude={"context": context}) + b"\n"
+    return model_json_bytes(item, exclude_none=True, exclude={"context": context}) + b"\n"
 
 
 def question_lines(rows: Iterable[tuple[ItemRecord | None, Verdict | None]]) -> QuestionLines:
@@ -96,7 +98,7 @@ def question_lines(rows: Iterable[tuple[ItemRecord | None, Verdict | None]]) -> 
     for item, verdict in rows:
         if verdict is None:
             continue
-        verdicts.append(_json(verdict, exclude_none=True) + b"\n")
+        verdicts.append(model_json_bytes(verdict, exclude_none=True) + b"\n")
         if item is not None:
             items.append(_item_line(item, texts, chunks))
     return QuestionLines(b"".join(items), b"".join(chunks), b"".join(verdicts))

@@ -60,6 +60,7 @@ from judge.record.lines import (
     VERDICTS_FILE,
     encodable,
     join_rows,
+    model_json_bytes,
     share_fields_sets,
 )
 from judge.record.lines import read_verdicts as _read_verdicts
@@ -379,11 +380,6 @@ def record_files(record: Record) -> dict[str, bytes]:
     return {REPORT_FILE.what: record_json(record), **files}
 
 
-def _json(model: BaseModel, **options: Any) -> bytes:
-    """``model_dump_json`` as the UTF-8 bytes pydantic makes (not decoded to a string)."""
-    return model.__pydantic_serializer__.to_json(model, **options)
-
-
 def record_json(record: Record) -> bytes:
     """``report.json`` (UTF-8): the record as pydantic's serializer writes it, compact (one line:
     ``jq .`` indents it; indented, a 10,000-question file was 37 MB instead of 27 and took a
@@ -400,8 +396,11 @@ def record_json(record: Record) -> bytes:
     """
     where = record.manifest.folder
     try:
-        data = _json(record, by_alias=True, exclude={"questions": _referenced(record)}) + b"\n"
-        head = _json(record, by_alias=True, exclude={"questions"}).decode("utf-8")
+        data = (
+            model_json_bytes(record, by_alias=True, exclude={"questions": _referenced(record)})
+            + b"\n"
+        )
+        head = model_json_bytes(record, by_alias=True, exclude={"questions"}).decode("utf-8")
     except PydanticSerializationError:  # half a UTF-16 character, too deep: the writer says which
         return json_document_text(record, REPORT_FILE, where, by_alias=True).encode("utf-8")
     checked_document_text(head, REPORT_FILE, where)
