@@ -1,8 +1,8 @@
 """`make bench`: every benchmark in one run; figures go to reports/bench.json.
 
-The numbers are quoted in docs/benchmarks.md. Run on an otherwise idle machine. The gate
-simulation takes about 2 minutes; the embedded comparison about 8 (the sample set judged twice
-by Gemma 3 270M on the CPU); BENCH_SKIP_EMBEDDED=1 leaves that out.
+The numbers are quoted in docs/benchmarks.md (with how long the whole takes). Run on an
+otherwise idle machine. The embedded comparison and prompt-prefix count judge the sample set with
+Gemma 3 270M on the CPU; BENCH_SKIP_EMBEDDED=1 leaves them out.
 """
 
 from __future__ import annotations
