@@ -126,8 +126,12 @@ def shows_progress() -> bool:
     return sys.stdout.isatty() or in_notebook()
 
 
+#: What a judging progress bar takes: each event of the judging (``judge_progress``).
+OnJudging = Callable[[JudgeProgress], None]
+
+
 @contextmanager
-def judge_progress() -> Iterator[Callable[[JudgeProgress], None]]:
+def judge_progress() -> Iterator[OnJudging]:
     """A bar with done/total, cache hits, non-ok verdicts and an ETA (plain lines off a tty)."""
     bar = _progress() if is_terminal() else None
     task = None if bar is None else bar.add_task("judging", total=None, detail="")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from judge.cli.common import config_of, say, say_judge_choice, say_lines, warn, warnings_of
+from judge.cli.common import config_of, judging_hooks, say, say_lines, warn
 from judge.cli.options import FOLDER_HELP, Commands, Number, backend_option
 from judge.errors import (
     EXIT_REGRESSION,
@@ -73,7 +73,6 @@ def cmd_audit_label(args: argparse.Namespace) -> int:
 
 
 def cmd_align(args: argparse.Namespace) -> int:
-    from judge.console import judge_progress
     from judge.pipeline.align import AlignSettings, align, aligned_lines
 
     config = config_of(args)
@@ -83,15 +82,8 @@ def cmd_align(args: argparse.Namespace) -> int:
     settings = AlignSettings(
         tuple(sorted(set(args.k))), args.folds, args.budget, args.seed, write=not args.dry_run
     )
-    with judge_progress() as on_judging:
-        aligned = align(
-            config,
-            settings,
-            run_path=args.run,
-            on_judge_chosen=say_judge_choice,
-            on_judging=on_judging,
-            on_inputs=warnings_of(),
-        )
+    with judging_hooks() as hooks:
+        aligned = align(config, settings, run_path=args.run, **hooks)
     say_lines(aligned_lines(aligned))
     say(f"report: {aligned.report}")
     return 0
@@ -127,17 +119,10 @@ def add_align_command(commands: Commands) -> None:
 
 
 def cmd_panel(args: argparse.Namespace) -> int:
-    from judge.console import judge_progress
     from judge.pipeline.panel import panel, panel_lines
 
-    with judge_progress() as on_judging:
-        paneled = panel(
-            config_of(args),
-            run_path=args.run,
-            on_judge_chosen=say_judge_choice,
-            on_judging=on_judging,
-            on_inputs=warnings_of(),
-        )
+    with judging_hooks() as hooks:
+        paneled = panel(config_of(args), run_path=args.run, **hooks)
     say_lines(panel_lines(paneled))
     say(f"report: {paneled.report}")
     return 0

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from judge.formatting import terminal_text
 
 if TYPE_CHECKING:
     from judge.config import Config
+    from judge.console import OnJudging
     from judge.pipeline.inputs import Inputs
     from judge.pipeline.session import JudgeChoice
 
@@ -57,3 +59,26 @@ def say_judge_choice(choice: JudgeChoice) -> None:
     """A wiring call's ``on_judge_chosen`` for commands that print no estimate: the judge
     chosen and why, on stderr (``run`` and ``nightly`` print more: ``choice.lines()``)."""
     say(f"judge: {choice.judge} ({choice.reason})", err=True)
+
+
+class JudgingHooks(TypedDict):
+    """The hooks a wiring call that judges takes, as a command that prints no estimate gives
+    them (``align``, ``panel``, ``stability``): passed as ``**hooks``."""
+
+    on_judge_chosen: Callable[[JudgeChoice], None]
+    on_judging: OnJudging
+    on_inputs: Callable[[Inputs], None]
+
+
+@contextmanager
+def judging_hooks(with_labels: bool = True) -> Iterator[JudgingHooks]:
+    """The judge chosen said on stderr, a progress bar while judging, and the inputs' warnings
+    once they are loaded (``with_labels`` False: a command that reads no labels)."""
+    from judge.console import judge_progress
+
+    with judge_progress() as on_judging:
+        yield JudgingHooks(
+            on_judge_chosen=say_judge_choice,
+            on_judging=on_judging,
+            on_inputs=warnings_of(with_labels),
+        )

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from pathlib import Path
 
-from judge.cli.common import config_of, say, say_judge_choice, warnings_of
+from judge.cli.common import config_of, judging_hooks, say, say_judge_choice
 from judge.cli.options import Commands, Number, backend_option
 
 
@@ -46,20 +46,17 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def cmd_stability(args: argparse.Namespace) -> int:
-    from judge.console import judge_progress
     from judge.pipeline.stability import judge_stability
     from judge.report.stability import stability_lines
 
-    with judge_progress() as on_judging:
+    with judging_hooks(with_labels=False) as hooks:
         report, path = judge_stability(
             config_of(args),
             sample=args.sample,
             seed=args.seed,
             backend=args.backend,
             run_path=args.run,
-            on_judge_chosen=say_judge_choice,
-            on_judging=on_judging,
-            on_inputs=warnings_of(with_labels=False),
+            **hooks,
         )
     for line in stability_lines(report):
         say(line)
