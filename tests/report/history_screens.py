@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,12 @@ from judge.results.season_view import (
     SeasonView,
     build_season,
 )
-from tests.report.review_screens import CHROMIUM, DESKTOP, PHONE, REPO, chromium
+from tests.report.review_screens import (
+    REPO,
+    desktop_and_phone,
+    open_file,
+    write_screenshots,
+)
 
 NIGHTS = 30
 COLLAPSE = 12
@@ -144,46 +148,30 @@ def write_page(folder: Path) -> Path:
     return path
 
 
+#: What history.html shows once it is drawn (``open_file``'s ``ready``).
+READY = "figure.chart"
+
+
 def open_page(browser: Any, path: Path, viewport: dict[str, int]) -> tuple[Any, list[str]]:
     """``path`` at ``viewport``, and the console errors and warnings it logs."""
-    context = browser.new_context(viewport=viewport, device_scale_factor=1)
-    page = context.new_page()
-    problems: list[str] = []
-    page.on(
-        "console",
-        lambda msg: problems.append(msg.text) if msg.type in ("error", "warning") else None,
-    )
-    page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto(path.as_uri())
-    page.wait_for_selector("figure.chart")
-    return page, problems
+    return open_file(browser, path, viewport, READY)
 
 
 def take_screenshots(browser: Any, path: Path, out: dict[str, Path]) -> None:
     """The desktop page with the collapse's point opened, and the phone page as it opens."""
-    page, _ = open_page(browser, path, DESKTOP)
-    page.click(
-        f'figure[data-type="factual"][data-metric="judge:faithfulness"] g.pt[data-night="{COLLAPSE}"]'
-    )
-    page.evaluate("window.scrollTo(0, 0)")
-    page.screenshot(path=str(out["desktop"]), full_page=False)
-    page.context.close()
-    page, _ = open_page(browser, path, PHONE)
-    page.screenshot(path=str(out["phone"]), full_page=False)
-    page.context.close()
+
+    def open_collapse(page: Any) -> None:
+        page.click(
+            f'figure[data-type="factual"][data-metric="judge:faithfulness"] '
+            f'g.pt[data-night="{COLLAPSE}"]'
+        )
+        page.evaluate("window.scrollTo(0, 0)")
+
+    desktop_and_phone(browser, path, READY, out, open_collapse)
 
 
 def main() -> int:
-    from playwright import sync_api
-
-    if CHROMIUM is None:
-        print("chromium not installed (apt-get install chromium)", file=sys.stderr)
-        return 1
-    with tempfile.TemporaryDirectory() as tmp, chromium(sync_api) as browser:
-        take_screenshots(browser, write_page(Path(tmp)), SCREENSHOTS)
-    for shot in SCREENSHOTS.values():
-        print(f"wrote {shot.relative_to(REPO)}")
-    return 0
+    return write_screenshots(write_page, take_screenshots, SCREENSHOTS)
 
 
 if __name__ == "__main__":

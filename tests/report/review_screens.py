@@ -12,7 +12,7 @@ from __future__ import annotations
 import shutil
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -67,8 +67,11 @@ def chromium(sync_api: Any) -> Iterator[Any]:
             browser.close()
 
 
-def open_page(browser: Any, folder: Path, viewport: dict[str, int]) -> tuple[Any, list[str]]:
-    """``folder``'s review.html at ``viewport``, and the console errors and warnings it logs."""
+def open_file(
+    browser: Any, path: Path, viewport: dict[str, int], ready: str
+) -> tuple[Any, list[str]]:
+    """The page ``path`` at ``viewport`` once ``ready`` (a selector) is in it, and the console
+    errors and warnings it logs."""
     context = browser.new_context(viewport=viewport, device_scale_factor=1)
     page = context.new_page()
     problems: list[str] = []
@@ -77,9 +80,14 @@ def open_page(browser: Any, folder: Path, viewport: dict[str, int]) -> tuple[Any
         lambda msg: problems.append(msg.text) if msg.type in ("error", "warning") else None,
     )
     page.on("pageerror", lambda error: problems.append(str(error)))
-    page.goto((folder / "review.html").as_uri())
-    page.wait_for_selector("section.item")
+    page.goto(path.as_uri())
+    page.wait_for_selector(ready)
     return page, problems
+
+
+def open_page(browser: Any, folder: Path, viewport: dict[str, int]) -> tuple[Any, list[str]]:
+    """``folder``'s review.html at ``viewport``, and the console errors and warnings it logs."""
+    return open_file(browser, folder / "review.html", viewport, "section.item")
 
 
 def header_height(page: Any) -> float:
@@ -89,32 +97,54 @@ def header_height(page: Any) -> float:
 def take_screenshots(browser: Any, folder: Path, out: dict[str, Path]) -> None:
     """The desktop page with its worst item open (reference, judge, chunks, raw reply), and the
     phone page as it opens (the list, worst first)."""
-    page, _ = open_page(browser, folder, DESKTOP)
-    page.click("section.item .row")
-    page.click("section.item details.raw summary")
-    # The open item from its top, just below the sticky header.
-    page.evaluate(
-        "window.scrollTo(0, document.querySelector('section.item').offsetTop"
-        " - document.querySelector('header').offsetHeight - 8)"
-    )
+
+    def open_worst(page: Any) -> None:
+        page.click("section.item .row")
+        page.click("section.item details.raw summary")
+        # The open item from its top, just below the sticky header.
+        page.evaluate(
+            "window.scrollTo(0, document.querySelector('section.item').offsetTop"
+            " - document.querySelector('header').offsetHeight - 8)"
+        )
+
+    desktop_and_phone(browser, folder / "review.html", "section.item", out, open_worst)
+
+
+def desktop_and_phone(
+    browser: Any, path: Path, ready: str, out: dict[str, Path], prepare: Callable[[Any], None]
+) -> None:
+    """``out["desktop"]``: the page ``path`` at the desktop size once ``prepare`` has acted on
+    it; ``out["phone"]``: at the phone's size as it opens (``ready``: ``open_file``'s)."""
+    page, _ = open_file(browser, path, DESKTOP, ready)
+    prepare(page)
     page.screenshot(path=str(out["desktop"]), full_page=False)
     page.context.close()
-    page, _ = open_page(browser, folder, PHONE)
+    page, _ = open_file(browser, path, PHONE, ready)
     page.screenshot(path=str(out["phone"]), full_page=False)
     page.context.close()
 
 
-def main() -> int:
+def write_screenshots(
+    write: Callable[[Path], Path],
+    take: Callable[[Any, Path, dict[str, Path]], None],
+    shots: dict[str, Path],
+) -> int:
+    """A screenshot script's ``main``: the page ``write`` makes in a temporary folder, shot by
+    ``take`` into ``shots`` (1 and a line on stderr without chromium)."""
     from playwright import sync_api
 
     if CHROMIUM is None:
         print("chromium not installed (apt-get install chromium)", file=sys.stderr)
         return 1
     with tempfile.TemporaryDirectory() as tmp, chromium(sync_api) as browser:
-        take_screenshots(browser, sample_review(Path(tmp)), SCREENSHOTS)
-    for path in SCREENSHOTS.values():
+        take(browser, write(Path(tmp)), shots)
+    for path in shots.values():
         print(f"wrote {path.relative_to(REPO)}")
     return 0
+
+
+def main() -> int:
+    return write_screenshots(sample_review, take_screenshots, SCREENSHOTS)
 
 
 if __name__ == "__main__":
