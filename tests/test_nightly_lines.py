@@ -17,6 +17,7 @@ from judge.results.compare import Change, Moved, SectionComparison
 from judge.results.gate import GateCheck, gate
 from judge.results.lasting import Lasting
 from tests.conftest import REPO
+from tests.results.helpers import fallen_change
 
 Tiny = Callable[..., Config]
 
@@ -37,26 +38,6 @@ def _pattern(form: str) -> re.Pattern[str]:
     return re.compile(regex + "$")
 
 
-def _change(direction: str, n: int = 12, moved: int = 1, **changes: object) -> Change:
-    ids = [f"q{i:02d}" for i in range(1, moved + 1)]
-    change = Change(
-        "judge",
-        "factual",
-        "faithfulness",
-        n,
-        2.0,
-        5 / 3,
-        -1 / 3,
-        -7 / 12,
-        -1 / 12,
-        0.1,
-        direction,  # type: ignore[arg-type]
-        tuple(Moved(q, 2.0, 1.0) for q in ids),
-        0.0001 if direction in ("regressed", "collapsed") else 0.0625,
-    )
-    return change._replace(**changes)
-
-
 def _both(*changes: Change) -> list[SectionComparison]:
     return [
         SectionComparison("judge", "20261128T000000Z-aaaaaaaa", list(changes), ""),
@@ -66,7 +47,7 @@ def _both(*changes: Change) -> list[SectionComparison]:
 
 def _verdicts() -> list[str]:
     """The gate's verdict in every form it has."""
-    recall = _change(
+    recall = fallen_change(
         "listed", n=5, moved=5, section="retrieval", type="procedural", metric="recall@5"
     )
     bar = GateCheck("bar: factual faithfulness", False, "bar: factual faithfulness ...", "bar")
@@ -74,11 +55,11 @@ def _verdicts() -> list[str]:
     crossed = crossed._replace(checks=[*crossed.checks, bar])
     return [
         gate(_both()).verdict,
-        gate(_both(_change("listed"))).verdict,
+        gate(_both(fallen_change("listed"))).verdict,
         gate(_both(recall)).verdict,
         gate([SectionComparison("judge", None, [], "")]).verdict,
-        gate(_both(_change("regressed"))).verdict,
-        gate(_both(_change("collapsed"))).verdict,
+        gate(_both(fallen_change("regressed"))).verdict,
+        gate(_both(fallen_change("collapsed"))).verdict,
         gate(_both(), failed=["q01", "q02"], total=30).verdict,
         gate(_both(), unjudged=["q03"], judged=30).verdict,
         crossed.verdict,
@@ -123,7 +104,7 @@ def test_a_type_whose_every_question_fell_is_not_called_noise() -> None:
     """A broken retriever's night on a small type: every procedural question's recall@5 went
     from 1 to 0, and the exact test cannot call it with 5 questions; the verdict says so, not
     "not shown to be more than noise"."""
-    change = _change(
+    change = fallen_change(
         "listed", n=5, moved=5, section="retrieval", type="procedural", metric="recall@5"
     )._replace(
         old=1.0,

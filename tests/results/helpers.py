@@ -11,6 +11,7 @@ from judge.inputs.golden import GoldenQuestion
 from judge.judging.backends.base import JudgeBackend
 from judge.judging.backends.registry import OpenedBackend
 from judge.results.chunk_grades import GradedChunk
+from judge.results.compare import Change, Moved
 
 
 def with_reports(config: Config, lines: str) -> Config:
@@ -60,3 +61,26 @@ def pool(qid: str, grades: list[tuple[str, int | None]]) -> list[GradedChunk]:
         GradedChunk(qid, chunk, rank, grade, f"why {chunk}")
         for rank, (chunk, grade) in enumerate(grades, start=1)
     ]
+
+
+def fallen_change(direction: str, n: int = 12, moved: int = 1, **changes: object) -> Change:
+    """A factual faithfulness change of -1/3 over ``n`` questions (interval -7/12 to -1/12),
+    ``moved`` questions from 2 to 1, decided ``direction`` (exact p 0.0001 for a fall the gate
+    fails, else 0.0625); ``changes`` replace fields."""
+    ids = [f"q{i:02d}" for i in range(1, moved + 1)]
+    change = Change(
+        "judge",
+        "factual",
+        "faithfulness",
+        n,
+        2.0,
+        5 / 3,
+        -1 / 3,
+        -7 / 12,
+        -1 / 12,
+        0.1,
+        direction,  # type: ignore[arg-type]
+        tuple(Moved(q, 2.0, 1.0) for q in ids),
+        0.0001 if direction in ("regressed", "collapsed") else 0.0625,
+    )
+    return change._replace(**changes)

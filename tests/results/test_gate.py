@@ -14,11 +14,11 @@ from judge.config import Config
 from judge.judging.backends.base import JudgeRequest
 from judge.judging.verdict import Reply
 from judge.pipeline.evaluate import evaluate
-from judge.results.compare import Change, GateRule, Moved, SectionComparison
+from judge.results.compare import GateRule, SectionComparison
 from judge.results.gate import detectable, gate
 from tests.conftest import latest_report, nonsense_run, run_lexical, worse_run
 from tests.fakes import ScriptedBackend, good_reply, nonsense_scores_zero
-from tests.results.helpers import use_backend
+from tests.results.helpers import fallen_change, use_backend
 
 Tiny = Callable[..., Config]
 
@@ -150,27 +150,9 @@ def test_an_answer_without_a_verdict_fails_the_gate_on_its_own(
     assert check.passed and check.message == "the judge gave a verdict for all 4 answers"
 
 
-def _change(direction: str, n: int = 12) -> Change:
-    return Change(
-        "judge",
-        "factual",
-        "faithfulness",
-        n,
-        2.0,
-        5 / 3,
-        -1 / 3,
-        -7 / 12,
-        -1 / 12,
-        0.1,
-        direction,  # type: ignore[arg-type]
-        (Moved("q01", 2.0, 1.0),),
-        0.0001 if direction == "regressed" else 0.0625,
-    )
-
-
 def test_each_flag_fails_the_run_on_its_own_checks() -> None:
     comparisons = [
-        SectionComparison("judge", "20261128T000000Z-aaaaaaaa", [_change("regressed")], ""),
+        SectionComparison("judge", "20261128T000000Z-aaaaaaaa", [fallen_change("regressed")], ""),
         SectionComparison("retrieval", None, [], "no earlier run with these retrieval settings"),
     ]
     result = gate(comparisons)
@@ -200,7 +182,7 @@ def test_each_flag_fails_the_run_on_its_own_checks() -> None:
 
 
 def test_the_same_fall_against_the_run_and_the_baseline_is_named_once() -> None:
-    fell = _change("regressed")
+    fell = fallen_change("regressed")
     other = fell._replace(metric="full_marks")
     comparisons = [
         SectionComparison("judge", "20261128T000000Z-aaaaaaaa", [fell, other], ""),
@@ -216,7 +198,7 @@ def test_the_same_fall_against_the_run_and_the_baseline_is_named_once() -> None:
 
 
 def test_a_listed_change_passes_and_says_so() -> None:
-    small = _change("listed", n=12)
+    small = fallen_change("listed", n=12)
     result = gate([SectionComparison("judge", "20261128T000000Z-aaaaaaaa", [small], "")])
     assert result.regressions == [] and result.listed == (small,)
     assert result.verdict == (
@@ -242,7 +224,7 @@ def test_a_listed_change_passes_and_says_so() -> None:
 
 
 def test_a_collapse_is_named_first_with_its_types() -> None:
-    fell = _change("regressed")
+    fell = fallen_change("regressed")
     collapse = fell._replace(type="negative", direction="collapsed", n=5, delta=-1.6)
     result = gate([SectionComparison("judge", "20261128T000000Z-aaaaaaaa", [fell, collapse], "")])
     assert result.verdict.startswith("REGRESSED: collapsed in negative: judge negative ")
