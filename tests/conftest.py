@@ -390,6 +390,16 @@ def no_embedded_model_in_fast_tests() -> Iterator[None]:
             sys.meta_path.remove(finder)
 
 
+def dead_pid() -> int:
+    """The pid of a process that has ended (and been reaped): what a killed run leaves in its
+    claims and in the names of its staging files."""
+    import subprocess
+
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
 def committed_replies(cache: Path) -> int:
     """Replies another process has committed to the verdict cache so far: 0 before it has
     created the file or, just after, its table (a test polling it may look in between)."""

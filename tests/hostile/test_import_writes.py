@@ -7,14 +7,13 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from judge.errors import InputError
 from judge.pipeline.imports import import_foreign
+from tests.conftest import dead_pid
 from tests.inputs.foreign.samples import DATA
 
 
@@ -54,13 +53,7 @@ def test_replace_refuses_a_read_only_file_before_writing_any(tmp_path: Path) -> 
 def test_a_staging_folder_a_killed_import_left_is_removed_by_the_next(tmp_path: Path) -> None:
     out = tmp_path / "out"
     out.mkdir()
-    dead = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    stale = out / f".import.{dead.stdout.strip()}.partial"
+    stale = out / f".import.{dead_pid()}.partial"
     stale.mkdir()
     (stale / "run.jsonl").write_text("half", encoding="utf-8")
     alive = out / f".import.{os.getppid()}.partial"  # a running process's: left alone

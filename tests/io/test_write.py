@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -24,13 +22,7 @@ from judge.io.write import (
     end_with_newline,
     write_atomic,
 )
-
-
-def _dead_pid() -> int:
-    """The pid of a process that has ended (and been reaped)."""
-    process = subprocess.Popen([sys.executable, "-c", "pass"])
-    process.wait()
-    return process.pid
+from tests.conftest import dead_pid
 
 
 def test_an_atomic_write_replaces_the_whole_file_and_leaves_no_temporary_one(
@@ -161,7 +153,7 @@ def test_a_failed_check_leaves_the_file_as_it_was_and_no_copy(tmp_path: Path) ->
 def test_only_the_copies_of_ended_processes_are_cleared(tmp_path: Path) -> None:
     path = tmp_path / "labels.jsonl"
     path.write_text("x\n", encoding="utf-8")
-    dead = _dead_pid()
+    dead = dead_pid()
     stale = [tmp_path / f".labels.jsonl.{dead}.tmp", tmp_path / f".labels.jsonl.{dead}.accept"]
     live = tmp_path / f".labels.jsonl.{os.getppid()}.tmp"  # a running command's
     other = [
@@ -187,18 +179,13 @@ def test_only_the_copies_of_ended_processes_are_cleared(tmp_path: Path) -> None:
 def test_a_stale_staging_folder_is_removed_with_what_it_holds(tmp_path: Path) -> None:
     from judge.io.write import clear_stale_copies
 
-    done = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    stale = tmp_path / f".sweep.{done.stdout.strip()}.tmp"
+    dead = dead_pid()
+    stale = tmp_path / f".sweep.{dead}.tmp"
     (stale / "inner").mkdir(parents=True)
     (stale / "inner" / "a.txt").write_text("x", encoding="utf-8")
     outside = tmp_path / "outside"
     outside.mkdir()
-    linked = tmp_path / f".sweep.{done.stdout.strip()}.partial"
+    linked = tmp_path / f".sweep.{dead}.partial"
     linked.symlink_to(outside)  # a link is unlinked, never followed
     assert sorted(clear_stale_copies(tmp_path / "sweep")) == sorted([stale, linked])
     assert not stale.exists() and not linked.is_symlink() and outside.is_dir()
@@ -221,13 +208,7 @@ def test_stale_staging_folders_of_any_name_are_removed(tmp_path: Path) -> None:
     """A killed sweep staged ``.<its time>.<pid>.tmp``; the next one stages another name."""
     from judge.io.write import clear_stale_folders
 
-    done = subprocess.run(
-        [sys.executable, "-c", "import os; print(os.getpid())"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    dead = done.stdout.strip()
+    dead = dead_pid()
     stale = tmp_path / f".20261203T010203Z.{dead}.tmp"
     stale.mkdir()
     (stale / "report.md").write_text("half", encoding="utf-8")

@@ -17,6 +17,7 @@ from judge.errors import ConfigError
 from judge.judging.cache import VerdictCache
 from judge.judging.sharing import MOST_BLOCK, POLL_S, Batch, Shared
 from judge.judging.verdict import Reply
+from tests.conftest import dead_pid
 
 FP = "fp"
 
@@ -34,15 +35,6 @@ def _claim_as(cache: VerdictCache, key: str, host: str, pid: int, expires_at: fl
         )
 
 
-def _dead_pid() -> int:
-    """A pid no process of this machine has (a child that has exited and been reaped)."""
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0)
-    os.waitpid(pid, 0)
-    return pid
-
-
 def test_a_claim_is_this_runs_then_busy_for_another_live_one(tmp_path: Path) -> None:
     cache = VerdictCache(tmp_path / "c.sqlite")
     assert cache.claim(FP, [("a", None)], 60) == {"a": ("mine", None)}
@@ -56,7 +48,7 @@ def test_a_claim_is_this_runs_then_busy_for_another_live_one(tmp_path: Path) -> 
 def test_an_expired_claim_or_one_of_a_dead_process_here_is_taken(tmp_path: Path) -> None:
     cache = VerdictCache(tmp_path / "c.sqlite")
     _claim_as(cache, "old", "elsewhere", 1, time.time() - 1)  # expired
-    _claim_as(cache, "dead", socket.gethostname(), _dead_pid(), time.time() + 600)
+    _claim_as(cache, "dead", socket.gethostname(), dead_pid(), time.time() + 600)
     found = cache.claim(FP, [("old", None), ("dead", None)], 60)
     assert found == {"old": ("mine", None), "dead": ("mine", None)}
 
