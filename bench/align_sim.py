@@ -22,7 +22,6 @@ with its 95 % Wilson interval. The numbers in docs/align.md came from this comma
 from __future__ import annotations
 
 import argparse
-import math
 import random
 
 from judge.audit.guard import (
@@ -32,6 +31,7 @@ from judge.audit.guard import (
     guard_decision,
     primary_test,
 )
+from judge.sweep.simulate import wilson
 
 HUMAN_MIX = (0.2, 0.2, 0.6)
 
@@ -86,13 +86,6 @@ def adopted(
         return False
     comparisons = [compare(f"v{i}", rows, resamples=resamples) for i, rows in enumerate(sets)]
     return guard_decision(comparisons).adopted is not None
-
-
-def wilson(hits: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    share = hits / n
-    centre = (share + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def main() -> None:

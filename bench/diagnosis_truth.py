@@ -18,12 +18,12 @@ from __future__ import annotations
 
 import argparse
 import csv
-import math
 import tempfile
 from pathlib import Path
 
 from judge.config import load_config
 from judge.pipeline.evaluate import evaluate
+from judge.sweep.simulate import wilson
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = {"sample": REPO / "judge.toml", "sample-en": REPO / "golden/sample-en/judge.toml"}
@@ -53,16 +53,6 @@ def diagnoses(sample: str, correctness: bool) -> dict[str, str]:
         )
         report = evaluate(config, backend="lexical", progress=False).report
     return {row.question_id: row.diagnosis for row in report.questions}
-
-
-def wilson(k: int, n: int, z: float = 1.96) -> tuple[float, float]:
-    """The Wilson 95 % interval of k of n."""
-    if n == 0:
-        return 0.0, 1.0
-    p = k / n
-    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
-    return max(0.0, centre - half), min(1.0, centre + half)
 
 
 def main() -> None:
